@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Installs everything Trellis needs on a fresh Debian 12 machine (run as root).
+# The list is the whole of DESIGN.md's dependencies, so later work need not touch it.
+# Idempotent: when everything is present it does nothing and returns quickly.
+set -euo pipefail
+
+packages=(
+  cmake ninja-build g++ make pkg-config git clang-format
+  libcli11-dev libtomlplusplus-dev nlohmann-json3-dev libspdlog-dev libfmt-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+  libsqlite3-dev sqlite3 libpqxx-dev postgresql
+  libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
+  chromium chromium-driver
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+# Node.js with npm builds the report's chart bundle; a machine may already have it from another
+# source, in which case Debian's npm package would conflict with it.
+if ! command -v npm >/dev/null 2>&1; then missing+=(nodejs npm); fi
+
+if [ ${#missing[@]} -gt 0 ]; then
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "bootstrap: missing packages: ${missing[*]}" >&2
+    echo "bootstrap: run as root (or: sudo apt-get install ${missing[*]})" >&2
+    exit 1
+  fi
+  echo "bootstrap: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq "${missing[@]}" >/dev/null
+fi

@@ -1,0 +1,69 @@
+// Allocator: the one interface every placement algorithm implements ("where does this job go").
+//
+// Allocators are pure and deterministic: given the free set and a request they return a decision,
+// with no I/O, no clock and no hidden state that changes between calls. That is what lets the
+// simulator and the live daemon run the same code, and lets tests compare against brute force.
+// An allocator is built for one Machine by the registry (alloc/registry.h) and may precompute
+// anything that depends only on the machine (curves, hop tables).
+#pragma once
+
+#include <initializer_list>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "core/node_set.h"
+#include "core/request.h"
+#include "core/result.h"
+#include "topology/box.h"
+#include "topology/machine.h"
+
+namespace trellis {
+
+// A decision: the nodes given to the job, and for contiguous allocators the box they form.
+struct Placement {
+  NodeSet nodes;
+  std::optional<Box> box;
+  std::string note;  // optional detail for people, e.g. "no single interval fits: min span"
+};
+
+class Allocator {
+ public:
+  virtual ~Allocator() = default;
+
+  // The registry name, e.g. "contiguous", "linear-bestfit-hilbert".
+  virtual std::string_view name() const = 0;
+
+  // Can `request` ever be placed on this machine, even when every node is free? An error here
+  // means the request is impossible (a scheduler rejects the job rather than queue it forever).
+  virtual Status check(const Request& request) const;
+
+  // Chooses nodes for `request` among `free` (free.size() == machine node count). The returned
+  // nodes are a subset of `free` with exactly request.nodes members. An error means the request
+  // does not fit now; it says why.
+  virtual Result<Placement> allocate(const NodeSet& free, const Request& request) const = 0;
+
+ protected:
+  explicit Allocator(const Machine& machine) : machine_(machine) {}
+  const Machine& machine() const { return machine_; }
+
+ private:
+  Machine machine_;
+};
+
+// Free-form allocator options from the command line or a config file (key=value), e.g.
+// search=brute for the contiguous allocator, seed=7 for the random one. Factories reject keys
+// they do not know.
+struct AllocatorOptions {
+  std::map<std::string, std::string> values;
+
+  // Parses "key=value"; an error names the argument.
+  Status add(std::string_view key_equals_value);
+  std::optional<std::string> get(const std::string& key) const;
+  // An error naming the first key not in `known` (for allocator `who`).
+  Status only(std::initializer_list<std::string_view> known, std::string_view who) const;
+};
+
+}  // namespace trellis

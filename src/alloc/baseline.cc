@@ -1,0 +1,74 @@
+#include "alloc/baseline.h"
+
+#include <charconv>
+#include <vector>
+
+#include "alloc/registry.h"
+
+namespace trellis {
+
+Status require_free_count(const NodeSet& free, int nodes) {
+  int have = free.count();
+  if (have < nodes)
+    return fail("the job needs " + std::to_string(nodes) + " nodes but only " +
+                std::to_string(have) + " are free");
+  return Ok{};
+}
+
+Result<Placement> FirstAvailableAllocator::allocate(const NodeSet& free,
+                                                    const Request& request) const {
+  if (auto ok = require_free_count(free, request.nodes); !ok) return ok.error();
+  Placement p{NodeSet(free.size()), std::nullopt, {}};
+  int left = request.nodes;
+  for (NodeId id = free.next(0); left > 0; id = free.next(id + 1), --left) p.nodes.set(id);
+  return p;
+}
+
+namespace {
+
+uint64_t splitmix64(uint64_t& state) {
+  uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+}  // namespace
+
+Result<Placement> RandomAllocator::allocate(const NodeSet& free, const Request& request) const {
+  if (auto ok = require_free_count(free, request.nodes); !ok) return ok.error();
+  // Mix the seed with the inputs so that the draw is a pure function of them.
+  uint64_t state = seed_ ^ (static_cast<uint64_t>(request.nodes) << 32);
+  for (NodeSet::Word w : free.words()) state = splitmix64(state) ^ w;
+  std::vector<NodeId> ids = free.to_vector();
+  Placement p{NodeSet(free.size()), std::nullopt, {}};
+  for (int i = 0; i < request.nodes; ++i) {  // partial Fisher-Yates
+    size_t j = i + splitmix64(state) % (ids.size() - i);
+    std::swap(ids[i], ids[j]);
+    p.nodes.set(ids[i]);
+  }
+  return p;
+}
+
+void register_baseline_allocators(AllocatorRegistry& registry) {
+  registry.add(
+      {"first-available", "lowest free node ids (topology-unaware baseline)", "any",
+       [](const Machine& m, const AllocatorOptions& o) -> Result<std::unique_ptr<Allocator>> {
+         if (auto ok = o.only({}, "first-available"); !ok) return ok.error();
+         return make_allocator<FirstAvailableAllocator>(m);
+       }});
+  registry.add(
+      {"random", "uniformly random free nodes (option seed=N)", "any",
+       [](const Machine& m, const AllocatorOptions& o) -> Result<std::unique_ptr<Allocator>> {
+         if (auto ok = o.only({"seed"}, "random"); !ok) return ok.error();
+         uint64_t seed = 1;
+         if (auto s = o.get("seed")) {
+           auto [end, ec] = std::from_chars(s->data(), s->data() + s->size(), seed);
+           if (ec != std::errc() || end != s->data() + s->size())
+             return fail("random: seed '" + *s + "' is not a whole number");
+         }
+         return make_allocator<RandomAllocator>(m, seed);
+       }});
+}
+
+}  // namespace trellis

@@ -1,0 +1,26 @@
+#include "alloc/registry.h"
+
+namespace trellis {
+
+void AllocatorRegistry::add(AllocatorInfo info) {
+  infos_.push_back(std::move(info));
+}
+
+const AllocatorInfo* AllocatorRegistry::find(std::string_view name) const {
+  for (const auto& info : infos_)
+    if (info.name == name) return &info;
+  return nullptr;
+}
+
+Result<std::unique_ptr<Allocator>> AllocatorRegistry::create(
+    std::string_view name, const Machine& machine, const AllocatorOptions& options) const {
+  const AllocatorInfo* info = find(name);
+  if (!info) {
+    std::string known;
+    for (const auto& i : infos_) known += (known.empty() ? "" : ", ") + i.name;
+    return fail("unknown allocator '" + std::string(name) + "' (known: " + known + ")");
+  }
+  return info->factory(machine, options);
+}
+
+}  // namespace trellis

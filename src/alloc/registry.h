@@ -1,0 +1,50 @@
+// AllocatorRegistry: names -> factories, so that commands, policies and config files pick an
+// allocator by name ("contiguous", "mc1x1", ...) and nothing else needs an if-chain over names.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "alloc/allocator.h"
+
+namespace trellis {
+
+using AllocatorFactory = std::function<Result<std::unique_ptr<Allocator>>(
+    const Machine& machine, const AllocatorOptions& options)>;
+
+struct AllocatorInfo {
+  std::string name;
+  std::string summary;   // one line for `trellis list`
+  std::string machines;  // which machine kinds it accepts, e.g. "mesh/torus", "any"
+  AllocatorFactory factory;
+};
+
+class AllocatorRegistry {
+ public:
+  // Every allocator Trellis ships, registered once.
+  static const AllocatorRegistry& builtin();
+
+  void add(AllocatorInfo info);
+  const std::vector<AllocatorInfo>& all() const { return infos_; }
+  const AllocatorInfo* find(std::string_view name) const;
+  // Builds the named allocator for `machine`; errors name unknown allocators and list the known.
+  Result<std::unique_ptr<Allocator>> create(std::string_view name, const Machine& machine,
+                                            const AllocatorOptions& options = {}) const;
+
+ private:
+  std::vector<AllocatorInfo> infos_;
+};
+
+// Builds an allocator of type A as a factory's result.
+template <typename A, typename... Args>
+Result<std::unique_ptr<Allocator>> make_allocator(Args&&... args) {
+  return std::unique_ptr<Allocator>(std::make_unique<A>(std::forward<Args>(args)...));
+}
+
+// Each allocator family registers itself through one of these (alloc/builtin.cc calls them all).
+void register_baseline_allocators(AllocatorRegistry& registry);
+
+}  // namespace trellis

@@ -1,0 +1,14 @@
+// The `trellis` command's subcommands. Each lives in its own file and adds itself to the app;
+// main.cc only wires them together. A subcommand's callback stores its exit status in `status`:
+// 0 success, 1 a failure while running, 2 bad usage or bad input (as Slurm's tools do).
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace trellis::cli {
+
+void add_list_command(CLI::App& app, int& status);
+void add_alloc_command(CLI::App& app, int& status);
+void add_demo_command(CLI::App& app, int& status);
+
+}  // namespace trellis::cli

@@ -1,0 +1,27 @@
+// Job: one unit of work as schedulers and the simulator see it. Times are seconds (double) on
+// whatever clock drives the scheduler: the simulator's virtual clock or the daemon's wall clock.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "core/request.h"
+
+namespace trellis {
+
+using JobId = int64_t;
+using Seconds = double;
+
+struct Job {
+  JobId id = 0;
+  Seconds submit = 0;      // when the job enters the queue
+  Seconds run_time = 0;    // how long it really runs once started (known to the simulator only)
+  Seconds time_limit = 0;  // requested wall time: the kill limit and the backfilling estimate
+  Request request;         // nodes, shape, rotation, placement mode
+  bool share = false;      // may be time-shared (gang scheduled)
+  int user = -1;
+  int group = -1;
+  std::string name;
+};
+
+}  // namespace trellis

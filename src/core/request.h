@@ -1,0 +1,45 @@
+// What a job asks of the machine: how many nodes, optionally in what shape, and how they must be
+// connected. DESIGN.md's "job request" table is the specification.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/result.h"
+
+namespace trellis {
+
+constexpr int kMaxDims = 6;
+
+// Extents of a box, one per axis (x first). "4x2x2" is {4,2,2}.
+using Shape = std::vector<int>;
+
+// "4x2x2" -> {4,2,2}. Each extent a positive integer, 1 to kMaxDims of them.
+Result<Shape> parse_shape(std::string_view text);
+std::string format_shape(const Shape& shape);  // {4,2,2} -> "4x2x2"
+long shape_volume(const Shape& shape);
+
+enum class PlacementMode {
+  kTorus,          // one contiguous box, which may cross the wrap-around of wrapping axes
+  kMesh,           // one contiguous box that does not cross any wrap-around
+  kNonContiguous,  // any nodes; the allocator still seeks locality
+};
+Result<PlacementMode> parse_placement_mode(std::string_view text);
+std::string_view to_string(PlacementMode mode);
+
+struct Request {
+  int nodes = 1;       // always set; equals the shape's volume when a shape is given
+  Shape shape;         // empty: any nodes (count only)
+  bool rotate = true;  // the shape may be permuted across axes
+  PlacementMode mode = PlacementMode::kTorus;
+
+  bool has_shape() const { return !shape.empty(); }
+  static Request count(int nodes, PlacementMode mode = PlacementMode::kTorus);
+  static Request box(Shape shape, bool rotate = true, PlacementMode mode = PlacementMode::kTorus);
+};
+
+// Parses the --request argument: a shape ("4x2x2") or a node count ("64").
+Result<Request> parse_request(std::string_view text, bool rotate, PlacementMode mode);
+
+}  // namespace trellis
