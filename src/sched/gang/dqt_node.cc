@@ -1,0 +1,245 @@
+#include "sched/gang/dqt_node.h"
+
+#include <algorithm>
+#include <cassert>
+
+namespace trellis::gang {
+
+DqtNode::DqtNode(TreeNodeId id, const PartitionTree& tree)
+    : id_(id),
+      depth_(tree.depth(id)),
+      children_(tree.is_leaf(id) ? 0 : tree.fanout()),
+      child_rounded_(children_, 0),
+      child_rounded_now_(children_, 0),
+      child_in_lap_(children_, 0) {
+  // Every child starts as an empty subtree one level down.
+  if (children_ > 0) child_summary_.assign(children_, summarize(tree, depth_ + 1, 0, {}));
+  summary_ = summarize(tree, depth_, 0, child_summary_);
+}
+
+void DqtNode::receive(const Message& m, const DqtRules& rules, DqtNodeHost& host) {
+  switch (m.kind) {
+    case MessageKind::kAddTask:
+      return on_add_task(m, rules, host);
+    case MessageKind::kTaskDone:
+      return on_task_done(m, rules, host);
+    case MessageKind::kActivate:
+      return on_activate(rules, host);
+    case MessageKind::kDeactivate:
+      return on_deactivate(rules, host);
+    case MessageKind::kNextTurn:
+      return on_next_turn(rules, host);
+    case MessageKind::kRounding:
+    case MessageKind::kRounded:
+      return on_reply(m, rules, host);
+    case MessageKind::kInfo:
+      return on_info(m, rules, host);
+  }
+}
+
+void DqtNode::on_add_task(const Message& m, const DqtRules& rules, DqtNodeHost& host) {
+  if (m.job_depth != depth_) {
+    int k = 0;
+    if (m.target >= 0) {
+      TreeNodeId toward = m.target;
+      while (rules.tree.depth(toward) > depth_ + 1) toward = rules.tree.parent(toward);
+      k = rules.tree.child_index(toward);
+    } else {
+      k = choose_child(rules.policy, child_summary_, m.job_depth);
+    }
+    Message down = m;
+    down.from = id_;
+    down.to = rules.tree.child(id_, k);
+    host.post(down);
+    return;
+  }
+  // The new job goes last in round-robin order from the pointer. If this lap's own turns are
+  // already over, it counts as having had its turn: it runs in the next lap, and the subtree
+  // below, which holds the turn now, is not interrupted.
+  bool lap_over = in_lap_ && !own_turns_left();
+  if (next_ == 0) {
+    queue_.push_back(m.job);
+  } else {
+    queue_.insert(queue_.begin() + static_cast<std::ptrdiff_t>(next_), m.job);
+    ++next_;
+  }
+  if (lap_over) ++ran_;
+  if (state_ == NodeState::kIdle) state_ = NodeState::kReady;
+  host.enqueued(m.job, id_);
+  report_summary(rules, host);
+}
+
+void DqtNode::on_task_done(const Message& m, const DqtRules& rules, DqtNodeHost& host) {
+  auto it = std::find(queue_.begin(), queue_.end(), m.job);
+  assert(it != queue_.end() && "task_done for a job not in this node's queue");
+  std::size_t k = static_cast<std::size_t>(it - queue_.begin());
+  std::size_t len = queue_.size();
+  if (running_ && k == next_) {
+    // It had its turn and is gone: the pointer now names its successor, the count stays.
+    running_ = false;
+  } else {
+    // Did it have its turn in this lap? Those are the `ran_` jobs just before the pointer.
+    std::size_t behind = (next_ + len - k) % len;  // 1 = just before the pointer
+    if (behind >= 1 && behind <= static_cast<std::size_t>(ran_)) --ran_;
+    if (k < next_) --next_;
+  }
+  queue_.erase(it);
+  if (next_ >= queue_.size()) next_ = 0;
+  if (queue_.empty() && state_ == NodeState::kReady) state_ = NodeState::kIdle;
+  report_summary(rules, host);
+}
+
+void DqtNode::reset_lap() {
+  ran_ = 0;
+  awaiting_ = 0;
+  std::fill(child_rounded_.begin(), child_rounded_.end(), 0);
+  std::fill(child_rounded_now_.begin(), child_rounded_now_.end(), 0);
+}
+
+void DqtNode::run_own_job(DqtNodeHost& host) {
+  running_ = true;
+  state_ = NodeState::kRounding;
+  host.selected(id_);
+}
+
+int DqtNode::send_to_children(MessageKind kind, const DqtRules& rules, DqtNodeHost& host,
+                              bool skip_rounded) {
+  int sent = 0;
+  for (int k = 0; k < children_; ++k) {
+    if (!child_has_jobs(k)) {
+      child_rounded_[k] = 1;  // an empty subtree has nothing left to run in this lap
+      continue;
+    }
+    if (skip_rounded && child_rounded_[k]) continue;
+    Message down;
+    down.kind = kind;
+    down.from = id_;
+    down.to = rules.tree.child(id_, k);
+    host.post(down);
+    child_in_lap_[k] = 1;
+    ++sent;
+  }
+  return sent;
+}
+
+void DqtNode::on_activate(const DqtRules& rules, DqtNodeHost& host) {
+  reset_lap();
+  in_lap_ = true;
+  running_ = false;
+  if (own_turns_left()) {
+    run_own_job(host);
+    return;
+  }
+  state_ = NodeState::kRounded;
+  send_to_children(MessageKind::kActivate, rules, host, false);
+}
+
+void DqtNode::on_deactivate(const DqtRules& rules, DqtNodeHost& host) {
+  // A job selected in this slot has not run: cancelling it leaves the pointer in place.
+  running_ = false;
+  reset_lap();
+  in_lap_ = false;
+  state_ = queue_.empty() ? NodeState::kIdle : NodeState::kReady;
+  for (int k = 0; k < children_; ++k) {
+    if (!child_in_lap_[k]) continue;
+    Message down;
+    down.kind = MessageKind::kDeactivate;
+    down.from = id_;
+    down.to = rules.tree.child(id_, k);
+    host.post(down);
+    child_in_lap_[k] = 0;
+  }
+}
+
+void DqtNode::on_next_turn(const DqtRules& rules, DqtNodeHost& host) {
+  in_lap_ = true;
+  if (running_) {  // the job selected last slot has had its turn
+    running_ = false;
+    next_ = (next_ + 1) % queue_.size();
+    ++ran_;
+  }
+  if (own_turns_left()) {
+    run_own_job(host);
+    reply(MessageKind::kRounding, rules, host);
+    return;
+  }
+  state_ = NodeState::kRounded;
+  std::fill(child_rounded_now_.begin(), child_rounded_now_.end(), 0);
+  // Fair-DQT leaves children that finished their lap alone; plain DQT has already re-activated
+  // them, so they are in a new lap and take the turn like the others.
+  awaiting_ = send_to_children(MessageKind::kNextTurn, rules, host, rules.fair);
+  if (awaiting_ == 0) finish_turn(rules, host);
+}
+
+void DqtNode::on_reply(const Message& m, const DqtRules& rules, DqtNodeHost& host) {
+  int k = rules.tree.child_index(m.from);
+  if (m.kind == MessageKind::kRounded) {
+    child_rounded_[k] = 1;
+    child_rounded_now_[k] = 1;
+  }
+  assert(awaiting_ > 0);
+  if (--awaiting_ == 0) finish_turn(rules, host);
+}
+
+void DqtNode::finish_turn(const DqtRules& rules, DqtNodeHost& host) {
+  bool all_rounded =
+      std::all_of(child_rounded_.begin(), child_rounded_.end(), [](char r) { return r != 0; });
+  if (all_rounded) {
+    // The whole subtree has lapped: end the lap below (cancelling selections made in this slot)
+    // and tell the parent.
+    for (int k = 0; k < children_; ++k) {
+      if (!child_in_lap_[k]) continue;
+      Message down;
+      down.kind = MessageKind::kDeactivate;
+      down.from = id_;
+      down.to = rules.tree.child(id_, k);
+      host.post(down);
+      child_in_lap_[k] = 0;
+    }
+    reply(MessageKind::kRounded, rules, host);
+    return;
+  }
+  if (!rules.fair) {
+    // Children that finished early lap again while their siblings are still busy: this is what
+    // gives lightly loaded branches extra slots.
+    for (int k = 0; k < children_; ++k) {
+      if (!child_rounded_now_[k] || !child_has_jobs(k)) continue;
+      Message down;
+      down.kind = MessageKind::kActivate;
+      down.from = id_;
+      down.to = rules.tree.child(id_, k);
+      host.post(down);
+      child_in_lap_[k] = 1;
+    }
+  }
+  reply(MessageKind::kRounding, rules, host);
+}
+
+void DqtNode::reply(MessageKind kind, const DqtRules& rules, DqtNodeHost& host) {
+  Message up;
+  up.kind = kind;
+  up.from = id_;
+  up.to = id_ == rules.tree.root() ? kSlotDriver : rules.tree.parent(id_);
+  host.post(up);
+}
+
+void DqtNode::on_info(const Message& m, const DqtRules& rules, DqtNodeHost& host) {
+  child_summary_[rules.tree.child_index(m.from)] = m.summary;
+  report_summary(rules, host);
+}
+
+void DqtNode::report_summary(const DqtRules& rules, DqtNodeHost& host) {
+  SubtreeSummary now =
+      summarize(rules.tree, depth_, static_cast<int>(queue_.size()), child_summary_);
+  if (now == summary_) return;
+  summary_ = now;
+  if (id_ == rules.tree.root()) return;
+  Message up;
+  up.kind = MessageKind::kInfo;
+  up.from = id_;
+  up.to = rules.tree.parent(id_);
+  up.summary = summary_;
+  host.post(up);
+}
+
+}  // namespace trellis::gang

@@ -1,0 +1,100 @@
+// DqtNode: one node of the Distributed Queue Tree: the run queue of one partition and its part
+// of the distributed round-robin protocol (thesis sections 7.1.1-7.1.2). It reacts to one
+// Message at a time and answers only by posting messages.
+//
+// Round-robin state kept per node:
+//   - a persistent pointer into the own queue, kept across laps (the job that runs next);
+//   - how many own jobs have had their turn in the current lap;
+//   - for each child, whether it has answered `rounded` in this lap.
+// A job selected in a slot only consumes a pointer step when the next `next_turn` arrives, so a
+// selection cancelled by `deactivate` in the same slot leaves the pointer where it was (Fig. 7.2,
+// slot 9: node 6 resumes at Q6(1)).
+#pragma once
+
+#include <vector>
+
+#include "sched/gang/mailbox.h"
+#include "sched/gang/task_allocation.h"
+
+namespace trellis::gang {
+
+enum class NodeState {
+  kIdle,      // own queue empty, not taking part in a lap
+  kReady,     // jobs queued, waiting to be activated
+  kRounding,  // running one of its own jobs on the whole partition
+  kRounded,   // own jobs have had their turn in this lap; the turn is with the children
+};
+
+// What a node calls back into: delivery of messages, and bookkeeping the slot driver needs.
+class DqtNodeHost {
+ public:
+  virtual void post(const Message& message) = 0;
+  virtual void enqueued(JobId job, TreeNodeId node) = 0;  // the job's partition is now known
+  virtual void selected(TreeNodeId node) = 0;             // the node runs a job in this slot
+
+ protected:
+  ~DqtNodeHost() = default;
+};
+
+// The rules every node of one tree shares.
+struct DqtRules {
+  const PartitionTree& tree;
+  TaskAllocationPolicy policy;
+  // Fair-DQT: a node never re-activates a child that has finished its lap; only the root starts
+  // laps, so every job runs exactly once per lap.
+  bool fair;
+};
+
+class DqtNode {
+ public:
+  DqtNode(TreeNodeId id, const PartitionTree& tree);
+
+  void receive(const Message& message, const DqtRules& rules, DqtNodeHost& host);
+
+  TreeNodeId id() const { return id_; }
+  NodeState state() const { return state_; }
+  const std::vector<JobId>& queue() const { return queue_; }
+  // Whether the node runs one of its jobs in the current slot, and which.
+  bool running() const { return running_; }
+  JobId running_job() const { return queue_[next_]; }
+  // The summary the node last reported to its parent.
+  const SubtreeSummary& summary() const { return summary_; }
+
+ private:
+  void on_add_task(const Message& m, const DqtRules& rules, DqtNodeHost& host);
+  void on_task_done(const Message& m, const DqtRules& rules, DqtNodeHost& host);
+  void on_activate(const DqtRules& rules, DqtNodeHost& host);
+  void on_deactivate(const DqtRules& rules, DqtNodeHost& host);
+  void on_next_turn(const DqtRules& rules, DqtNodeHost& host);
+  void on_reply(const Message& m, const DqtRules& rules, DqtNodeHost& host);
+  void on_info(const Message& m, const DqtRules& rules, DqtNodeHost& host);
+
+  bool own_turns_left() const { return ran_ < static_cast<int>(queue_.size()); }
+  void reset_lap();
+  void run_own_job(DqtNodeHost& host);
+  // Sends `kind` to every child whose subtree holds jobs; the others count as rounded.
+  int send_to_children(MessageKind kind, const DqtRules& rules, DqtNodeHost& host,
+                       bool skip_rounded);
+  void finish_turn(const DqtRules& rules, DqtNodeHost& host);
+  void reply(MessageKind kind, const DqtRules& rules, DqtNodeHost& host);
+  void report_summary(const DqtRules& rules, DqtNodeHost& host);
+  bool child_has_jobs(int k) const { return child_summary_[k].jobs > 0; }
+
+  TreeNodeId id_;
+  int depth_;
+  int children_;
+  std::vector<JobId> queue_;
+  std::size_t next_ = 0;                 // the persistent round-robin pointer
+  int ran_ = 0;                          // own jobs that had their turn in this lap
+  bool running_ = false;                 // queue_[next_] runs in this slot
+  bool in_lap_ = false;                  // activated or turned since the last deactivate
+  int awaiting_ = 0;                     // replies to a forwarded next_turn still to come
+  std::vector<char> child_rounded_;      // answered rounded in this lap
+  std::vector<char> child_rounded_now_;  // answered rounded to the current next_turn
+  std::vector<char> child_in_lap_;       // sent activate or next_turn since the last deactivate
+  std::vector<SubtreeSummary> child_summary_;
+  SubtreeSummary summary_;
+  NodeState state_ = NodeState::kIdle;
+};
+
+}  // namespace trellis::gang
