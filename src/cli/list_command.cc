@@ -4,6 +4,7 @@
 
 #include "alloc/registry.h"
 #include "cli/commands.h"
+#include "sched/gang/registry.h"
 
 namespace trellis::cli {
 
@@ -15,6 +16,9 @@ void add_list_command(CLI::App& app, int& status) {
       std::cout << "  " << std::left << std::setw(26) << info.name << std::setw(12) << info.machines
                 << info.summary << "\n";
     }
+    std::cout << "\nGang (time-space sharing) policies (use with --sched NAME):\n";
+    for (const auto& info : gang::GangPolicyRegistry::builtin().all())
+      std::cout << "  " << std::left << std::setw(26) << info.name << info.summary << "\n";
     status = 0;
   });
 }

@@ -57,7 +57,9 @@ void Dqt::deliver_all() {
   while (!mailbox_.empty()) {
     Message m = mailbox_.take();
     if (m.to != kSlotDriver) {
-      nodes_[m.to].receive(m, rules_, *this);
+      const SubtreeSummary* info =
+          m.kind == MessageKind::kInfo ? &mailbox_.last_summary() : nullptr;
+      nodes_[m.to].receive(m, info, rules_, *this);
       continue;
     }
     // The root answered the slot's next_turn. `rounded` means the whole tree has lapped: start

@@ -56,6 +56,9 @@ class Dqt final : public GangScheduler, private DqtNodeHost {
   Dqt(std::string name, PartitionTree tree, DqtOptions options);
 
   void post(const Message& message) override { mailbox_.post(message); }
+  void post_info(const Message& message, const SubtreeSummary& summary) override {
+    mailbox_.post_info(message, summary);
+  }
   void enqueued(JobId job, TreeNodeId node) override { where_[job].node = node; }
   void selected(TreeNodeId node) override { candidates_.push_back(node); }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <iterator>
 
 namespace trellis::gang {
 
@@ -9,15 +10,14 @@ DqtNode::DqtNode(TreeNodeId id, const PartitionTree& tree)
     : id_(id),
       depth_(tree.depth(id)),
       children_(tree.is_leaf(id) ? 0 : tree.fanout()),
-      child_rounded_(children_, 0),
-      child_rounded_now_(children_, 0),
-      child_in_lap_(children_, 0) {
+      all_children_(children_ == 64 ? ~uint64_t{0} : (uint64_t{1} << children_) - 1) {
   // Every child starts as an empty subtree one level down.
   if (children_ > 0) child_summary_.assign(children_, summarize(tree, depth_ + 1, 0, {}));
   summary_ = summarize(tree, depth_, 0, child_summary_);
 }
 
-void DqtNode::receive(const Message& m, const DqtRules& rules, DqtNodeHost& host) {
+void DqtNode::receive(const Message& m, const SubtreeSummary* info, const DqtRules& rules,
+                      DqtNodeHost& host) {
   switch (m.kind) {
     case MessageKind::kAddTask:
       return on_add_task(m, rules, host);
@@ -33,8 +33,17 @@ void DqtNode::receive(const Message& m, const DqtRules& rules, DqtNodeHost& host
     case MessageKind::kRounded:
       return on_reply(m, rules, host);
     case MessageKind::kInfo:
-      return on_info(m, rules, host);
+      assert(info != nullptr);
+      return on_info(m, *info, rules, host);
   }
+}
+
+void DqtNode::send(MessageKind kind, int child, const DqtRules& rules, DqtNodeHost& host) const {
+  Message down;
+  down.kind = kind;
+  down.from = id_;
+  down.to = rules.tree.child(id_, child);
+  host.post(down);
 }
 
 void DqtNode::on_add_task(const Message& m, const DqtRules& rules, DqtNodeHost& host) {
@@ -92,8 +101,8 @@ void DqtNode::on_task_done(const Message& m, const DqtRules& rules, DqtNodeHost&
 void DqtNode::reset_lap() {
   ran_ = 0;
   awaiting_ = 0;
-  std::fill(child_rounded_.begin(), child_rounded_.end(), 0);
-  std::fill(child_rounded_now_.begin(), child_rounded_now_.end(), 0);
+  child_rounded_ = 0;
+  child_rounded_now_ = 0;
 }
 
 void DqtNode::run_own_job(DqtNodeHost& host) {
@@ -104,21 +113,16 @@ void DqtNode::run_own_job(DqtNodeHost& host) {
 
 int DqtNode::send_to_children(MessageKind kind, const DqtRules& rules, DqtNodeHost& host,
                               bool skip_rounded) {
+  // An empty subtree has nothing left to run in this lap.
+  child_rounded_ |= all_children_ & ~child_has_jobs_;
+  uint64_t targets = child_has_jobs_;
+  if (skip_rounded) targets &= ~child_rounded_;
   int sent = 0;
-  for (int k = 0; k < children_; ++k) {
-    if (!child_has_jobs(k)) {
-      child_rounded_[k] = 1;  // an empty subtree has nothing left to run in this lap
-      continue;
-    }
-    if (skip_rounded && child_rounded_[k]) continue;
-    Message down;
-    down.kind = kind;
-    down.from = id_;
-    down.to = rules.tree.child(id_, k);
-    host.post(down);
-    child_in_lap_[k] = 1;
+  for (uint64_t rest = targets; rest != 0; rest &= rest - 1) {
+    send(kind, std::countr_zero(rest), rules, host);
     ++sent;
   }
+  child_in_lap_ |= targets;
   return sent;
 }
 
@@ -140,15 +144,9 @@ void DqtNode::on_deactivate(const DqtRules& rules, DqtNodeHost& host) {
   reset_lap();
   in_lap_ = false;
   state_ = queue_.empty() ? NodeState::kIdle : NodeState::kReady;
-  for (int k = 0; k < children_; ++k) {
-    if (!child_in_lap_[k]) continue;
-    Message down;
-    down.kind = MessageKind::kDeactivate;
-    down.from = id_;
-    down.to = rules.tree.child(id_, k);
-    host.post(down);
-    child_in_lap_[k] = 0;
-  }
+  for (uint64_t rest = child_in_lap_; rest != 0; rest &= rest - 1)
+    send(MessageKind::kDeactivate, std::countr_zero(rest), rules, host);
+  child_in_lap_ = 0;
 }
 
 void DqtNode::on_next_turn(const DqtRules& rules, DqtNodeHost& host) {
@@ -164,7 +162,7 @@ void DqtNode::on_next_turn(const DqtRules& rules, DqtNodeHost& host) {
     return;
   }
   state_ = NodeState::kRounded;
-  std::fill(child_rounded_now_.begin(), child_rounded_now_.end(), 0);
+  child_rounded_now_ = 0;
   // Fair-DQT leaves children that finished their lap alone; plain DQT has already re-activated
   // them, so they are in a new lap and take the turn like the others.
   awaiting_ = send_to_children(MessageKind::kNextTurn, rules, host, rules.fair);
@@ -172,45 +170,32 @@ void DqtNode::on_next_turn(const DqtRules& rules, DqtNodeHost& host) {
 }
 
 void DqtNode::on_reply(const Message& m, const DqtRules& rules, DqtNodeHost& host) {
-  int k = rules.tree.child_index(m.from);
   if (m.kind == MessageKind::kRounded) {
-    child_rounded_[k] = 1;
-    child_rounded_now_[k] = 1;
+    uint64_t k = bit(rules.tree.child_index(m.from));
+    child_rounded_ |= k;
+    child_rounded_now_ |= k;
   }
   assert(awaiting_ > 0);
   if (--awaiting_ == 0) finish_turn(rules, host);
 }
 
 void DqtNode::finish_turn(const DqtRules& rules, DqtNodeHost& host) {
-  bool all_rounded =
-      std::all_of(child_rounded_.begin(), child_rounded_.end(), [](char r) { return r != 0; });
-  if (all_rounded) {
+  if ((child_rounded_ & all_children_) == all_children_) {
     // The whole subtree has lapped: end the lap below (cancelling selections made in this slot)
     // and tell the parent.
-    for (int k = 0; k < children_; ++k) {
-      if (!child_in_lap_[k]) continue;
-      Message down;
-      down.kind = MessageKind::kDeactivate;
-      down.from = id_;
-      down.to = rules.tree.child(id_, k);
-      host.post(down);
-      child_in_lap_[k] = 0;
-    }
+    for (uint64_t rest = child_in_lap_; rest != 0; rest &= rest - 1)
+      send(MessageKind::kDeactivate, std::countr_zero(rest), rules, host);
+    child_in_lap_ = 0;
     reply(MessageKind::kRounded, rules, host);
     return;
   }
   if (!rules.fair) {
     // Children that finished early lap again while their siblings are still busy: this is what
     // gives lightly loaded branches extra slots.
-    for (int k = 0; k < children_; ++k) {
-      if (!child_rounded_now_[k] || !child_has_jobs(k)) continue;
-      Message down;
-      down.kind = MessageKind::kActivate;
-      down.from = id_;
-      down.to = rules.tree.child(id_, k);
-      host.post(down);
-      child_in_lap_[k] = 1;
-    }
+    uint64_t again = child_rounded_now_ & child_has_jobs_;
+    for (uint64_t rest = again; rest != 0; rest &= rest - 1)
+      send(MessageKind::kActivate, std::countr_zero(rest), rules, host);
+    child_in_lap_ |= again;
   }
   reply(MessageKind::kRounding, rules, host);
 }
@@ -223,8 +208,15 @@ void DqtNode::reply(MessageKind kind, const DqtRules& rules, DqtNodeHost& host) 
   host.post(up);
 }
 
-void DqtNode::on_info(const Message& m, const DqtRules& rules, DqtNodeHost& host) {
-  child_summary_[rules.tree.child_index(m.from)] = m.summary;
+void DqtNode::on_info(const Message& m, const SubtreeSummary& info, const DqtRules& rules,
+                      DqtNodeHost& host) {
+  int k = rules.tree.child_index(m.from);
+  child_summary_[k] = info;
+  if (info.jobs > 0) {
+    child_has_jobs_ |= bit(k);
+  } else {
+    child_has_jobs_ &= ~bit(k);
+  }
   report_summary(rules, host);
 }
 
@@ -238,8 +230,7 @@ void DqtNode::report_summary(const DqtRules& rules, DqtNodeHost& host) {
   up.kind = MessageKind::kInfo;
   up.from = id_;
   up.to = rules.tree.parent(id_);
-  up.summary = summary_;
-  host.post(up);
+  host.post_info(up, summary_);
 }
 
 }  // namespace trellis::gang

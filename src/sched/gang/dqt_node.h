@@ -11,6 +11,8 @@
 // slot 9: node 6 resumes at Q6(1)).
 #pragma once
 
+#include <bit>
+#include <cstdint>
 #include <vector>
 
 #include "sched/gang/mailbox.h"
@@ -29,6 +31,7 @@ enum class NodeState {
 class DqtNodeHost {
  public:
   virtual void post(const Message& message) = 0;
+  virtual void post_info(const Message& message, const SubtreeSummary& summary) = 0;
   virtual void enqueued(JobId job, TreeNodeId node) = 0;  // the job's partition is now known
   virtual void selected(TreeNodeId node) = 0;             // the node runs a job in this slot
 
@@ -49,7 +52,9 @@ class DqtNode {
  public:
   DqtNode(TreeNodeId id, const PartitionTree& tree);
 
-  void receive(const Message& message, const DqtRules& rules, DqtNodeHost& host);
+  // `info` is the summary an `info` message carries (null for other kinds).
+  void receive(const Message& message, const SubtreeSummary* info, const DqtRules& rules,
+               DqtNodeHost& host);
 
   TreeNodeId id() const { return id_; }
   NodeState state() const { return state_; }
@@ -67,7 +72,8 @@ class DqtNode {
   void on_deactivate(const DqtRules& rules, DqtNodeHost& host);
   void on_next_turn(const DqtRules& rules, DqtNodeHost& host);
   void on_reply(const Message& m, const DqtRules& rules, DqtNodeHost& host);
-  void on_info(const Message& m, const DqtRules& rules, DqtNodeHost& host);
+  void on_info(const Message& m, const SubtreeSummary& info, const DqtRules& rules,
+               DqtNodeHost& host);
 
   bool own_turns_left() const { return ran_ < static_cast<int>(queue_.size()); }
   void reset_lap();
@@ -75,23 +81,27 @@ class DqtNode {
   // Sends `kind` to every child whose subtree holds jobs; the others count as rounded.
   int send_to_children(MessageKind kind, const DqtRules& rules, DqtNodeHost& host,
                        bool skip_rounded);
+  void send(MessageKind kind, int child, const DqtRules& rules, DqtNodeHost& host) const;
   void finish_turn(const DqtRules& rules, DqtNodeHost& host);
   void reply(MessageKind kind, const DqtRules& rules, DqtNodeHost& host);
   void report_summary(const DqtRules& rules, DqtNodeHost& host);
-  bool child_has_jobs(int k) const { return child_summary_[k].jobs > 0; }
+  static uint64_t bit(int k) { return uint64_t{1} << k; }
 
   TreeNodeId id_;
   int depth_;
   int children_;
   std::vector<JobId> queue_;
-  std::size_t next_ = 0;                 // the persistent round-robin pointer
-  int ran_ = 0;                          // own jobs that had their turn in this lap
-  bool running_ = false;                 // queue_[next_] runs in this slot
-  bool in_lap_ = false;                  // activated or turned since the last deactivate
-  int awaiting_ = 0;                     // replies to a forwarded next_turn still to come
-  std::vector<char> child_rounded_;      // answered rounded in this lap
-  std::vector<char> child_rounded_now_;  // answered rounded to the current next_turn
-  std::vector<char> child_in_lap_;       // sent activate or next_turn since the last deactivate
+  std::size_t next_ = 0;  // the persistent round-robin pointer
+  int ran_ = 0;           // own jobs that had their turn in this lap
+  bool running_ = false;  // queue_[next_] runs in this slot
+  bool in_lap_ = false;   // activated or turned since the last deactivate
+  int awaiting_ = 0;      // replies to a forwarded next_turn still to come
+  // Per-child flags, bit k for child k:
+  uint64_t all_children_ = 0;
+  uint64_t child_has_jobs_ = 0;     // its subtree holds jobs (from its last info)
+  uint64_t child_rounded_ = 0;      // answered rounded in this lap
+  uint64_t child_rounded_now_ = 0;  // answered rounded to the current next_turn
+  uint64_t child_in_lap_ = 0;       // sent activate or next_turn since the last deactivate
   std::vector<SubtreeSummary> child_summary_;
   SubtreeSummary summary_;
   NodeState state_ = NodeState::kIdle;

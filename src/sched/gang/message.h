@@ -7,11 +7,11 @@
 //   from the job's partition to its node: task_done
 #pragma once
 
+#include <cstdint>
 #include <string_view>
 
 #include "core/job.h"
 #include "sched/gang/partition_tree.h"
-#include "sched/gang/subtree_summary.h"
 
 namespace trellis::gang {
 
@@ -19,7 +19,7 @@ namespace trellis::gang {
 // and starts a new lap with `activate` when the root answers `rounded`.
 constexpr TreeNodeId kSlotDriver = -1;
 
-enum class MessageKind {
+enum class MessageKind : uint8_t {
   kAddTask,     // enqueue `job` at `job_depth`, or pass it to a child chosen by the TAP
   kActivate,    // start a lap: run the own queue, or activate the children if it is empty
   kDeactivate,  // end the lap in the whole subtree; cancels selections not yet run
@@ -27,7 +27,7 @@ enum class MessageKind {
   kRounding,    // reply to next_turn: the subtree is in the middle of its lap
   kRounded,     // reply to next_turn: every child has finished at least one lap
   kTaskDone,    // `job` finished (or is suspended) and leaves the node's queue
-  kInfo,        // `summary`: the sender's subtree changed
+  kInfo,        // the sender's subtree changed; its SubtreeSummary travels with the message
 };
 
 std::string_view to_string(MessageKind kind);
@@ -39,7 +39,6 @@ struct Message {
   JobId job = 0;           // add_task, task_done
   int job_depth = 0;       // add_task: the depth of the job's partition
   TreeNodeId target = -1;  // add_task: a fixed partition (a resumed job), or -1 for the TAP
-  SubtreeSummary summary;  // info
 };
 
 }  // namespace trellis::gang

@@ -6,8 +6,9 @@
 namespace trellis::gang {
 
 Result<PartitionTree> PartitionTree::make(int fanout, int height) {
-  if (fanout < 2)
-    return fail("partition tree: fan-out must be at least 2, got " + std::to_string(fanout));
+  if (fanout < 2 || fanout > kMaxFanout)
+    return fail("partition tree: fan-out must be 2.." + std::to_string(kMaxFanout) + ", got " +
+                std::to_string(fanout));
   if (height < 0 || height > kMaxTreeHeight)
     return fail("partition tree: height must be 0.." + std::to_string(kMaxTreeHeight) + ", got " +
                 std::to_string(height));
@@ -24,8 +25,9 @@ Result<PartitionTree> PartitionTree::make(int fanout, int height) {
 }
 
 Result<PartitionTree> PartitionTree::for_processors(int processors, int fanout) {
-  if (fanout < 2)
-    return fail("partition tree: fan-out must be at least 2, got " + std::to_string(fanout));
+  if (fanout < 2 || fanout > kMaxFanout)
+    return fail("partition tree: fan-out must be 2.." + std::to_string(kMaxFanout) + ", got " +
+                std::to_string(fanout));
   if (processors < 1)
     return fail("partition tree: processors must be positive, got " + std::to_string(processors));
   int height = 0;

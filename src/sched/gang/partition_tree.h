@@ -18,10 +18,12 @@ using TreeNodeId = int;
 // The deepest tree the schedulers accept (2^24 processors in a binary tree); keeps per-depth
 // arrays small and fixed.
 constexpr int kMaxTreeHeight = 24;
+// The widest node: a node keeps per-child flags in one 64-bit word.
+constexpr int kMaxFanout = 64;
 
 class PartitionTree {
  public:
-  // fanout >= 2, 0 <= height <= kMaxTreeHeight, and fanout^height fits in an int.
+  // 2 <= fanout <= kMaxFanout, 0 <= height <= kMaxTreeHeight, and fanout^height fits in an int.
   static Result<PartitionTree> make(int fanout, int height);
   // The tree whose leaves are `processors` single processors; an error unless processors is a
   // power of the fan-out.

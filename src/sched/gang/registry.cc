@@ -1,0 +1,85 @@
+#include "sched/gang/registry.h"
+
+#include "sched/gang/dqt.h"
+#include "sched/gang/fcfs_buddy.h"
+#include "sched/gang/scan_up.h"
+#include "sched/gang/slurm_gang.h"
+
+namespace trellis::gang {
+
+namespace {
+
+template <typename T>
+Result<std::unique_ptr<GangScheduler>> upcast(Result<std::unique_ptr<T>> made) {
+  if (!made) return made.error();
+  return std::unique_ptr<GangScheduler>(std::move(*made));
+}
+
+GangPolicyRegistry make_builtin() {
+  GangPolicyRegistry r;
+  const std::pair<TaskAllocationPolicy, const char*> taps[] = {
+      {TaskAllocationPolicy::kFirstFitApa, "first fit among same-size queues, then least APA"},
+      {TaskAllocationPolicy::kMaxTqlb, "child with the smallest maximum TQLB"},
+      {TaskAllocationPolicy::kMinTqlb, "child with the smallest minimum TQLB"},
+      {TaskAllocationPolicy::kApa, "child with the least assigned processor amount"},
+      {TaskAllocationPolicy::kFirstFit, "child holding the shortest same-size queue"},
+  };
+  for (bool fair : {false, true}) {
+    for (const auto& [tap, what] : taps) {
+      std::string name = std::string(fair ? "fair-dqt-" : "dqt-") + std::string(to_string(tap));
+      std::string summary = std::string(fair ? "Fair-DQT" : "DQT") +
+                            " time-space sharing; new jobs go to the " + what;
+      r.add(GangPolicyInfo{name, summary,
+                           [name, tap, fair](int processors, const GangPolicyOptions& o) {
+                             DqtOptions d;
+                             d.fanout = o.fanout;
+                             d.policy = tap;
+                             d.fair = fair;
+                             return upcast(Dqt::make(name, processors, d));
+                           }});
+    }
+  }
+  r.add(GangPolicyInfo{"fcfs-bb", "batch: first come first served on binary buddy partitions",
+                       [](int processors, const GangPolicyOptions&) {
+                         return upcast(FcfsBuddy::make("fcfs-bb", processors));
+                       }});
+  r.add(GangPolicyInfo{"scan-up-bb",
+                       "batch: ScanUp, one queue per power-of-two size, buddy partitions",
+                       [](int processors, const GangPolicyOptions&) {
+                         return upcast(ScanUp::make("scan-up-bb", processors));
+                       }});
+  r.add(GangPolicyInfo{
+      "slurm-gang", "Slurm-like gang: rotating active row, at most K jobs per node",
+      [](int processors, const GangPolicyOptions& o) {
+        return upcast(SlurmGang::make("slurm-gang", processors, o.max_jobs_per_node));
+      }});
+  return r;
+}
+
+}  // namespace
+
+const GangPolicyRegistry& GangPolicyRegistry::builtin() {
+  static const GangPolicyRegistry registry = make_builtin();
+  return registry;
+}
+
+void GangPolicyRegistry::add(GangPolicyInfo info) {
+  policies_.push_back(std::move(info));
+}
+
+bool GangPolicyRegistry::has(std::string_view name) const {
+  for (const auto& p : policies_)
+    if (p.name == name) return true;
+  return false;
+}
+
+Result<std::unique_ptr<GangScheduler>> GangPolicyRegistry::create(
+    std::string_view name, int processors, const GangPolicyOptions& options) const {
+  for (const auto& p : policies_)
+    if (p.name == name) return p.make(processors, options);
+  std::string known;
+  for (const auto& p : policies_) known += (known.empty() ? "" : ", ") + p.name;
+  return fail("unknown gang policy '" + std::string(name) + "' (known: " + known + ")");
+}
+
+}  // namespace trellis::gang

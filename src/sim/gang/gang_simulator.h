@@ -1,0 +1,87 @@
+// The quantum gang simulator (thesis section 7.2): time advances in slots of `slice` time units;
+// a GangScheduler decides each slot which jobs run; only jobs in active partitions advance.
+// Scheduling and switching overheads are not modelled, as in the thesis.
+//
+// Global-state model (thesis chapter 6): interactive jobs wait for user input between bursts.
+// The scheduler learns a job's global state only at a switch, i.e. at the end of a slot the job
+// ran in. With idle detection on, a job found globally idle (waiting for input) is suspended
+// until its input arrives, and a job found globally stopped (deadlocked) is removed and reported.
+// Without it both keep being scheduled and waste their slots.
+//
+// Metrics, as the thesis defines them:
+//   utilization  processors in active partitions / P, averaged over the run (U~);
+//   offered load W_actual = sum of size * length / (P * T) over jobs submitted in [0, T);
+//   RETR         (end - submit) / length per finished job: the slowdown under time sharing;
+//   TQLB         max and min over processors of jobs sharing it (GangScheduler::load()), over time;
+//   correlation  Pearson's r between log2(size) and RETR over finished jobs.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/result.h"
+#include "sched/gang/gang_scheduler.h"
+#include "sim/gang/sim_job.h"
+
+namespace trellis::gangsim {
+
+struct GangSimConfig {
+  long end_time = -1;  // simulate [0, end_time); -1: until every job has finished or stopped
+  long slice = 1;      // time units per slot
+  bool idle_detection = false;
+  int trace_slots = 0;                               // record the first N slots' running jobs
+  long load_samples = 1000;                          // about this many points in the TQLB series
+  std::function<void(long now, long end)> progress;  // called now and then on long runs
+};
+
+enum class JobFate { kFinished, kDeadlocked, kUnfinished };
+
+struct JobOutcome {
+  JobId id = 0;
+  int size = 0;
+  long submit = 0;
+  long end = -1;  // finish or removal time; -1 if unfinished
+  long work = 0;
+  long done = 0;    // compute units done
+  double retr = 0;  // (end - submit) / work for finished jobs
+  JobFate fate = JobFate::kUnfinished;
+};
+
+struct SlotRecord {
+  long time = 0;
+  std::vector<gang::RunningJob> running;
+};
+
+struct LoadSample {
+  long time = 0;
+  gang::LoadIndex load;
+};
+
+struct GangSimResult {
+  std::string policy;
+  int processors = 0;
+  long duration = 0;  // time units simulated
+  long slots = 0;
+  double offered_load = 0;        // W_actual
+  double utilization = 0;         // processors in active partitions / P
+  double useful_utilization = 0;  // processors doing work (not waiting for input) / P
+  double mean_retr = 0;
+  double retr_size_correlation = 0;
+  int max_tqlb = 0;  // the largest max-TQLB seen
+  double mean_max_tqlb = 0;
+  double mean_min_tqlb = 0;
+  long idle_skips = 0;           // times a globally idle job was suspended
+  std::vector<JobOutcome> jobs;  // in submit order
+  std::vector<LoadSample> load_series;
+  std::vector<SlotRecord> trace;
+
+  int finished() const;
+  int deadlocked() const;
+};
+
+// Errors: a job the scheduler rejects (named with its id and size), or a bad config.
+Result<GangSimResult> simulate_gang(const std::vector<SimJob>& jobs, gang::GangScheduler& scheduler,
+                                    const GangSimConfig& config);
+
+}  // namespace trellis::gangsim
