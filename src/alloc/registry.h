@@ -46,5 +46,6 @@ Result<std::unique_ptr<Allocator>> make_allocator(Args&&... args) {
 
 // Each allocator family registers itself through one of these (alloc/builtin.cc calls them all).
 void register_baseline_allocators(AllocatorRegistry& registry);
+void register_contiguous_allocators(AllocatorRegistry& registry);
 
 }  // namespace trellis
