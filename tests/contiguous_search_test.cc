@@ -115,12 +115,12 @@ TEST(ContiguousSearch, AllSearchesAgreeWithBruteForceOn2D) {
 TEST(ContiguousSearch, AllSearchesAgreeWithBruteForceOn3D) {
   std::mt19937 rng(31337);
   int placed = 0;
-  for (int i = 0; i < 1000; ++i) {
-    Grid g = random_grid(rng, 3, 12, 200);
+  for (int i = 0; i < 1200; ++i) {
+    Grid g = random_grid(rng, 3, 12, 432);
     placed += expect_agreement(g, random_request(rng, g.machine), true);
     if (HasFailure()) return;
   }
-  expect_mixed_outcomes(placed, 1000);
+  expect_mixed_outcomes(placed, 1200);
 }
 
 TEST(ContiguousSearch, AllSearchesAgreeFrom1DTo6D) {

@@ -6,12 +6,14 @@
 // maximal run of that row with length L >= s_0 holds feasible anchors, and all of them share the
 // score f = L * s_1 * ... * s_{d-1}; the one at offset 0 (the run's start) beats the others. So
 // the winner is always at offset 0, and per row only the shortest run of length >= s_0 (earliest
-// start on ties) can win. Runs come from countr_zero/countr_one; there is no per-node loop.
+// start on ties) can win. Runs come from countr_zero/countr_one; there is no per-node loop,
+// and feasible anchors need no shifted-AND pass of their own: a run of length >= s_0 is one.
 //
 // Largest free box. Loop over cross-section windows, growing one extent at a time with one AND
 // per row, and stop growing once the AND is empty; per row the longest run of the AND gives the
 // largest box for that window and anchor. A window is skipped when even a full row
-// (N_0 * window volume) could not beat the best box so far.
+// (N_0 * window volume) could not beat the best box so far, and a row when its popcount times
+// the window volume could not; a few large windows are evaluated first to set that bar high.
 #include <algorithm>
 #include <bit>
 
