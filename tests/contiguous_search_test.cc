@@ -115,12 +115,12 @@ TEST(ContiguousSearch, AllSearchesAgreeWithBruteForceOn2D) {
 TEST(ContiguousSearch, AllSearchesAgreeWithBruteForceOn3D) {
   std::mt19937 rng(31337);
   int placed = 0;
-  for (int i = 0; i < 1000; ++i) {
-    Grid g = random_grid(rng, 3, 12, 200);
+  for (int i = 0; i < 1200; ++i) {
+    Grid g = random_grid(rng, 3, 12, 432);
     placed += expect_agreement(g, random_request(rng, g.machine), true);
     if (HasFailure()) return;
   }
-  expect_mixed_outcomes(placed, 1000);
+  expect_mixed_outcomes(placed, 1200);
 }
 
 TEST(ContiguousSearch, AllSearchesAgreeFrom1DTo6D) {
@@ -128,6 +128,25 @@ TEST(ContiguousSearch, AllSearchesAgreeFrom1DTo6D) {
   for (int dims = 1; dims <= 6; ++dims) {
     for (int i = 0; i < 60; ++i) {
       Grid g = random_grid(rng, dims, dims <= 2 ? 12 : 4, 200);
+      expect_agreement(g, random_request(rng, g.machine), true);
+      if (HasFailure()) return;
+    }
+  }
+}
+
+TEST(ContiguousSearch, AllSearchesAgreeWithAxesOfLengthOne) {
+  std::mt19937 rng(1);
+  for (std::vector<int> extents : std::vector<std::vector<int>>{
+           {1, 9}, {9, 1}, {1, 1}, {5, 1, 7}, {1, 1, 6}, {4, 6, 1}, {1, 12, 3}}) {
+    for (int i = 0; i < 40; ++i) {
+      std::vector<bool> wraps;
+      for (size_t k = 0; k < extents.size(); ++k) wraps.push_back(rng() % 2 == 0);
+      auto machine = Torus::make(extents, wraps);
+      ASSERT_TRUE(machine);
+      NodeSet free(machine->node_count());
+      for (NodeId id = 0; id < machine->node_count(); ++id)
+        if (rng() % 4 != 0) free.set(id);
+      Grid g{*machine, free};
       expect_agreement(g, random_request(rng, g.machine), true);
       if (HasFailure()) return;
     }

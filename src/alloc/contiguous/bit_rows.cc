@@ -59,15 +59,17 @@ void BitRows::assign_and_shifted(const BitRows& a, const BitRows& b, const Torus
   const int n = machine.extent(axis);
   const size_t block = static_cast<size_t>(row_stride(machine, axis)) * words_;
   const size_t outer_count = bits_.size() / (block * n);
+  const size_t head = static_cast<size_t>(n - shift % n) * block;  // partners without wrapping
+  const size_t group = block * n;
   for (size_t outer = 0; outer < outer_count; ++outer) {
-    for (int c = 0; c < n; ++c) {
-      const size_t base = (outer * n + c) * block;
-      const size_t partner = (outer * n + (c + shift) % n) * block;
-      const Word* pa = &a.bits_[base];
-      const Word* pb = &b.bits_[partner];
-      Word* out = &bits_[base];
-      for (size_t i = 0; i < block; ++i) out[i] = pa[i] & pb[i];
-    }
+    // Two contiguous spans, so that the compiler can vectorise: c < n - shift reads c + shift,
+    // the rest wraps to c + shift - n.
+    const Word* pa = &a.bits_[outer * group];
+    const Word* pb = &b.bits_[outer * group];
+    Word* out = &bits_[outer * group];
+    const size_t offset = group - head;
+    for (size_t i = 0; i < head; ++i) out[i] = pa[i] & pb[i + offset];
+    for (size_t i = head; i < group; ++i) out[i] = pa[i] & pb[i - head];
   }
 }
 

@@ -36,8 +36,7 @@ Result<Placement> ContiguousAllocator::allocate(const NodeSet& free, const Reque
 void register_contiguous_allocators(AllocatorRegistry& registry) {
   registry.add(
       {"contiguous",
-       "one free box per job, best fit along x (seed 000); option "
-       "search=production|brute|embodiment1",
+       "one free box per job, seed 000 best fit (search=production|brute|embodiment1)",
        "mesh/torus",
        [](const Machine& m, const AllocatorOptions& o) -> Result<std::unique_ptr<Allocator>> {
          if (auto ok = o.only({"search"}, "contiguous"); !ok) return ok.error();
