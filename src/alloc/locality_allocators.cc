@@ -1,0 +1,12 @@
+// Registers every locality allocator family (issue 3) through one entry point.
+#include "alloc/registry.h"
+
+namespace trellis {
+
+void register_linear_allocators(AllocatorRegistry& registry);
+
+void register_locality_allocators(AllocatorRegistry& registry) {
+  register_linear_allocators(registry);
+}
+
+}  // namespace trellis
