@@ -5,10 +5,12 @@ namespace trellis {
 
 void register_linear_allocators(AllocatorRegistry& registry);
 void register_mc_allocators(AllocatorRegistry& registry);
+void register_fattree_allocators(AllocatorRegistry& registry);
 
 void register_locality_allocators(AllocatorRegistry& registry) {
   register_linear_allocators(registry);
   register_mc_allocators(registry);
+  register_fattree_allocators(registry);
 }
 
 }  // namespace trellis
