@@ -175,14 +175,32 @@ Result<DependencyCheck> check_channel_dependencies(const Torus& torus, const Rou
         continue;
       }
       const int to = target(f.channel, f.bit++);
-      if (colour[to] == 1) {  // back edge: the cycle is the stack from `to` upwards
+      if (colour[to] == 1) {  // back edge: `to` lies on a cycle
         result.acyclic = false;
-        size_t i = 0;
-        while (stack[i].channel != to) ++i;
-        for (; i < stack.size(); ++i) {
-          const int c = stack[i].channel;
-          result.cycle.push_back({c / (kDirections * 2), (c / 2) % kDirections, c % 2});
+        // Report the shortest cycle through `to` (breadth-first), which is easier to read than
+        // the depth-first stack.
+        std::vector<int> parent(next_mask.size(), -1);
+        std::deque<int> frontier = {to};
+        int last = -1;
+        while (!frontier.empty() && last < 0) {
+          const int c = frontier.front();
+          frontier.pop_front();
+          for (int bit = 0; bit < 12 && last < 0; ++bit) {
+            if (!(next_mask[c] >> bit & 1)) continue;
+            const int d = target(c, bit);
+            if (d == to) {
+              last = c;
+            } else if (parent[d] < 0) {
+              parent[d] = c;
+              frontier.push_back(d);
+            }
+          }
         }
+        std::vector<int> path;
+        for (int c = last; c != to; c = parent[c]) path.push_back(c);
+        path.push_back(to);
+        for (auto it = path.rbegin(); it != path.rend(); ++it)
+          result.cycle.push_back({*it / (kDirections * 2), (*it / 2) % kDirections, *it % 2});
         return result;
       }
       if (colour[to] == 0) {

@@ -217,7 +217,7 @@ void register_fattree_allocators(AllocatorRegistry& registry) {
   registry.add(
       {"fattree-units",
        "seed 001: whole minimum scheduling units with least pairwise hops (option unit=N)",
-       "fat tree/flat",
+       "fat tree",
        [](const Machine& m, const AllocatorOptions& o) -> Result<std::unique_ptr<Allocator>> {
          if (auto ok = o.only({"unit"}, "fattree-units"); !ok) return ok.error();
          if (!m.fat_tree())
