@@ -1,6 +1,9 @@
 #include <gtest/gtest.h>
 
+#include <random>
+
 #include "topology/channel_dependency.h"
+#include "topology/route.h"
 #include "topology/routing.h"
 
 namespace trellis {
@@ -99,6 +102,90 @@ TEST(RoutingRules, ParseErrorsNameThePart) {
   EXPECT_FALSE(RoutingRules::parse("recommended,color=red"));
   EXPECT_EQ(rules("literal").describe(),
             "table=A (+x -x +y +z | -y +z | -z) phase=earliest dateline=through channels=keep");
+}
+
+}  // namespace
+}  // namespace trellis
+
+namespace trellis {
+namespace {
+
+// Replays `hops` as a walk under `rules`: every hop must be one the rules allow, on the channel
+// they assign. Returns the router reached, or -1 at the first illegal hop.
+NodeId replay(const Torus& t, const RoutingRules& r, NodeId source, const std::vector<Hop>& hops) {
+  WalkState s{source, 0, 0, kInjected};
+  std::array<WalkState, 2> next;
+  for (const Hop& h : hops) {
+    if (h.from != s.node) return -1;
+    const int count = successors(t, r, s, h.direction, next);
+    int match = -1;
+    for (int i = 0; i < count; ++i)
+      if (next[i].vc == h.vc) match = i;
+    if (match < 0) return -1;
+    s = next[match];
+  }
+  return s.node;
+}
+
+TEST(Routes, DimensionOrderIsShortestAndLegalUnderEveryTable) {
+  Torus t = grid(4, 3, 6);
+  for (const char* table : kTables) {
+    RoutingRules r = rules(std::string("recommended,table=") + table);
+    for (NodeId a = 0; a < t.node_count(); ++a)
+      for (NodeId b = 0; b < t.node_count(); ++b) {
+        auto hops = dimension_order_route(t, a, b);
+        ASSERT_EQ(static_cast<int>(hops.size()), t.hop_distance(a, b));
+        ASSERT_EQ(replay(t, r, a, hops), b) << "table " << table << " " << a << "->" << b;
+      }
+  }
+}
+
+TEST(Routes, LegalRouteDetoursAroundFailures) {
+  Torus t = grid(4, 4, 6);
+  RoutingRules r = rules("recommended");
+  NodeSet failed(t.node_count());
+  const NodeId src = t.id({0, 1, 0}), dst = t.id({3, 1, 0});
+  failed.set(t.id({1, 1, 0}));  // blocks the straight x segment
+  auto route = legal_route(t, r, src, dst, failed);
+  ASSERT_TRUE(route) << route.error().message;
+  EXPECT_EQ(replay(t, r, src, *route), dst);
+  for (const Hop& h : *route) EXPECT_FALSE(failed.test(h.from));
+  // Side-step +y, x, then -y back (digest 4.5): 5 hops.
+  EXPECT_EQ(route->size(), 5u);
+  // Without faults it is as short as dimension order.
+  auto clear = legal_route(t, r, src, dst, NodeSet(t.node_count()));
+  ASSERT_TRUE(clear);
+  EXPECT_EQ(clear->size(), 3u);
+  // A walled-in destination is unreachable, and says so.
+  NodeSet wall(t.node_count());
+  const NodeId corner = t.id({0, 0, 3});
+  for (int d = 0; d < kDirections; ++d)
+    if (NodeId nb = neighbour(t, corner, d); nb >= 0) wall.set(nb);
+  auto none = legal_route(t, r, src, corner, wall);
+  ASSERT_FALSE(none);
+  EXPECT_NE(none.error().message.find("no route"), std::string::npos);
+}
+
+// Every legal route found around random faults obeys the rules, so its channel dependencies are
+// a subset of the CDG, which is acyclic for the recommended rules.
+TEST(Routes, RandomFaultRoutesAreLegalWalks) {
+  Torus t = grid(4, 4, 6);
+  RoutingRules r = rules("recommended");
+  std::mt19937 rng(8);
+  int routed = 0;
+  for (int trial = 0; trial < 300; ++trial) {
+    NodeSet failed(t.node_count());
+    for (int f = 0; f < 6; ++f) failed.set(rng() % t.node_count());
+    NodeId a = rng() % t.node_count(), b = rng() % t.node_count();
+    if (failed.test(a) || failed.test(b)) continue;
+    auto route = legal_route(t, r, a, b, failed);
+    if (!route) continue;
+    ++routed;
+    ASSERT_EQ(replay(t, r, a, *route), b);
+    for (const Hop& h : *route) ASSERT_FALSE(failed.test(h.from));
+    ASSERT_GE(static_cast<int>(route->size()), t.hop_distance(a, b));
+  }
+  EXPECT_GT(routed, 200);
 }
 
 }  // namespace

@@ -6,6 +6,64 @@ std::string direction_name(int dir) {
   return std::string(1, dir % 2 == 0 ? '+' : '-') + "xyz"[dir / 2];
 }
 
+NodeId neighbour(const Torus& torus, NodeId node, int dir, bool* crosses_wrap) {
+  const int axis = dir / 2;
+  if (crosses_wrap) *crosses_wrap = false;
+  if (axis >= torus.dims() || torus.extent(axis) < 2) return -1;
+  const int extent = torus.extent(axis);
+  Coords c = torus.coords(node);
+  int v = c[axis] + (dir % 2 == 0 ? 1 : -1);
+  if (v < 0 || v >= extent) {
+    if (!torus.wraps(axis)) return -1;
+    v = (v + extent) % extent;
+    if (crosses_wrap) *crosses_wrap = true;
+  }
+  c[axis] = v;
+  return torus.id(c);
+}
+
+int successors(const Torus& torus, const RoutingRules& rules, const WalkState& from, int dir,
+               std::array<WalkState, 2>& out) {
+  if (from.last != kInjected && dir == opposite(from.last)) return 0;  // no U-turns
+  const int phases = static_cast<int>(rules.phases.size());
+  int phase = -1;
+  for (int p = from.phase; p < phases; ++p) {
+    if (!rules.phases[p][dir]) continue;
+    phase = p;
+    if (rules.phase_choice == RoutingRules::PhaseChoice::kEarliest) break;
+  }
+  if (phase < 0) return 0;
+  bool crosses_wrap = false;
+  const NodeId next = neighbour(torus, from.node, dir, &crosses_wrap);
+  if (next < 0) return 0;
+  const int axis = dir / 2;
+  bool to_channel_one = false;
+  if (torus.wraps(axis)) {
+    const bool on_last_plane = torus.coords(from.node)[axis] == torus.extent(axis) - 1;
+    switch (rules.dateline) {
+      case RoutingRules::Dateline::kThrough:
+        to_channel_one = on_last_plane && from.last != kInjected && from.last / 2 == axis;
+        break;
+      case RoutingRules::Dateline::kBoundary:
+        to_channel_one = on_last_plane;
+        break;
+      case RoutingRules::Dateline::kLink:
+        to_channel_one = crosses_wrap;
+        break;
+      case RoutingRules::Dateline::kNone:
+        break;
+    }
+  }
+  if (to_channel_one && from.vc == 1) return 0;  // channel 1 may not pass the dateline again
+  if (!rules.keep_channel_on_mesh_axes && !torus.wraps(axis)) {
+    out[0] = {next, phase, 0, dir};
+    out[1] = {next, phase, 1, dir};
+    return 2;
+  }
+  out[0] = {next, phase, to_channel_one ? 1 : from.vc, dir};
+  return 1;
+}
+
 namespace {
 
 using DirSet = std::array<bool, kDirections>;

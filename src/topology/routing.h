@@ -32,12 +32,21 @@
 #include <vector>
 
 #include "core/result.h"
+#include "topology/torus.h"
 
 namespace trellis {
 
 // Directions: 2*axis for +, 2*axis+1 for -. "+x" is 0, "-z" is 5.
 constexpr int kDirections = 6;
+constexpr int kInjected = kDirections;  // the "last direction" of a packet before its first hop
 std::string direction_name(int dir);
+inline int opposite(int dir) {
+  return dir ^ 1;
+}
+
+// The router one hop from `node` in `dir`, or -1 at a mesh face or along an axis of extent 1.
+// `crosses_wrap` (optional) tells whether the hop uses a wrap-around link.
+NodeId neighbour(const Torus& torus, NodeId node, int dir, bool* crosses_wrap = nullptr);
 
 struct RoutingRules {
   enum class PhaseChoice { kEarliest, kLatest };
@@ -58,5 +67,19 @@ struct RoutingRules {
   // "table=A phase=latest dateline=link channels=keep"
   std::string describe() const;
 };
+
+// What the rules remember about a packet at a router.
+struct WalkState {
+  NodeId node = 0;
+  int phase = 0;         // index into RoutingRules::phases
+  int vc = 0;            // the channel it arrived on (0 at injection, rule V0)
+  int last = kInjected;  // the direction of the hop that brought it here
+};
+
+// The states the rules allow one hop from `from` in `dir` on a mesh/torus of up to 3 axes: none,
+// one, or two (when the channel is free on a mesh axis). Writes them to `out` and returns how
+// many; a successor's vc is the channel the hop itself uses.
+int successors(const Torus& torus, const RoutingRules& rules, const WalkState& from, int dir,
+               std::array<WalkState, 2>& out);
 
 }  // namespace trellis
