@@ -8,6 +8,7 @@ const AllocatorRegistry& AllocatorRegistry::builtin() {
     AllocatorRegistry r;
     register_baseline_allocators(r);
     register_contiguous_allocators(r);
+    register_locality_allocators(r);
     return r;
   }();
   return registry;

@@ -15,6 +15,8 @@ int main(int argc, char** argv) {
   trellis::cli::add_alloc_command(app, status);
   trellis::cli::add_demo_command(app, status);
   trellis::cli::add_bench_command(app, status);
+  trellis::cli::add_topo_command(app, status);
+  trellis::cli::add_compare_alloc_command(app, status);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
