@@ -1,6 +1,7 @@
 #include "bench/compare_alloc.h"
 
 #include <algorithm>
+#include <bit>
 #include <chrono>
 #include <cmath>
 #include <iomanip>
