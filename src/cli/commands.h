@@ -10,5 +10,7 @@ namespace trellis::cli {
 void add_list_command(CLI::App& app, int& status);
 void add_alloc_command(CLI::App& app, int& status);
 void add_demo_command(CLI::App& app, int& status);
+void add_sim_command(CLI::App& app, int& status);
+void add_sim_compare_command(CLI::App& app, int& status);
 
 }  // namespace trellis::cli

@@ -14,6 +14,8 @@ int main(int argc, char** argv) {
   trellis::cli::add_list_command(app, status);
   trellis::cli::add_alloc_command(app, status);
   trellis::cli::add_demo_command(app, status);
+  trellis::cli::add_sim_command(app, status);
+  trellis::cli::add_sim_compare_command(app, status);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
