@@ -131,6 +131,7 @@ SimResult simulate(const Machine& machine, const Allocator& allocator, const Que
     result.pass_seconds += pass_time;
     result.max_pass_seconds = std::max(result.max_pass_seconds, pass_time);
     ++result.passes;
+    if (options.on_pass) options.on_pass(now, queue, decided);
 
     std::vector<bool> started(queue.size(), false);
     for (StartDecision& d : decided.starts) {

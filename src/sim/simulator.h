@@ -14,6 +14,7 @@
 
 #include <functional>
 #include <optional>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -30,6 +31,9 @@ struct SimOptions {
   bool record_placements = true;
   // Called now and then with the fraction of jobs finished, for a progress bar.
   std::function<void(double)> progress;
+  // Called after each policy pass with the instant, the queue the policy saw and its decisions;
+  // tests use it to check that promises (reservations) are kept.
+  std::function<void(Seconds, std::span<const Job* const>, const Schedule&)> on_pass;
 };
 
 struct JobRecord {
