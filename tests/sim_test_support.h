@@ -3,6 +3,7 @@
 // and job builders.
 #pragma once
 
+#include <cstdlib>
 #include <string>
 
 #include "alloc/allocator.h"
@@ -29,6 +30,13 @@ class ConsecutiveAllocator : public Allocator {
     return fail("no " + std::to_string(request.nodes) + " consecutive free nodes");
   }
 };
+
+// The shared data folder: $TRELLIS_SHARED when set (a worktree that is not beside shared/),
+// otherwise shared/ beside the repository, as in CI.
+inline std::string shared_dir() {
+  const char* env = std::getenv("TRELLIS_SHARED");
+  return env && *env ? env : TRELLIS_SOURCE_DIR "/../shared";
+}
 
 inline Job make_job(JobId id, Seconds submit, int nodes, Seconds limit, Seconds run = -1) {
   Job job;

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "alloc/registry.h"
 #include "cli/alloc_report.h"
 #include "cli/commands.h"
 #include "cli/sim_args.h"
@@ -101,7 +102,12 @@ int run_compare(CompareArgs args) {
   if (args.base.workload.empty() == args.base.generate.empty())
     return usage_error(
         fail("give exactly one of --workload FILE and --generate lublin:JOBS[:SEED]"));
-  if (args.allocators.empty()) args.allocators = {allocator_or_default("", *machine)};
+  if (args.allocators.empty()) {
+    // Every allocator that can be built for this machine (families for other machine kinds
+    // refuse in their factories).
+    for (const auto& info : AllocatorRegistry::builtin().all())
+      if (info.factory(*machine, {}).ok()) args.allocators.push_back(info.name);
+  }
   if (args.parallel < 1) return usage_error(fail("--jobs must be at least 1"));
   std::vector<long> seeds = args.seeds.empty() ? std::vector<long>{-1} : args.seeds;
 
@@ -222,7 +228,9 @@ void add_sim_compare_command(CLI::App& app, int& status) {
   cmd->remove_option(cmd->get_option("--alloc"));
   cmd->remove_option(cmd->get_option("--sched"));
   cmd->remove_option(cmd->get_option("--load"));
-  cmd->add_option("--alloc,-a", args->allocators, "Allocators to compare (comma-separated)")
+  cmd->add_option("--alloc,-a", args->allocators,
+                  "Allocators to compare (comma-separated); default: every allocator that "
+                  "accepts the machine")
       ->delimiter(',');
   cmd->add_option("--sched,-s", args->policies, "Queue policies to compare (comma-separated)")
       ->delimiter(',')

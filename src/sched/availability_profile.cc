@@ -74,7 +74,7 @@ std::optional<Projection> AvailabilityProfile::find(const Request& request, Seco
     }
     if (!enough) continue;
     if (auto p = allocator.allocate(window, request))
-      return Projection{segments_[i].start, std::move(*p)};
+      return Projection{segments_[i].start, std::move(*p), std::move(window)};
   }
   return std::nullopt;
 }
