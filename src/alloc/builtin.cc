@@ -7,6 +7,8 @@ const AllocatorRegistry& AllocatorRegistry::builtin() {
   static const AllocatorRegistry registry = [] {
     AllocatorRegistry r;
     register_baseline_allocators(r);
+    register_contiguous_allocators(r);
+    register_locality_allocators(r);
     return r;
   }();
   return registry;

@@ -46,5 +46,8 @@ Result<std::unique_ptr<Allocator>> make_allocator(Args&&... args) {
 
 // Each allocator family registers itself through one of these (alloc/builtin.cc calls them all).
 void register_baseline_allocators(AllocatorRegistry& registry);
+void register_contiguous_allocators(AllocatorRegistry& registry);
+// Seed 004 and seed 001 locality allocators: linear (curves), MC, fat-tree units, buddy.
+void register_locality_allocators(AllocatorRegistry& registry);
 
 }  // namespace trellis

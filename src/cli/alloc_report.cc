@@ -1,7 +1,9 @@
 #include "cli/alloc_report.h"
 
+#include <iomanip>
 #include <iostream>
 
+#include "alloc/metrics.h"
 #include "core/hostlist.h"
 
 namespace trellis::cli {
@@ -38,7 +40,19 @@ void print_placement(std::ostream& out, const Machine& machine, const Placement&
   out << "nodes:      " << format_hostlist(placement.nodes) << " (" << placement.nodes.count()
       << ")\n";
   if (!placement.note.empty()) out << "note:       " << placement.note << "\n";
+  out << "avg hops:   " << std::fixed << std::setprecision(2)
+      << average_pairwise_hops(machine, placement.nodes) << " (mean over pairs of its nodes)\n";
+  out.unsetf(std::ios_base::floatfield);
   out << "free after: " << free_after.count() << " nodes\n";
+  if (const Torus* torus = machine.torus()) {
+    auto largest = largest_free_box(*torus, free_after);
+    out << "left:       ";
+    if (largest)
+      out << "largest free box " << largest->describe(*torus) << ", " << largest->volume()
+          << " nodes" << (largest->crosses_wrap(*torus) ? " (across the wrap-around)" : "") << "\n";
+    else
+      out << "no free node\n";
+  }
 }
 
 }  // namespace trellis::cli

@@ -10,6 +10,9 @@ namespace trellis::cli {
 void add_list_command(CLI::App& app, int& status);
 void add_alloc_command(CLI::App& app, int& status);
 void add_demo_command(CLI::App& app, int& status);
+void add_bench_command(CLI::App& app, int& status);
+void add_topo_command(CLI::App& app, int& status);
+void add_compare_alloc_command(CLI::App& app, int& status);
 void add_sim_command(CLI::App& app, int& status);
 void add_sim_compare_command(CLI::App& app, int& status);
 

@@ -3,6 +3,7 @@
 // every other job and places one more, so that a newcomer sees placement, freeing and reuse.
 #include <iostream>
 
+#include "alloc/metrics.h"
 #include "alloc/registry.h"
 #include "cli/alloc_report.h"
 #include "cli/commands.h"
@@ -50,7 +51,12 @@ int run_demo(const DemoArgs& args) {
     if (int status = place(r)) return status;
   std::cout << "\n== freeing jobs 2, 4 and 6\n";
   for (int j : {1, 3, 5}) free |= placed[j];
-  std::cout << "free now: " << free.count() << " nodes\n";
+  std::cout << "free now: " << free.count() << " nodes";
+  if (const Torus* torus = machine->torus())
+    if (auto largest = largest_free_box(*torus, free))
+      std::cout << ", largest free box " << largest->describe(*torus) << " (" << largest->volume()
+                << " nodes)";
+  std::cout << "\n";
   return place("4x4x4");
 }
 

@@ -14,6 +14,9 @@ int main(int argc, char** argv) {
   trellis::cli::add_list_command(app, status);
   trellis::cli::add_alloc_command(app, status);
   trellis::cli::add_demo_command(app, status);
+  trellis::cli::add_bench_command(app, status);
+  trellis::cli::add_topo_command(app, status);
+  trellis::cli::add_compare_alloc_command(app, status);
   trellis::cli::add_sim_command(app, status);
   trellis::cli::add_sim_compare_command(app, status);
   try {

@@ -64,7 +64,8 @@ void draw_progress(double fraction) {
 
 std::string allocator_or_default(const std::string& name, const Machine& machine) {
   if (!name.empty()) return name;
-  std::string preferred = default_allocator_for(machine);
+  std::string preferred =
+      machine.kind() == Machine::Kind::kFatTree ? "fattree-units" : default_allocator_for(machine);
   return AllocatorRegistry::builtin().find(preferred) ? preferred : "first-available";
 }
 
@@ -165,8 +166,8 @@ void add_sim_options(CLI::App& cmd, SimArgs& args) {
       ->capture_default_str();
   cmd.add_option("--sched-opt", args.sched_options, "Policy option key=value (repeatable)");
   cmd.add_option("--alloc,-a", args.allocator,
-                 "Allocator (see `trellis list`); default: contiguous on a mesh/torus when "
-                 "available, else first-available");
+                 "Allocator (see `trellis list`); default: contiguous on a mesh/torus, "
+                 "fattree-units on a fat tree, first-available on a flat machine");
   cmd.add_option("--alloc-opt", args.alloc_options, "Allocator option key=value (repeatable)");
   cmd.add_option("--load", args.load,
                  "Scale the offered load: inter-arrival times are divided by this factor")

@@ -1,5 +1,7 @@
 #include "sched/fattree_batch.h"
 
+#include "alloc/fattree/unit_allocator.h"
+
 #include <algorithm>
 #include <charconv>
 #include <vector>
@@ -33,12 +35,7 @@ Result<int> positive_option(const PolicyOptions& options, const std::string& key
 
 int FatTreeBatchPolicy::default_unit(const Machine& machine) {
   const FatTree* tree = machine.fat_tree();
-  if (!tree) return 1;
-  int leaf = tree->fanouts().front();
-  int bound = tree->node_count() <= 4096 ? 4 : 8;
-  int unit = std::min(leaf, bound);
-  while (leaf % unit != 0) --unit;
-  return unit;
+  return tree ? minimum_unit_size(*tree) : 1;
 }
 
 Schedule FatTreeBatchPolicy::schedule(const SchedulerView& view, const Allocator& allocator) const {

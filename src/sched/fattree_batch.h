@@ -4,13 +4,14 @@
 // unit*k+unit-1). A pass takes the first njob queued jobs (njob=4 by default, the seed's value),
 // and while their total node count exceeds the nodes of the wholly free units it drops the last
 // job of the batch; a batch of one that still does not fit ends the pass. The batch is sorted by
-// size, largest first, and each job is placed by the allocator (the seed uses the fat-tree
-// allocator, `fattree`; any allocator works by name). The seed schedules when a job arrives or
-// ends; this pass then takes the next batch from the head of the queue until one does not fit.
+// size, largest first, and each job is placed by the allocator (the seed's is `fattree-units`,
+// the default of `trellis sim` on fat trees; any allocator works by name). The seed schedules when
+// a job arrives or ends; this pass then takes the next batch from the head of the queue until one
+// does not fit.
 //
-// Options: njob=N (batch size), unit=N (nodes per unit). The default unit follows the seed: the
-// leaf switch's node count when it is at most 4 (machines up to 4096 nodes) or 8 (larger ones),
-// otherwise the largest divisor of it within that bound; 1 on machines without a fat tree.
+// Options: njob=N (batch size), unit=N (nodes per unit). The default unit is the seed's rule, as
+// the fat-tree allocator applies it (minimum_unit_size in alloc/fattree/unit_allocator.h); 1 on
+// machines without a fat tree.
 #pragma once
 
 #include "sched/registry.h"

@@ -69,7 +69,7 @@ constexpr std::string_view kRunBody = R"html(
 <p id="about"></p>
 <h2>Summary</h2><table id="summary"></table>
 <h2>Gantt chart</h2><p id="gantt-note"></p><div id="gantt" class="chart" style="height:560px"></div>
-<h2>Utilization and queue length</h2><div id="timeline" class="chart"></div>
+<h2>Utilization, queue length and largest free box</h2><div id="timeline" class="chart"></div>
 <h2>Bounded slowdown by job size</h2><div id="slowdown" class="chart"></div>
 <div id="occupancy-section"><h2>Occupancy</h2><p id="occupancy-note"></p><div id="occupancy" class="grid"></div></div>
 )html";
@@ -118,18 +118,22 @@ drawChart('gantt', {
 });
 
 var tl = D.timeline;
+var timelineSeries = [
+  {name: 'busy nodes', type: 'line', step: 'end', showSymbol: false, areaStyle: {opacity: 0.3},
+   data: tl.time.map(function (t, i) { return [t, tl.busy[i]]; })},
+  {name: 'queued jobs', type: 'line', step: 'end', showSymbol: false, yAxisIndex: 1,
+   data: tl.time.map(function (t, i) { return [t, tl.queued[i]]; })}];
+if (tl.largest_free_box.length && tl.largest_free_box[0] >= 0)
+  timelineSeries.push({name: 'largest free box (nodes)', type: 'line', step: 'end', showSymbol: false,
+    lineStyle: {width: 1}, data: tl.time.map(function (t, i) { return [t, tl.largest_free_box[i]]; })});
 drawChart('timeline', {
   tooltip: {trigger: 'axis'},
-  legend: {data: ['busy nodes', 'queued jobs']},
+  legend: {top: 0, data: timelineSeries.map(function (s) { return s.name; })},
   grid: {left: 70, right: 70, bottom: 70},
   dataZoom: [{type: 'slider'}, {type: 'inside'}],
   xAxis: {type: 'value', name: 'time (s)', nameLocation: 'middle', nameGap: 25, min: tmin, max: tmax},
-  yAxis: [{type: 'value', name: 'busy nodes', max: D.nodes}, {type: 'value', name: 'queued jobs'}],
-  series: [
-    {name: 'busy nodes', type: 'line', step: 'end', showSymbol: false, areaStyle: {opacity: 0.3},
-     data: tl.time.map(function (t, i) { return [t, tl.busy[i]]; })},
-    {name: 'queued jobs', type: 'line', step: 'end', showSymbol: false, yAxisIndex: 1,
-     data: tl.time.map(function (t, i) { return [t, tl.queued[i]]; })}]
+  yAxis: [{type: 'value', name: 'nodes', max: D.nodes}, {type: 'value', name: 'queued jobs'}],
+  series: timelineSeries
 });
 
 var sd = D.slowdown;

@@ -45,7 +45,7 @@ json timeline(const SimResult& result, size_t max_points) {
   const auto& tl = result.timeline;
   size_t stride =
       std::max<size_t>(1, (tl.size() + max_points - 1) / std::max<size_t>(1, max_points));
-  json t = json::array(), busy = json::array(), queued = json::array();
+  json t = json::array(), busy = json::array(), queued = json::array(), box = json::array();
   for (size_t i = 0; i < tl.size(); i += stride) {
     // The busiest sample of each stride, so thinning does not hide peaks.
     size_t pick = i;
@@ -54,15 +54,18 @@ json timeline(const SimResult& result, size_t max_points) {
     t.push_back(tl[i].time);
     busy.push_back(tl[pick].busy_nodes);
     queued.push_back(tl[pick].queued_jobs);
+    box.push_back(tl[pick].largest_free_box);
   }
   if (!tl.empty() && (tl.size() - 1) % stride != 0) {
     t.push_back(tl.back().time);
     busy.push_back(tl.back().busy_nodes);
     queued.push_back(tl.back().queued_jobs);
+    box.push_back(tl.back().largest_free_box);
   }
   return {{"time", std::move(t)},
           {"busy", std::move(busy)},
           {"queued", std::move(queued)},
+          {"largest_free_box", std::move(box)},
           {"thinned", stride > 1}};
 }
 

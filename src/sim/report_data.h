@@ -3,7 +3,8 @@
 //               run of consecutive node ids of a job (node ids are the allocator's order); when a
 //               run has more than max_rectangles of them, the jobs with the most node-seconds are
 //               kept and the page says how many were left out
-//   timeline    busy nodes and queued jobs after each scheduling instant (evenly thinned to at most
+//   timeline    busy nodes, queued jobs and the largest free box (mesh/torus) after each instant
+//   (evenly thinned to at most
 //               max_timeline_points, always keeping the last)
 //   slowdown    job counts by size class (powers of two) and bounded-slowdown bin
 //   occupancy   mesh/torus only: which job holds each node at a few instants, laid out as a grid

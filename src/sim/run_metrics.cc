@@ -53,7 +53,8 @@ RunSummary summarize(const SimResult& r) {
   std::sort(submits.begin(), submits.end());
   s.steady_from = submits[submits.size() / 10];
   s.steady_to = submits[submits.size() * 9 / 10];
-  double steady_busy = 0, idle_waiting = 0, fragmented = 0, queue_area = 0;
+  double steady_busy = 0, idle_waiting = 0, fragmented = 0, queue_area = 0, box_area = 0;
+  bool has_box = !r.timeline.empty();
   const auto& tl = r.timeline;
   for (size_t i = 0; i < tl.size(); ++i) {
     Seconds from = tl[i].time;
@@ -62,6 +63,8 @@ RunSummary summarize(const SimResult& r) {
     if (tl[i].queued_jobs > 0) idle_waiting += (n - tl[i].busy_nodes) * dt;
     if (tl[i].head_blocked_by_shape) fragmented += dt;
     queue_area += tl[i].queued_jobs * dt;
+    box_area += tl[i].largest_free_box * dt;
+    has_box &= tl[i].largest_free_box >= 0;
     s.max_queue_length = std::max(s.max_queue_length, tl[i].queued_jobs);
     Seconds a = std::max(from, s.steady_from), b = std::min(to, s.steady_to);
     if (b > a) steady_busy += tl[i].busy_nodes * (b - a);
@@ -69,6 +72,7 @@ RunSummary summarize(const SimResult& r) {
   s.loss_of_capacity = idle_waiting / (n * s.makespan);
   s.fragmented_fraction = fragmented / s.makespan;
   s.mean_queue_length = queue_area / s.makespan;
+  s.mean_largest_free_box = has_box ? box_area / s.makespan : -1;
   if (s.steady_to > s.steady_from)
     s.steady_utilization = steady_busy / (n * (s.steady_to - s.steady_from));
   return s;
@@ -94,6 +98,7 @@ nlohmann::json to_json(const RunSummary& s) {
       {"fragmented_time_fraction", s.fragmented_fraction},
       {"mean_queue_length", s.mean_queue_length},
       {"max_queue_length", s.max_queue_length},
+      {"mean_largest_free_box", s.mean_largest_free_box},
       {"mean_pairwise_hops", s.mean_pairwise_hops},
       {"mean_leaf_switches", s.mean_leaf_switches},
       {"allocator_calls", s.allocator_calls},

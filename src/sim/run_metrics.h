@@ -11,6 +11,8 @@
 //   fragmentation time    fraction of T1 - T0 during which the queue head fits by count but the
 //                         allocator cannot place it (external fragmentation)
 //   queue length          time-weighted mean and the maximum
+//   largest free box      time-weighted mean of the largest free box's node count (mesh/torus,
+//                         when placements are recorded; -1 otherwise)
 //   decision time         wall time per allocator call and per policy pass
 #pragma once
 
@@ -35,6 +37,7 @@ struct RunSummary {
   double fragmented_fraction = 0;
   double mean_queue_length = 0;
   int max_queue_length = 0;
+  double mean_largest_free_box = -1;
   double mean_pairwise_hops = 0;   // mean over jobs of two or more nodes (recorded runs only)
   double mean_leaf_switches = -1;  // fat trees only
   double allocator_call_us = 0;    // mean wall time of one allocate() call

@@ -6,7 +6,8 @@
 #include <queue>
 #include <unordered_map>
 
-#include "sim/placement_metrics.h"
+#include "alloc/locality_metrics.h"
+#include "alloc/metrics.h"
 
 namespace trellis {
 
@@ -150,7 +151,8 @@ SimResult simulate(const Machine& machine, const Allocator& allocator, const Que
       if (options.record_placements) {
         record.runs = runs_of(nodes);
         record.average_hops = average_pairwise_hops(machine, nodes);
-        record.leaf_switches = leaf_switches_spanned(machine, nodes);
+        if (const FatTree* tree = machine.fat_tree())
+          record.leaf_switches = leaf_switches_spanned(*tree, nodes);
       }
       free -= nodes;
       endings.push({record.end, result.jobs.size()});
@@ -169,7 +171,11 @@ SimResult simulate(const Machine& machine, const Allocator& allocator, const Que
     for (const Reservation& r : reservations)
       if (r.start > now) wake = std::min(wake, r.start);
 
-    TimelineSample sample{now, n - free.count(), static_cast<int>(queue.size()), false};
+    TimelineSample sample{now, n - free.count(), static_cast<int>(queue.size()), false, -1};
+    if (options.record_placements && machine.torus()) {
+      auto box = largest_free_box(*machine.torus(), free);
+      sample.largest_free_box = box ? static_cast<int>(box->volume()) : 0;
+    }
     if (!queue.empty() && queue.front()->request.nodes <= free.count())
       sample.head_blocked_by_shape = !allocator.allocate(free, queue.front()->request).ok();
     if (!result.timeline.empty() && result.timeline.back().time == now)

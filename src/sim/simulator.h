@@ -66,6 +66,8 @@ struct TimelineSample {
   // The queue head has no more nodes than are free but the allocator cannot place it: external
   // fragmentation (it would fit by count, not by shape).
   bool head_blocked_by_shape = false;
+  // Nodes in the largest free box (mesh/torus, when placements are recorded); -1 otherwise.
+  int largest_free_box = -1;
 };
 
 struct SimResult {

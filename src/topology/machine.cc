@@ -89,7 +89,7 @@ Result<Machine> Machine::parse(std::string_view spec) {
     if (!torus) return spec_error(spec, torus.error().message);
     return from_torus(std::move(*torus));
   }
-  if (!options.empty()) return spec_error(spec, "'" + std::string(kind) + "' takes no options");
+  if (!options.empty()) return spec_error(spec, std::string(kind).append(" takes no options"));
   if (kind == "fattree") {
     auto fanouts = parse_list(rest, ',', spec, "fan-out");
     if (!fanouts) return fanouts.error();

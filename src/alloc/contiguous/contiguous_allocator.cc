@@ -1,0 +1,55 @@
+#include "alloc/contiguous/contiguous_allocator.h"
+
+#include "alloc/contiguous/orientations.h"
+#include "alloc/registry.h"
+
+namespace trellis {
+
+ContiguousAllocator::ContiguousAllocator(const Machine& machine, SearchKind search)
+    : Allocator(machine), search_(make_box_search(search, *machine.torus())) {}
+
+Status ContiguousAllocator::check(const Request& request) const {
+  if (auto ok = Allocator::check(request); !ok) return ok;
+  if (orientations_for(torus(), request).empty()) {
+    if (request.has_shape())
+      return fail("shape " + format_shape(request.shape) + " does not fit in " +
+                  torus().describe() + (request.rotate ? " in any orientation" : " as given"));
+    return fail("no box of exactly " + std::to_string(request.nodes) + " nodes fits in " +
+                torus().describe());
+  }
+  return Ok{};
+}
+
+Result<Placement> ContiguousAllocator::allocate(const NodeSet& free, const Request& request) const {
+  if (auto ok = check(request); !ok) return ok.error();
+  auto choice = search_->choose(free, orientations_for(torus(), request), request.mode);
+  if (!choice) {
+    std::string what = request.has_shape() ? "box " + format_shape(request.shape)
+                                           : "box of " + std::to_string(request.nodes) + " nodes";
+    auto largest = search_->largest_free_box(free, request.mode);
+    return fail("no free " + what + " now (" + std::to_string(free.count()) + " nodes free" +
+                (largest ? ", largest free box " + largest->describe(torus()) : "") + ")");
+  }
+  return Placement{choice->box.nodes(torus()), choice->box, {}};
+}
+
+void register_contiguous_allocators(AllocatorRegistry& registry) {
+  registry.add(
+      {"contiguous",
+       "one free box per job, seed 000 best fit (search=production|brute|embodiment1)",
+       "mesh/torus",
+       [](const Machine& m, const AllocatorOptions& o) -> Result<std::unique_ptr<Allocator>> {
+         if (auto ok = o.only({"search"}, "contiguous"); !ok) return ok.error();
+         if (!m.torus())
+           return fail("allocator 'contiguous' needs a mesh/torus machine, not " + m.describe());
+         SearchKind kind = SearchKind::kProduction;
+         if (auto s = o.get("search")) {
+           auto parsed = parse_search_kind(*s);
+           if (!parsed) return fail("contiguous: " + parsed.error().message);
+           kind = *parsed;
+         }
+         return make_allocator<ContiguousAllocator>(m, kind);
+       }});
+}
+
+}  // namespace trellis

@@ -1,0 +1,38 @@
+// trellis bench: performance measurements that compare against reference implementations in
+// the same run (never against remembered numbers).
+//
+//   trellis bench contiguous [--quick] [--repeat N] [--budget SECONDS]
+#include <unistd.h>
+
+#include <iostream>
+
+#include "bench/contiguous_bench.h"
+#include "cli/commands.h"
+
+namespace trellis::cli {
+
+void add_bench_command(CLI::App& app, int& status) {
+  auto* cmd = app.add_subcommand("bench", "Measure allocator decision times against references");
+  cmd->require_subcommand(1);
+  auto options = std::make_shared<bench::ContiguousBenchOptions>();
+  auto* contiguous = cmd->add_subcommand(
+      "contiguous",
+      "Median decision time of the contiguous allocator's production search against the\n"
+      "generalised embodiment-1 search of seed 000 and brute force, on 16^3, 32^3 and 48^3 tori\n"
+      "with 50% random and 90% realistic occupancy, for shaped (rotation allowed) and\n"
+      "count-only requests. Also times the largest-free-box metric.");
+  contiguous->add_flag("--quick", options->quick, "CI-sized run: 8^3 and 16^3 tori, 3 repeats");
+  contiguous->add_option("--repeat", options->repeat, "Runs per search and cell (default 15)")
+      ->check(CLI::PositiveNumber);
+  contiguous
+      ->add_option("--budget", options->budget_seconds,
+                   "Seconds each search may spend per cell before it stops repeating")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  contiguous->callback([options, &status] {
+    options->progress = isatty(STDOUT_FILENO);
+    status = bench::run_contiguous_bench(*options, std::cout);
+  });
+}
+
+}  // namespace trellis::cli
