@@ -15,5 +15,7 @@ void add_topo_command(CLI::App& app, int& status);
 void add_compare_alloc_command(CLI::App& app, int& status);
 // Adds `bench mc` to the bench command; call after add_bench_command.
 void add_bench_mc_command(CLI::App& app, int& status);
+void add_sim_command(CLI::App& app, int& status);
+void add_sim_compare_command(CLI::App& app, int& status);
 
 }  // namespace trellis::cli
