@@ -12,8 +12,11 @@ build: deps
 	@cmake --preset release >/dev/null
 	@cmake --build --preset release -j $(JOBS)
 
+# The main job on the bundled default: the Lublin-Feitelson trace of 10,000 jobs (data/workloads)
+# on a 16x16 torus, every allocator that accepts it x EASY and conservative backfilling.
 run: build
-	@./build/release/trellis demo
+	@./build/release/trellis sim-compare --machine torus:16x16 \
+	  --workload data/workloads/lublin_256.swf --sched easy,conservative --out out/run
 
 test: build
 	@ctest --preset release -j $(JOBS)

@@ -1,12 +1,14 @@
 #include "bench/compare_alloc.h"
 
 #include <algorithm>
+#include <bit>
 #include <chrono>
 #include <cmath>
 #include <iomanip>
 #include <random>
 
 #include "alloc/locality_metrics.h"
+#include "alloc/metrics.h"
 #include "topology/curve.h"
 
 namespace trellis {
@@ -91,7 +93,7 @@ Result<std::vector<AllocatorComparison>> compare_allocators(
       }
       const NodeSet& nodes = placement->nodes;
       ++row.placed;
-      hops += mean_pairwise_hops(machine, nodes);
+      hops += average_pairwise_hops(machine, nodes);
       span += curve_span(curve, nodes);
       runs += contiguous_runs(curve, nodes);
       if (machine.fat_tree()) switches += leaf_switches_spanned(*machine.fat_tree(), nodes);

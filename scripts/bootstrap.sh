@@ -32,3 +32,12 @@ if [ ${#missing[@]} -gt 0 ]; then
   apt-get update -qq
   apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
+
+# The HTML reports inline Apache ECharts, pinned by web/package-lock.json; CMake embeds the
+# installed bundle into the trellis binary. npm ci is skipped when the pinned version is present.
+here="$(cd "$(dirname "$0")/.." && pwd)"
+bundle="$here/web/node_modules/echarts/dist/echarts.min.js"
+if [ ! -f "$bundle" ] || ! grep -q '"version": "6.1.0"' "$here/web/node_modules/echarts/package.json"; then
+  echo "bootstrap: npm ci in web/ (Apache ECharts for the HTML reports)"
+  (cd "$here/web" && npm ci --no-audit --no-fund --loglevel=error)
+fi

@@ -54,6 +54,13 @@ TEST(LocalityCli, CompareAllocRunsOnRedStormAndTheBigFatTree) {
   EXPECT_NE(bad.out.find("mc1x1"), std::string::npos);
 }
 
+TEST(LocalityCli, BenchMcAgreesWithTheNaiveReference) {
+  CommandRun quick = run("bench mc --quick --repeat 1");
+  EXPECT_EQ(quick.status, 0) << quick.out;
+  EXPECT_NE(quick.out.find("speed-up"), std::string::npos);
+  EXPECT_EQ(quick.out.find(" NO"), std::string::npos) << quick.out;
+}
+
 TEST(LocalityCli, AllocAndListCoverTheNewAllocators) {
   CommandRun list = run("list");
   EXPECT_EQ(list.status, 0);

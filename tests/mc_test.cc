@@ -97,6 +97,30 @@ TEST(Mc1x1, CornerCostsOfRedStorm) {
   }
 }
 
+// The concrete node sets of the reference prototype (digest 5.2: last shell by L1, then rank).
+TEST(Mc1x1, ConcreteSetsMatchTheReferencePrototype) {
+  auto ids = [](const std::string& spec, bool wrap, const NodeSet& free, int k) {
+    Machine m = machine(spec);
+    Mc1x1Allocator mc(m, wrap);
+    auto p = mc.allocate(free, Request::count(k, PlacementMode::kNonContiguous));
+    EXPECT_TRUE(p);
+    return p ? p->nodes.to_vector() : std::vector<NodeId>{};
+  };
+  EXPECT_EQ(ids("mesh:5x5x5", false, NodeSet::all(125), 27),
+            (std::vector<NodeId>{10, 11, 12, 15, 16, 17, 20, 21, 22, 35, 36, 37, 40, 41,
+                                 42, 45, 46, 47, 60, 61, 62, 65, 66, 67, 70, 71, 72}));
+  EXPECT_EQ(
+      ids("mesh:8x8x8", false, m2_free(), 40),
+      (std::vector<NodeId>{35,  36,  42,  43,  44,  49,  50,  52,  53,  58,  59,  60,  98,  99,
+                           105, 107, 108, 109, 113, 114, 115, 116, 121, 122, 124, 125, 163, 170,
+                           171, 177, 179, 180, 181, 186, 187, 188, 235, 242, 243, 251}));
+  EXPECT_EQ(
+      ids("mesh:8x8x8:wrap=z", true, m2_free(), 40),
+      (std::vector<NodeId>{3,   4,   6,   7,   12,  13,  14,  15,  19,  20,  21,  23,  29,  30,
+                           68,  69,  70,  75,  76,  78,  79,  84,  85,  86,  93,  133, 140, 141,
+                           142, 389, 396, 398, 405, 453, 454, 460, 461, 462, 468, 470}));
+}
+
 TEST(Mc1x1, PatentCostArithmetic) {
   // P2's example (not geometrically realisable, digest 8 A-14): only the arithmetic is tested.
   EXPECT_EQ(mc_cost({1, 30, 69}), 168);

@@ -57,34 +57,4 @@ long sum_pairwise_hops(const FatTree& tree, const NodeSet& nodes) {
   return hops;
 }
 
-long sum_pairwise_hops(const Torus& torus, const NodeSet& nodes) {
-  std::vector<std::vector<long>> histogram(torus.dims());
-  for (int a = 0; a < torus.dims(); ++a) histogram[a].assign(torus.extent(a), 0);
-  nodes.for_each([&](NodeId id) {
-    Coords c = torus.coords(id);
-    for (int a = 0; a < torus.dims(); ++a) ++histogram[a][c[a]];
-  });
-  long hops = 0;
-  for (int a = 0; a < torus.dims(); ++a) {
-    const auto& h = histogram[a];
-    for (int u = 0; u < torus.extent(a); ++u) {
-      if (h[u] == 0) continue;
-      for (int v = u + 1; v < torus.extent(a); ++v)
-        hops += h[u] * h[v] * torus.axis_distance(a, u, v);
-    }
-  }
-  return hops;
-}
-
-long sum_pairwise_hops(const Machine& machine, const NodeSet& nodes) {
-  if (machine.torus()) return sum_pairwise_hops(*machine.torus(), nodes);
-  return sum_pairwise_hops(*machine.fat_tree(), nodes);
-}
-
-double mean_pairwise_hops(const Machine& machine, const NodeSet& nodes) {
-  long n = nodes.count();
-  if (n < 2) return 0.0;
-  return static_cast<double>(sum_pairwise_hops(machine, nodes)) / pairs(n);
-}
-
 }  // namespace trellis

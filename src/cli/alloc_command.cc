@@ -56,7 +56,8 @@ void add_alloc_command(CLI::App& app, int& status) {
   auto args = std::make_shared<AllocArgs>();
   auto* cmd = app.add_subcommand(
       "alloc",
-      "Place one job on a machine with some nodes busy, and print the decision.\n"
+      "Place one job on a machine with some nodes busy, and print the decision: the box and its\n"
+      "nodes, their average pairwise hops, and the largest free box left (mesh/torus).\n"
       "Example: trellis alloc --machine torus:8x8x8 --busy 'n[0-40]' --request 4x2x2");
   cmd->add_option("--machine,-m", args->machine,
                   "Machine spec: torus:16x8, mesh:27x16x24:wrap=z, fattree:4,4,4, flat:128")

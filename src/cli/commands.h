@@ -13,6 +13,10 @@ void add_demo_command(CLI::App& app, int& status);
 void add_bench_command(CLI::App& app, int& status);
 void add_topo_command(CLI::App& app, int& status);
 void add_compare_alloc_command(CLI::App& app, int& status);
+// Adds `bench mc` to the bench command; call after add_bench_command.
+void add_bench_mc_command(CLI::App& app, int& status);
+void add_sim_command(CLI::App& app, int& status);
+void add_sim_compare_command(CLI::App& app, int& status);
 void add_gang_sim_command(CLI::App& app, int& status);
 
 }  // namespace trellis::cli

@@ -29,7 +29,7 @@ int run_compare(const CompareArgs& args) {
   options.jobs = args.jobs;
   options.seed = args.seed;
   options.allocators = args.allocators;
-  const bool tty = isatty(STDERR_FILENO);
+  const bool tty = isatty(STDOUT_FILENO);  // progress only for people watching
   auto rows = compare_allocators(*machine, options, [tty](const std::string& name) {
     if (tty) std::cerr << "\rrunning " << name << "...\033[K" << std::flush;
   });

@@ -1,22 +1,28 @@
-// trellis list: the registered allocators (and, as they are added, policies), one per line.
+// trellis list: the registered allocators and queue policies, one per line.
 #include <iomanip>
 #include <iostream>
 
 #include "alloc/registry.h"
 #include "cli/commands.h"
 #include "sched/gang/registry.h"
+#include "sched/registry.h"
 
 namespace trellis::cli {
 
 void add_list_command(CLI::App& app, int& status) {
-  auto* cmd = app.add_subcommand("list", "List the allocators Trellis knows, by name");
+  auto* cmd =
+      app.add_subcommand("list", "List the allocators and queue policies Trellis knows, by name");
   cmd->callback([&status] {
     std::cout << "Allocators (use with --alloc NAME):\n";
     for (const auto& info : AllocatorRegistry::builtin().all()) {
       std::cout << "  " << std::left << std::setw(26) << info.name << std::setw(12) << info.machines
                 << info.summary << "\n";
     }
-    std::cout << "\nGang (time-space sharing) policies (use with --sched NAME):\n";
+    std::cout << "\nQueue policies (use with --sched NAME):\n";
+    for (const auto& info : PolicyRegistry::builtin().all())
+      std::cout << "  " << std::left << std::setw(26) << info.name << info.summary << "\n";
+    std::cout << "\nGang (time-space sharing) policies (use with --sched NAME, `trellis sim` or "
+                 "`trellis gang-sim`):\n";
     for (const auto& info : gang::GangPolicyRegistry::builtin().all())
       std::cout << "  " << std::left << std::setw(26) << info.name << info.summary << "\n";
     status = 0;

@@ -1,5 +1,6 @@
 #include "alloc/fattree/unit_allocator.h"
 
+#include <algorithm>
 #include <cassert>
 #include <charconv>
 

@@ -1,12 +1,14 @@
 // Linear allocators: the machine as a line (or ring) of nodes along a curve, and a job as a set
 // of ranks on it (seed 004; Leung et al., Cluster 2002). Registered names:
 //   sorted-free-list-<curve>   the lowest free ranks, gaps ignored (the old Cplant default)
-//   linear-firstfit-<curve>    first fit  } on the free intervals of the ring (or line), with
-//   linear-bestfit-<curve>     best fit   } the min-span fallback when no interval is large
-//   linear-sumsq-<curve>       sum of squares } enough (option fallback=minspan|fail)
+//   linear-firstfit-<curve>    first fit       on the free intervals of the ring (or line),
+//   linear-bestfit-<curve>     best fit        see alloc/linear/ring_packing.h; when no
+//   linear-sumsq-<curve>       sum of squares  interval is large enough, min span
+// Option fallback=minspan (default) or fail chooses what happens when no interval fits.
 // <curve> is rowmajor, snake or hilbert (topology/curve.h). The curve closes into a ring only
 // when its ends are neighbours (the snake on Red Storm's z torus); then a job may run through
-// the seam. On a fat tree only -rowmajor applies (ids follow the leaves).
+// the seam. On a fat tree only -rowmajor applies (ids follow the leaves). Shapes in a request
+// are ignored: these allocators place a node count.
 #pragma once
 
 #include <string>

@@ -1,5 +1,7 @@
 #include "alloc/mc/free_prefix_sums.h"
 
+#include <algorithm>
+
 namespace trellis {
 
 FreePrefixSums::FreePrefixSums(const Torus& torus, const NodeSet& free) {

@@ -1,0 +1,38 @@
+// The arguments of `trellis sim`, shared with `trellis sim-compare`, which runs `trellis sim` once
+// per point of its grid.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <string>
+#include <vector>
+
+#include "topology/machine.h"
+
+namespace trellis::cli {
+
+struct SimArgs {
+  std::string machine;
+  std::string workload;
+  std::string generate;  // lublin:JOBS[:SEED]
+  std::string policy = "easy";
+  std::vector<std::string> sched_options;
+  std::string allocator;  // empty: the machine's default
+  std::vector<std::string> alloc_options;
+  double load = 1.0;
+  int procs_per_node = 1;
+  std::string mode = "torus";
+  bool shaped = false;
+  long max_jobs = 0;
+  std::string out = "out/sim";
+  bool metrics_only = false;
+  bool quiet = false;
+};
+
+// Adds the options of `trellis sim` to `cmd`, bound to `args`.
+void add_sim_options(CLI::App& cmd, SimArgs& args);
+// Runs one simulation; returns the exit status.
+int run_sim(const SimArgs& args);
+// `name`, or the machine's default allocator when empty.
+std::string allocator_or_default(const std::string& name, const Machine& machine);
+
+}  // namespace trellis::cli

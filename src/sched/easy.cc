@@ -1,0 +1,88 @@
+#include <optional>
+#include <vector>
+
+#include "sched/backfill.h"
+#include "sched/projection.h"
+
+namespace trellis {
+
+namespace {
+
+// The head job's promise while a pass backfills around it.
+struct Head {
+  size_t index;
+  Reservation reservation;
+  NodeSet projected;  // nodes free at the reservation's start, given the jobs started so far
+};
+
+}  // namespace
+
+// A job that ends (by its limit) before the head's reservation may use any free node: its nodes
+// are back by then. One that runs past it may start if the head still fits at its reserved time
+// without the nodes it takes: first on nodes outside the head's reserved set (nothing to check),
+// else anywhere, asking the allocator for a new place for the head among the nodes projected free
+// at that time. For count-only requests this is exactly classic EASY's "extra nodes" rule; for
+// boxes it keeps a place that can hold the box.
+Schedule EasyPolicy::schedule(const SchedulerView& view, const Allocator& allocator) const {
+  Schedule out;
+  NodeSet free = view.free;
+  int free_count = free.count();
+  // The running jobs plus those started in this pass, for the head job's projection.
+  std::vector<RunningJob> running(view.running.begin(), view.running.end());
+  std::optional<Head> head;
+
+  auto start = [&](size_t i, Placement placement) {
+    const Job& job = *view.queue[i];
+    free -= placement.nodes;
+    free_count -= job.request.nodes;
+    if (!head) running.push_back({job.id, view.now, view.now + job.time_limit, placement.nodes});
+    out.starts.push_back({i, std::move(placement)});
+  };
+
+  for (size_t i = 0; i < view.queue.size() && !(head && free_count == 0); ++i) {
+    const Job& job = *view.queue[i];
+    const Request& request = job.request;
+    if (request.nodes > free_count && head) continue;
+    if (!head) {
+      if (request.nodes <= free_count) {
+        if (auto p = allocator.allocate(free, request)) {
+          start(i, std::move(*p));
+          continue;
+        }
+      }
+      auto projection = earliest_fit(view.now, free, running, request, allocator);
+      if (!projection) continue;  // can never fit: the caller rejects such jobs up front
+      head = Head{i,
+                  {job.id, projection->start, std::move(projection->placement.nodes)},
+                  std::move(projection->free_at_start)};
+      continue;
+    }
+    Reservation& promise = head->reservation;
+    if (view.now + job.time_limit <= promise.start) {
+      if (auto p = allocator.allocate(free, request)) start(i, std::move(*p));
+      continue;
+    }
+    NodeSet outside = free - promise.nodes;
+    if (outside.count() >= request.nodes) {
+      if (auto p = allocator.allocate(outside, request)) {
+        head->projected -= p->nodes;
+        start(i, std::move(*p));
+        continue;
+      }
+    }
+    auto p = allocator.allocate(free, request);
+    if (!p) continue;
+    NodeSet projected = head->projected - p->nodes;
+    const Request& head_request = view.queue[head->index]->request;
+    if (projected.count() < head_request.nodes) continue;
+    auto moved = allocator.allocate(projected, head_request);
+    if (!moved) continue;
+    promise.nodes = std::move(moved->nodes);
+    head->projected = std::move(projected);
+    start(i, std::move(*p));
+  }
+  if (head) out.reservations.push_back(std::move(head->reservation));
+  return out;
+}
+
+}  // namespace trellis

@@ -1,0 +1,68 @@
+#include "sched/registry.h"
+
+#include "sched/backfill.h"
+#include "sched/fattree_batch.h"
+#include "sched/fcfs.h"
+#include "sched/scan.h"
+
+namespace trellis {
+
+void PolicyRegistry::add(PolicyInfo info) {
+  infos_.push_back(std::move(info));
+}
+
+const PolicyInfo* PolicyRegistry::find(std::string_view name) const {
+  for (const auto& info : infos_)
+    if (info.name == name) return &info;
+  return nullptr;
+}
+
+Result<std::unique_ptr<QueuePolicy>> PolicyRegistry::create(std::string_view name,
+                                                            const Machine& machine,
+                                                            const PolicyOptions& options) const {
+  const PolicyInfo* info = find(name);
+  if (!info) {
+    std::string known;
+    for (const auto& i : infos_) known += (known.empty() ? "" : ", ") + i.name;
+    return fail("unknown queue policy '" + std::string(name) + "' (known: " + known + ")");
+  }
+  return info->factory(machine, options);
+}
+
+namespace {
+
+// A factory for policies that take no options.
+template <typename P>
+PolicyFactory plain(std::string_view name) {
+  return [name](const Machine&, const PolicyOptions& o) -> Result<std::unique_ptr<QueuePolicy>> {
+    if (auto ok = o.only({}, name); !ok) return ok.error();
+    return std::unique_ptr<QueuePolicy>(std::make_unique<P>());
+  };
+}
+
+}  // namespace
+
+const PolicyRegistry& PolicyRegistry::builtin() {
+  static const PolicyRegistry registry = [] {
+    PolicyRegistry r;
+    r.add({"fcfs", "first come first served: start jobs in order, stop at the first that waits",
+           plain<FcfsPolicy>("fcfs")});
+    r.add({"easy",
+           "EASY backfilling: the head job holds a reservation by shape, later jobs may jump it",
+           plain<EasyPolicy>("easy")});
+    r.add({"conservative",
+           "conservative backfilling: every queued job holds a reservation by shape",
+           plain<ConservativePolicy>("conservative")});
+    r.add({"scan-up", "ScanUp: serve size classes in increasing order, cyclically",
+           plain<ScanPolicy<ScanDirection::kUp>>("scan-up")});
+    r.add({"scan-down", "ScanDown: serve size classes in decreasing order, cyclically",
+           plain<ScanPolicy<ScanDirection::kDown>>("scan-down")});
+    r.add({"fattree-batch",
+           "seed 001: batches of up to njob=4 jobs, largest first, when the free units suffice",
+           make_fattree_batch_factory()});
+    return r;
+  }();
+  return registry;
+}
+
+}  // namespace trellis

@@ -1,0 +1,13 @@
+#include "sim/echarts_bundle.h"
+
+// Defined by the generated echarts_blob.S.
+extern "C" const char trellis_echarts_begin[];
+extern "C" const char trellis_echarts_end[];
+
+namespace trellis {
+
+std::string_view echarts_js() {
+  return {trellis_echarts_begin, static_cast<size_t>(trellis_echarts_end - trellis_echarts_begin)};
+}
+
+}  // namespace trellis

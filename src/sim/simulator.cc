@@ -1,0 +1,203 @@
+#include "sim/simulator.h"
+
+#include <algorithm>
+#include <chrono>
+#include <limits>
+#include <queue>
+#include <unordered_map>
+
+#include "alloc/locality_metrics.h"
+#include "alloc/metrics.h"
+
+namespace trellis {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// Forwards to an allocator and measures each call: the "decision time per allocation" metric.
+class TimedAllocator : public Allocator {
+ public:
+  TimedAllocator(const Machine& machine, const Allocator& inner)
+      : Allocator(machine), inner_(inner) {}
+  std::string_view name() const override { return inner_.name(); }
+  Status check(const Request& request) const override { return inner_.check(request); }
+  Result<Placement> allocate(const NodeSet& free, const Request& request) const override {
+    auto start = Clock::now();
+    auto result = inner_.allocate(free, request);
+    seconds_ += seconds_since(start);
+    ++calls_;
+    return result;
+  }
+  long calls() const { return calls_; }
+  double seconds() const { return seconds_; }
+
+ private:
+  const Allocator& inner_;
+  mutable long calls_ = 0;
+  mutable double seconds_ = 0;
+};
+
+std::vector<std::pair<NodeId, NodeId>> runs_of(const NodeSet& nodes) {
+  std::vector<std::pair<NodeId, NodeId>> runs;
+  for (NodeId id = nodes.next(0); id >= 0;) {
+    NodeId end = nodes.next_absent(id);
+    runs.emplace_back(id, end - 1);
+    id = end < nodes.size() ? nodes.next(end) : -1;
+  }
+  return runs;
+}
+
+struct Ending {
+  Seconds time;
+  size_t record;  // index in SimResult::jobs
+  bool operator>(const Ending& o) const {
+    return time != o.time ? time > o.time : record > o.record;
+  }
+};
+
+}  // namespace
+
+double JobRecord::bounded_slowdown() const {
+  Seconds ran = end - start;
+  return std::max(1.0, response() / std::max(ran, 10.0));
+}
+
+SimResult simulate(const Machine& machine, const Allocator& allocator, const QueuePolicy& policy,
+                   const std::vector<Job>& input, const SimOptions& options) {
+  auto wall_start = Clock::now();
+  SimResult result;
+  const int n = machine.node_count();
+  result.machine_nodes = n;
+  TimedAllocator timed(machine, allocator);
+
+  std::vector<const Job*> arrivals;
+  arrivals.reserve(input.size());
+  for (const Job& job : input) {
+    if (job.request.nodes > n) {
+      result.rejected.push_back({job.id, "needs " + std::to_string(job.request.nodes) +
+                                             " nodes, the machine has " + std::to_string(n)});
+    } else if (auto ok = allocator.check(job.request); !ok) {
+      result.rejected.push_back({job.id, ok.error().message});
+    } else {
+      arrivals.push_back(&job);
+    }
+  }
+  std::stable_sort(arrivals.begin(), arrivals.end(), [](const Job* a, const Job* b) {
+    return a->submit != b->submit ? a->submit < b->submit : a->id < b->id;
+  });
+  result.jobs.reserve(arrivals.size());
+
+  NodeSet free = NodeSet::all(n);
+  std::vector<RunningJob> running;
+  std::unordered_map<JobId, size_t> running_index;  // job id -> position in `running`
+  std::priority_queue<Ending, std::vector<Ending>, std::greater<>> endings;
+  std::vector<const Job*> queue;
+  std::vector<Reservation> reservations;
+  constexpr Seconds kNever = std::numeric_limits<Seconds>::infinity();
+  Seconds wake = kNever;
+  size_t next_arrival = 0;
+  size_t finished = 0;
+  long events = 0;
+
+  while (next_arrival < arrivals.size() || !endings.empty() || (wake < kNever && !queue.empty())) {
+    Seconds now = kNever;
+    if (next_arrival < arrivals.size()) now = arrivals[next_arrival]->submit;
+    if (!endings.empty()) now = std::min(now, endings.top().time);
+    if (!queue.empty()) now = std::min(now, wake);
+
+    while (!endings.empty() && endings.top().time <= now) {
+      const JobRecord& done = result.jobs[endings.top().record];
+      endings.pop();
+      size_t at = running_index.at(done.id);
+      free |= running[at].nodes;
+      running_index.erase(done.id);
+      if (at + 1 != running.size()) {
+        running[at] = std::move(running.back());
+        running_index[running[at].id] = at;
+      }
+      running.pop_back();
+      ++finished;
+    }
+    while (next_arrival < arrivals.size() && arrivals[next_arrival]->submit <= now)
+      queue.push_back(arrivals[next_arrival++]);
+
+    auto pass_start = Clock::now();
+    Schedule decided = policy.schedule({now, queue, running, free, reservations}, timed);
+    double pass_time = seconds_since(pass_start);
+    result.pass_seconds += pass_time;
+    result.max_pass_seconds = std::max(result.max_pass_seconds, pass_time);
+    ++result.passes;
+    if (options.on_pass) options.on_pass(now, queue, decided);
+
+    std::vector<bool> started(queue.size(), false);
+    for (StartDecision& d : decided.starts) {
+      const Job& job = *queue[d.queue_index];
+      started[d.queue_index] = true;
+      NodeSet& nodes = d.placement.nodes;
+      JobRecord record;
+      record.id = job.id;
+      record.submit = job.submit;
+      record.start = now;
+      record.run_time = job.run_time;
+      record.time_limit = job.time_limit;
+      record.nodes = job.request.nodes;
+      record.timed_out = job.run_time > job.time_limit;
+      record.end = now + std::min(job.run_time, job.time_limit);
+      if (options.record_placements) {
+        record.runs = runs_of(nodes);
+        record.average_hops = average_pairwise_hops(machine, nodes);
+        if (const FatTree* tree = machine.fat_tree())
+          record.leaf_switches = leaf_switches_spanned(*tree, nodes);
+      }
+      free -= nodes;
+      endings.push({record.end, result.jobs.size()});
+      running_index[job.id] = running.size();
+      running.push_back({job.id, now, now + job.time_limit, std::move(nodes)});
+      result.jobs.push_back(std::move(record));
+    }
+    if (!decided.starts.empty()) {
+      size_t kept = 0;
+      for (size_t i = 0; i < queue.size(); ++i)
+        if (!started[i]) queue[kept++] = queue[i];
+      queue.resize(kept);
+    }
+    reservations = std::move(decided.reservations);
+    wake = kNever;
+    for (const Reservation& r : reservations)
+      if (r.start > now) wake = std::min(wake, r.start);
+
+    TimelineSample sample{now, n - free.count(), static_cast<int>(queue.size()), false, -1};
+    if (options.record_placements && machine.torus()) {
+      auto box = largest_free_box(*machine.torus(), free);
+      sample.largest_free_box = box ? static_cast<int>(box->volume()) : 0;
+    }
+    if (!queue.empty() && queue.front()->request.nodes <= free.count())
+      sample.head_blocked_by_shape = !allocator.allocate(free, queue.front()->request).ok();
+    if (!result.timeline.empty() && result.timeline.back().time == now)
+      result.timeline.back() = sample;
+    else
+      result.timeline.push_back(sample);
+
+    if (options.progress && (++events & 4095) == 0)
+      options.progress(static_cast<double>(finished) / static_cast<double>(arrivals.size()));
+    if (!queue.empty() && running.empty() && decided.starts.empty() && wake == kNever &&
+        next_arrival == arrivals.size()) {
+      // Nothing runs, nothing will arrive and the policy starts nothing: the rest can never run.
+      for (const Job* job : queue)
+        result.rejected.push_back({job->id, "the policy never started it on an empty machine"});
+      queue.clear();
+    }
+  }
+  if (options.progress) options.progress(1.0);
+  result.allocator_calls = timed.calls();
+  result.allocator_seconds = timed.seconds();
+  result.wall_seconds = seconds_since(wall_start);
+  return result;
+}
+
+}  // namespace trellis

@@ -1,0 +1,90 @@
+// Simulator: replays a workload through a queue policy and an allocator on a virtual clock.
+//
+// Events are job arrivals, job ends and the start times of the policy's reservations (so a
+// reserved job starts on time even when no job ends then). At each instant the simulator first
+// frees the nodes of the jobs that end, then queues the arrivals, then runs one policy pass and
+// starts what it decides. A job runs for its run time, or is killed at its time limit when it would
+// run longer (state TO), as a real resource manager does. The run is deterministic for a given
+// workload, policy and allocator (the random allocator is seeded); only the measured decision
+// times vary.
+//
+// Jobs that can never be placed (more nodes than the machine, a shape the allocator rejects) are
+// not queued; they are reported as rejected with the reason.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "alloc/allocator.h"
+#include "sched/policy.h"
+#include "topology/machine.h"
+
+namespace trellis {
+
+struct SimOptions {
+  // Keep each job's nodes (as runs of consecutive ids) and its locality metrics: needed for the
+  // per-job CSV, the Gantt chart and the occupancy maps; off for pure throughput measurements.
+  bool record_placements = true;
+  // Called now and then with the fraction of jobs finished, for a progress bar.
+  std::function<void(double)> progress;
+  // Called after each policy pass with the instant, the queue the policy saw and its decisions;
+  // tests use it to check that promises (reservations) are kept.
+  std::function<void(Seconds, std::span<const Job* const>, const Schedule&)> on_pass;
+};
+
+struct JobRecord {
+  JobId id = 0;
+  Seconds submit = 0, start = 0, end = 0;
+  Seconds run_time = 0;  // as logged (the job ran min(run_time, time_limit))
+  Seconds time_limit = 0;
+  int nodes = 0;
+  bool timed_out = false;                       // killed at its limit (TO), else completed (CD)
+  double average_hops = 0;                      // when placements are recorded
+  std::optional<int> leaf_switches;             // fat trees, when placements are recorded
+  std::vector<std::pair<NodeId, NodeId>> runs;  // inclusive id ranges, when recorded
+
+  Seconds wait() const { return start - submit; }
+  Seconds response() const { return end - submit; }
+  // max(1, response / max(ran, 10 s)) with `ran` the time it really ran.
+  double bounded_slowdown() const;
+};
+
+struct RejectedJob {
+  JobId id = 0;
+  std::string reason;
+};
+
+// The system's state after each policy pass (one sample per distinct instant).
+struct TimelineSample {
+  Seconds time = 0;
+  int busy_nodes = 0;
+  int queued_jobs = 0;
+  // The queue head has no more nodes than are free but the allocator cannot place it: external
+  // fragmentation (it would fit by count, not by shape).
+  bool head_blocked_by_shape = false;
+  // Nodes in the largest free box (mesh/torus, when placements are recorded); -1 otherwise.
+  int largest_free_box = -1;
+};
+
+struct SimResult {
+  std::vector<JobRecord> jobs;  // in order of start
+  std::vector<RejectedJob> rejected;
+  std::vector<TimelineSample> timeline;
+  int machine_nodes = 0;
+  long passes = 0;
+  double pass_seconds = 0;  // wall time spent in policy passes
+  double max_pass_seconds = 0;
+  long allocator_calls = 0;      // allocate() calls made by the policy
+  double allocator_seconds = 0;  // wall time in those calls
+  double wall_seconds = 0;       // the whole run
+};
+
+// Runs `jobs` (any order; they are sorted by submit time) to completion.
+SimResult simulate(const Machine& machine, const Allocator& allocator, const QueuePolicy& policy,
+                   const std::vector<Job>& jobs, const SimOptions& options = {});
+
+}  // namespace trellis

@@ -1,0 +1,217 @@
+#include "sim/swf.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <fstream>
+#include <iomanip>
+#include <ostream>
+#include <sstream>
+
+namespace trellis {
+
+namespace {
+
+constexpr std::array<std::string_view, kSwfFieldCount> kFieldNames = {"Job Number",
+                                                                      "Submit Time",
+                                                                      "Wait Time",
+                                                                      "Run Time",
+                                                                      "Allocated Processors",
+                                                                      "Average CPU Time",
+                                                                      "Used Memory",
+                                                                      "Requested Processors",
+                                                                      "Requested Time",
+                                                                      "Requested Memory",
+                                                                      "Status",
+                                                                      "User ID",
+                                                                      "Group ID",
+                                                                      "Executable Number",
+                                                                      "Queue Number",
+                                                                      "Partition Number",
+                                                                      "Preceding Job Number",
+                                                                      "Think Time"};
+
+// Fields that may hold fractions (times); every other field is a whole number.
+bool fractional(int field) {
+  switch (static_cast<SwfField>(field)) {
+    case SwfField::kSubmitTime:
+    case SwfField::kWaitTime:
+    case SwfField::kRunTime:
+    case SwfField::kAverageCpuTime:
+    case SwfField::kRequestedTime:
+    case SwfField::kThinkTime:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// The header keys SWF defines (v2.2 and those seen in the archive's files).
+constexpr std::array<std::string_view, 26> kHeaderKeys = {
+    "Version",    "Computer",       "Installation",  "Acknowledge",  "Information",
+    "Conversion", "MaxJobs",        "MaxRecords",    "Preemption",   "UnixStartTime",
+    "TimeZone",   "TimeZoneString", "StartTime",     "EndTime",      "MaxNodes",
+    "MaxProcs",   "MaxRuntime",     "MaxMemory",     "AllowOveruse", "MaxQueues",
+    "Queues",     "Queue",          "MaxPartitions", "Partitions",   "Partition",
+    "Note"};
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r'))
+    s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r'))
+    s.remove_suffix(1);
+  return s;
+}
+
+// "; Key: value" -> (Key, value); any other comment -> ("", text). An error for "; Word: ..."
+// where Word looks like a key but is not one SWF defines.
+Result<std::pair<std::string, std::string>> parse_header(std::string_view body) {
+  std::string_view text = trim(body);
+  size_t colon = text.find(':');
+  if (colon != std::string_view::npos && colon > 0) {
+    std::string_view key = text.substr(0, colon);
+    bool word = std::all_of(key.begin(), key.end(),
+                            [](char c) { return std::isalpha(static_cast<unsigned char>(c)); });
+    if (word && std::isupper(static_cast<unsigned char>(key.front()))) {
+      if (std::find(kHeaderKeys.begin(), kHeaderKeys.end(), key) == kHeaderKeys.end())
+        return fail("unknown header key '" + std::string(key) + "'");
+      return std::pair{std::string(key), std::string(trim(text.substr(colon + 1)))};
+    }
+  }
+  return std::pair{std::string(), std::string(body)};
+}
+
+}  // namespace
+
+std::string_view swf_field_name(SwfField field) {
+  return kFieldNames[static_cast<int>(field)];
+}
+
+std::string SwfTrace::header_value(std::string_view key) const {
+  for (const auto& [k, v] : header)
+    if (k == key) return v;
+  return "";
+}
+
+Result<SwfTrace> parse_swf(std::string_view text, const std::string& source) {
+  SwfTrace trace;
+  int line_number = 0;
+  while (!text.empty()) {
+    size_t eol = text.find('\n');
+    std::string_view line = text.substr(0, eol);
+    text.remove_prefix(eol == std::string_view::npos ? text.size() : eol + 1);
+    ++line_number;
+    std::string where = source + ":" + std::to_string(line_number) + ": ";
+    std::string_view body = trim(line);
+    if (body.empty()) continue;
+    if (body.front() == ';') {
+      auto entry = parse_header(body.substr(1));
+      if (!entry) return fail(where + entry.error().message);
+      trace.header.push_back(std::move(*entry));
+      continue;
+    }
+    SwfRecord record;
+    int field = 0;
+    while (!body.empty()) {
+      size_t end = body.find_first_of(" \t");
+      std::string_view token = body.substr(0, end);
+      body = trim(body.substr(end == std::string_view::npos ? body.size() : end));
+      if (field >= kSwfFieldCount)
+        return fail(where + "more than " + std::to_string(kSwfFieldCount) +
+                    " fields (extra value '" + std::string(token) + "')");
+      std::string name =
+          "field " + std::to_string(field + 1) + " (" + std::string(kFieldNames[field]) + ")";
+      double value = 0;
+      auto [ptr, ec] = std::from_chars(token.data(), token.data() + token.size(), value);
+      if (ec != std::errc() || ptr != token.data() + token.size() || !std::isfinite(value))
+        return fail(where + name + ": '" + std::string(token) + "' is not a number");
+      if (!fractional(field) && value != std::floor(value))
+        return fail(where + name + ": '" + std::string(token) + "' is not a whole number");
+      if (value < -1)
+        return fail(where + name + ": " + std::string(token) +
+                    " is negative (only -1, meaning missing, is allowed)");
+      record.fields[field++] = value;
+    }
+    if (field < kSwfFieldCount)
+      return fail(where + "found " + std::to_string(field) + " fields, expected " +
+                  std::to_string(kSwfFieldCount) + " (missing field " + std::to_string(field + 1) +
+                  " (" + std::string(kFieldNames[field]) + "))");
+    trace.records.push_back(record);
+  }
+  return trace;
+}
+
+Result<SwfTrace> read_swf_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return fail(path + ": cannot open the SWF file");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return parse_swf(text.str(), path);
+}
+
+void write_swf(std::ostream& out, const SwfTrace& trace) {
+  for (const auto& [key, value] : trace.header) {
+    if (key.empty())
+      out << ";" << value << "\n";
+    else
+      out << "; " << key << ": " << value << "\n";
+  }
+  for (const SwfRecord& r : trace.records) {
+    for (int f = 0; f < kSwfFieldCount; ++f) {
+      if (f > 0) out << ' ';
+      // Shortest text that reads back to the same double.
+      char buffer[32];
+      auto [end, ec] = std::to_chars(buffer, buffer + sizeof buffer, r.fields[f]);
+      out << std::string_view(buffer, static_cast<size_t>(end - buffer));
+    }
+    out << "\n";
+  }
+}
+
+SwfJobs swf_to_jobs(const SwfTrace& trace, int procs_per_node) {
+  SwfJobs out;
+  out.jobs.reserve(trace.records.size());
+  for (const SwfRecord& r : trace.records) {
+    double procs = r[SwfField::kRequestedProcessors];
+    if (procs <= 0) procs = r[SwfField::kAllocatedProcessors];
+    double run = r[SwfField::kRunTime];
+    if (procs <= 0 || run < 0 || r[SwfField::kSubmitTime] < 0) {
+      ++out.skipped;
+      continue;
+    }
+    Job job;
+    job.id = static_cast<JobId>(r[SwfField::kJobNumber]);
+    job.submit = r[SwfField::kSubmitTime];
+    job.run_time = run;
+    double limit = r[SwfField::kRequestedTime];
+    job.time_limit = limit > 0 ? limit : run;
+    int nodes = static_cast<int>((static_cast<long>(procs) + procs_per_node - 1) / procs_per_node);
+    job.request = Request::count(nodes);
+    job.user = static_cast<int>(r[SwfField::kUserId]);
+    job.group = static_cast<int>(r[SwfField::kGroupId]);
+    out.jobs.push_back(std::move(job));
+  }
+  return out;
+}
+
+SwfTrace jobs_to_swf(const std::vector<Job>& jobs, SwfHeader header) {
+  SwfTrace trace;
+  trace.header = std::move(header);
+  for (const Job& job : jobs) {
+    SwfRecord r;
+    r.fields.fill(-1);
+    r[SwfField::kJobNumber] = static_cast<double>(job.id);
+    r[SwfField::kSubmitTime] = job.submit;
+    r[SwfField::kRunTime] = job.run_time;
+    r[SwfField::kAllocatedProcessors] = job.request.nodes;
+    r[SwfField::kRequestedProcessors] = job.request.nodes;
+    r[SwfField::kRequestedTime] = job.time_limit;
+    r[SwfField::kStatus] = 1;
+    r[SwfField::kUserId] = job.user;
+    r[SwfField::kGroupId] = job.group;
+    trace.records.push_back(r);
+  }
+  return trace;
+}
+
+}  // namespace trellis

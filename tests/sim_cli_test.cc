@@ -1,0 +1,160 @@
+// End-to-end tests of `trellis sim` and `trellis sim-compare`: outputs, exit codes and error
+// messages, and the HTML reports opened in headless Chromium (no script errors, every chart drawn).
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <sstream>
+
+namespace trellis {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Command {
+  int status;
+  std::string out;
+};
+
+// Runs a shell command, capturing stdout and stderr together.
+Command shell(const std::string& command) {
+  std::string out;
+  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
+  char buffer[4096];
+  size_t n;
+  while ((n = fread(buffer, 1, sizeof buffer, pipe)) > 0) out.append(buffer, n);
+  int status = pclose(pipe);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+std::string read_file(const fs::path& path) {
+  std::ifstream in(path);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+class TempDir {
+ public:
+  TempDir() {
+    std::string pattern = (fs::temp_directory_path() / "trellis-sim-XXXXXX").string();
+    path_ = mkdtemp(pattern.data());
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+const std::string kTrellis = TRELLIS_BINARY;
+const std::string kTrace = TRELLIS_SOURCE_DIR "/data/workloads/lublin_256.swf";
+
+TEST(SimCli, WritesCsvSummaryAndReport) {
+  TempDir tmp;
+  Command r = shell(kTrellis + " sim --machine torus:16x16 --workload " + kTrace +
+                    " --max-jobs 400 --sched conservative --alloc first-available --out " +
+                    tmp.path().string());
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("wrote"), std::string::npos);
+  auto summary = nlohmann::json::parse(read_file(tmp.path() / "summary.json"));
+  EXPECT_EQ(summary["metrics"]["jobs"], 400);
+  EXPECT_EQ(summary["policy"], "conservative");
+  std::string csv = read_file(tmp.path() / "jobs.csv");
+  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 401);
+  EXPECT_EQ(csv.rfind("id,submit,start,end,wait,response,bounded_slowdown,state,nodes,", 0), 0u);
+  EXPECT_TRUE(fs::exists(tmp.path() / "report.html"));
+}
+
+TEST(SimCli, BadInputExitsWithStatusTwoAndSaysWhere) {
+  TempDir tmp;
+  fs::path bad = tmp.path() / "bad.swf";
+  std::ofstream(bad) << "; Version: 2\n1 0 -1 10 4 -1 -1 4 20 -1 1 1 1 -1 1 -1 -1 -1\n"
+                     << "2 5 -1 x 4 -1 -1 4 20 -1 1 1 1 -1 1 -1 -1 -1\n";
+  Command r = shell(kTrellis + " sim --machine flat:8 --workload " + bad.string() + " --out " +
+                    (tmp.path() / "o").string());
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.out.find(bad.string() + ":3: field 4 (Run Time): 'x' is not a number"),
+            std::string::npos)
+      << r.out;
+  Command unknown =
+      shell(kTrellis + " sim --machine flat:8 --workload " + kTrace + " --sched nope");
+  EXPECT_EQ(unknown.status, 2);
+  EXPECT_NE(unknown.out.find("unknown queue policy 'nope'"), std::string::npos) << unknown.out;
+}
+
+// Opens `html` in headless Chromium and checks that the page drew every chart it meant to, with
+// no script error.
+void expect_renders(const fs::path& html, const fs::path& scratch, int min_charts) {
+  fs::path profile = scratch / "chromium-profile";
+  fs::create_directories(profile);
+  fs::path dom = scratch / "dom.html", log = scratch / "chromium.log";
+  std::string cmd =
+      "timeout 120 /usr/bin/chromium --headless --no-sandbox --disable-gpu "
+      "--disable-quic --no-first-run --disable-background-networking "
+      "--disable-component-update --disable-sync --user-data-dir=" +
+      profile.string() +
+      " --enable-logging=stderr --v=0 --virtual-time-budget=15000 --dump-dom file://" +
+      html.string() + " > " + dom.string() + " 2> " + log.string();
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << read_file(log);
+  std::string page = read_file(dom);
+  std::smatch body;
+  ASSERT_TRUE(std::regex_search(page, body, std::regex("<body[^>]*data-charts-rendered[^>]*>")))
+      << "no report body in the DOM";
+  std::string tag = body.str();
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(tag, m, std::regex("data-charts-rendered=\"(\\d+)\"")));
+  int rendered = std::stoi(m[1]);
+  ASSERT_TRUE(std::regex_search(tag, m, std::regex("data-charts-expected=\"(\\d+)\"")));
+  int expected = std::stoi(m[1]);
+  ASSERT_TRUE(std::regex_search(tag, m, std::regex("data-errors=\"([^\"]*)\"")));
+  EXPECT_EQ(m[1], "") << "script errors";
+  EXPECT_EQ(rendered, expected);
+  EXPECT_GE(rendered, min_charts);
+  size_t canvases = 0;
+  for (size_t at = page.find("<canvas"); at != std::string::npos; at = page.find("<canvas", at + 1))
+    ++canvases;
+  EXPECT_GE(canvases, static_cast<size_t>(rendered)) << "charts without a drawing surface";
+  std::string console = read_file(log);
+  EXPECT_EQ(console.find("Uncaught"), std::string::npos) << console;
+}
+
+bool have_chromium() {
+  return fs::exists("/usr/bin/chromium");
+}
+
+TEST(SimReport, RendersInHeadlessChromium) {
+  if (!have_chromium()) GTEST_SKIP() << "/usr/bin/chromium is not installed";
+  TempDir tmp;
+  Command r =
+      shell(kTrellis + " sim --machine torus:8x8x4 --workload " + kTrace +
+            " --max-jobs 300 --sched easy --alloc random --quiet --out " + tmp.path().string());
+  ASSERT_EQ(r.status, 0) << r.out;
+  // Gantt, utilization/queue, slowdown histogram and four occupancy maps.
+  expect_renders(tmp.path() / "report.html", tmp.path(), 7);
+}
+
+TEST(SimReport, ComparisonRendersInHeadlessChromium) {
+  if (!have_chromium()) GTEST_SKIP() << "/usr/bin/chromium is not installed";
+  TempDir tmp;
+  Command r = shell(kTrellis + " sim-compare --machine torus:16x16 --workload " + kTrace +
+                    " --max-jobs 300 --alloc first-available,random --sched easy,fcfs --out " +
+                    tmp.path().string());
+  ASSERT_EQ(r.status, 0) << r.out;
+  for (const char* label :
+       {"first-available/easy", "first-available/fcfs", "random/easy", "random/fcfs"})
+    EXPECT_NE(r.out.find(label), std::string::npos) << r.out;
+  auto data = nlohmann::json::parse(read_file(tmp.path() / "compare.json"));
+  EXPECT_EQ(data["runs"].size(), 4u);
+  expect_renders(tmp.path() / "compare.html", tmp.path(), 4);
+}
+
+}  // namespace
+}  // namespace trellis
