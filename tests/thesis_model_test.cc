@@ -135,5 +135,29 @@ TEST(ThesisModel, RejectsBadFieldsByName) {
   EXPECT_EQ(*parse_size_distribution("inverse"), SizeDistribution::kInverse);
 }
 
+TEST(ThesisModel, ParsesGeneratorSpecsAndNamesBadKeys) {
+  auto m =
+      parse_thesis_spec("thesis:load=0.793,sizes=inverse,service=uniform,duration=1e6,seed=4", 128);
+  ASSERT_TRUE(m) << m.error().message;
+  EXPECT_EQ(m->processors, 128);
+  EXPECT_DOUBLE_EQ(m->load, 0.793);
+  EXPECT_EQ(m->sizes, SizeDistribution::kInverse);
+  EXPECT_EQ(m->service, ServiceDistribution::kUniform);
+  EXPECT_EQ(m->seed, 4u);
+  EXPECT_TRUE(parse_thesis_spec("thesis", 64));
+  auto g = parse_thesis_spec("thesis:gradient=0.4", 64);
+  ASSERT_TRUE(g);
+  EXPECT_TRUE(g->gradient);
+  auto bad = parse_thesis_spec("thesis:lode=1", 64);
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message.find("unknown key 'lode'"), std::string::npos);
+  auto nan = parse_thesis_spec("thesis:load=high", 64);
+  ASSERT_FALSE(nan);
+  EXPECT_NE(nan.error().message.find("load=high"), std::string::npos);
+  EXPECT_FALSE(parse_thesis_spec("thesis:seed=1.5", 64));
+  EXPECT_FALSE(parse_thesis_spec("thesis:load", 64));
+  EXPECT_FALSE(parse_thesis_spec("lublin:10", 64));
+}
+
 }  // namespace
 }  // namespace trellis::workload

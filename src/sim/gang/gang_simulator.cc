@@ -137,6 +137,9 @@ Result<GangSimResult> simulate_gang(const std::vector<SimJob>& jobs, gang::GangS
       if (!drain) next = std::min(next, end);
       if (next > now) {
         record_load(now, next, gang::LoadIndex{});
+        if (config.record_activity && !result.activity.empty() &&
+            result.activity.back().jobs_in_system != 0)
+          result.activity.push_back(ActivitySample{now, 0, 0, 0});
         now = next;
         continue;
       }
@@ -162,11 +165,25 @@ Result<GangSimResult> simulate_gang(const std::vector<SimJob>& jobs, gang::GangS
       result.trace.push_back(SlotRecord{now, running});
     record_load(now, slot_end, scheduler.load());
     ++result.slots;
+    if (config.record_activity) {
+      ActivitySample a{now, 0, static_cast<int>(running.size()), scheduler.jobs_in_system()};
+      for (const gang::RunningJob& r : running) a.active_processors += r.size;
+      const ActivitySample* last = result.activity.empty() ? nullptr : &result.activity.back();
+      if (!last || last->active_processors != a.active_processors ||
+          last->running_jobs != a.running_jobs || last->jobs_in_system != a.jobs_in_system)
+        result.activity.push_back(a);
+    }
 
     std::vector<std::pair<JobId, long>> finished;  // and when
     bool any_progress = false;
     for (const gang::RunningJob& r : running) {
       Progress& p = in_system.at(r.job);
+      JobOutcome& placed = result.jobs[p.outcome];
+      if (placed.start < 0) {
+        placed.start = now;
+        placed.first = r.first;
+        placed.partition = r.size;
+      }
       for (long t = now; t < slot_end && !p.finished; ++t) {
         active_units += r.size;
         if (p.run_unit(t)) {

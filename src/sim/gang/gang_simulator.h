@@ -30,8 +30,9 @@ struct GangSimConfig {
   long end_time = -1;  // simulate [0, end_time); -1: until every job has finished or stopped
   long slice = 1;      // time units per slot
   bool idle_detection = false;
-  int trace_slots = 0;                               // record the first N slots' running jobs
-  long load_samples = 1000;                          // about this many points in the TQLB series
+  int trace_slots = 0;           // record the first N slots' running jobs
+  long load_samples = 1000;      // about this many points in the TQLB series
+  bool record_activity = false;  // keep an ActivitySample at every change (for timelines)
   std::function<void(long now, long end)> progress;  // called now and then on long runs
 };
 
@@ -41,7 +42,10 @@ struct JobOutcome {
   JobId id = 0;
   int size = 0;
   long submit = 0;
-  long end = -1;  // finish or removal time; -1 if unfinished
+  long start = -1;  // the first slot it ran in; -1 if never
+  long end = -1;    // finish or removal time; -1 if unfinished
+  int first = -1;   // its partition: processors [first, first + partition)
+  int partition = 0;
   long work = 0;
   long done = 0;    // compute units done
   double retr = 0;  // (end - submit) / work for finished jobs
@@ -51,6 +55,14 @@ struct JobOutcome {
 struct SlotRecord {
   long time = 0;
   std::vector<gang::RunningJob> running;
+};
+
+// The machine at the start of a slot whose numbers differ from the slot before.
+struct ActivitySample {
+  long time = 0;
+  int active_processors = 0;  // in active partitions
+  int running_jobs = 0;
+  int jobs_in_system = 0;
 };
 
 struct LoadSample {
@@ -75,6 +87,7 @@ struct GangSimResult {
   std::vector<JobOutcome> jobs;  // in submit order
   std::vector<LoadSample> load_series;
   std::vector<SlotRecord> trace;
+  std::vector<ActivitySample> activity;  // when config.record_activity
 
   int finished() const;
   int deadlocked() const;

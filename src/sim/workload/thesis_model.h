@@ -56,6 +56,14 @@ Status validate(const ThesisModel& model);
 // service length, and share = true.
 Result<std::vector<Job>> generate_thesis_workload(const ThesisModel& model);
 
+// A model from a generator spec, as `trellis sim --generate` takes it:
+//   thesis:load=0.9,sizes=inverse,service=uniform,duration=1e6,seed=3
+// Keys: load, sizes (uniform|proportional|inverse), service (exponential|uniform), mean (the
+// exponential mean), min and max (the uniform range), duration (arrival window), seed,
+// gradient (starting load: turns on the gradient load), min_size, max_size. Every key is
+// optional; errors name the key and the value.
+Result<ThesisModel> parse_thesis_spec(std::string_view spec, int processors);
+
 // The mean job size of the model's size distribution.
 double mean_size(const ThesisModel& model);
 
