@@ -14,6 +14,7 @@
 #include "cli/alloc_report.h"
 #include "cli/commands.h"
 #include "cli/sim_args.h"
+#include "cli/sim_gang.h"
 #include "sched/registry.h"
 #include "sim/html_report.h"
 #include "sim/lublin.h"
@@ -22,6 +23,7 @@
 #include "sim/run_metrics.h"
 #include "sim/simulator.h"
 #include "sim/workload.h"
+#include "sim/workload/thesis_model.h"
 
 namespace trellis::cli {
 
@@ -31,8 +33,15 @@ Result<Workload> make_workload(const SimArgs& args, const Machine& machine) {
   if (args.workload.empty() == args.generate.empty())
     return fail("give exactly one of --workload FILE and --generate lublin:JOBS[:SEED]");
   if (!args.workload.empty()) return load_workload(args.workload, args.procs_per_node);
-  // lublin:JOBS[:SEED]
   std::string spec = args.generate;
+  if (spec.rfind("thesis", 0) == 0) {  // the DQT thesis's models: thesis:KEY=VALUE,...
+    auto model = workload::parse_thesis_spec(spec, machine.node_count());
+    if (!model) return fail("--generate: " + model.error().message);
+    auto jobs = workload::generate_thesis_workload(*model);
+    if (!jobs) return fail("--generate: " + jobs.error().message);
+    return Workload{std::move(*jobs), 0, spec};
+  }
+  // lublin:JOBS[:SEED]
   if (spec.rfind("lublin:", 0) != 0)
     return fail("--generate '" + spec + "': expected lublin:JOBS[:SEED]");
   LublinParams params;
@@ -84,18 +93,19 @@ int run_sim(const SimArgs& args) {
   for (const auto& o : args.sched_options)
     if (auto ok = sched_options.add(o); !ok)
       return usage_error(fail("--sched-opt: " + ok.error().message));
-  std::string alloc_name = allocator_or_default(args.allocator, *machine);
-  auto allocator = AllocatorRegistry::builtin().create(alloc_name, *machine, alloc_options);
-  if (!allocator) return usage_error(fail("--alloc: " + allocator.error().message));
-  auto policy = PolicyRegistry::builtin().create(args.policy, *machine, sched_options);
-  if (!policy) return usage_error(fail("--sched: " + policy.error().message));
-
   auto workload = make_workload(args, *machine);
   if (!workload) return usage_error(workload.error());
   if (args.max_jobs > 0 && workload->jobs.size() > static_cast<size_t>(args.max_jobs))
     workload->jobs.resize(static_cast<size_t>(args.max_jobs));
   if (args.load != 1.0) scale_load(*workload, args.load);
+  if (is_gang_policy(args.policy)) return run_gang_policy_sim(args, *machine, *workload);
   set_request_form(*workload, *machine, *mode, args.shaped);
+
+  std::string alloc_name = allocator_or_default(args.allocator, *machine);
+  auto allocator = AllocatorRegistry::builtin().create(alloc_name, *machine, alloc_options);
+  if (!allocator) return usage_error(fail("--alloc: " + allocator.error().message));
+  auto policy = PolicyRegistry::builtin().create(args.policy, *machine, sched_options);
+  if (!policy) return usage_error(fail("--sched: " + policy.error().message));
 
   std::error_code ec;
   std::filesystem::create_directories(args.out, ec);
@@ -161,8 +171,12 @@ void add_sim_options(CLI::App& cmd, SimArgs& args) {
   cmd.add_option("--workload,-w", args.workload,
                  "Workload: an SWF trace (.swf) or a JSON job list (.json)");
   cmd.add_option("--generate", args.generate,
-                 "Generate the workload instead: lublin:JOBS[:SEED] (Lublin-Feitelson model)");
-  cmd.add_option("--sched,-s", args.policy, "Queue policy (see `trellis list`)")
+                 "Generate the workload instead: lublin:JOBS[:SEED] (Lublin-Feitelson model) or "
+                 "thesis:load=0.9,sizes=uniform|proportional|inverse,service=exponential|uniform,"
+                 "duration=T,seed=S (the DQT thesis's models; times in seconds)");
+  cmd.add_option("--sched,-s", args.policy,
+                 "Queue policy, or a gang policy such as dqt-ffapa (see `trellis list`; gang "
+                 "options: --sched-opt quantum=SECONDS,fanout=W,max_jobs_per_node=K)")
       ->capture_default_str();
   cmd.add_option("--sched-opt", args.sched_options, "Policy option key=value (repeatable)");
   cmd.add_option("--alloc,-a", args.allocator,

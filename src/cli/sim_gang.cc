@@ -1,0 +1,184 @@
+#include "cli/sim_gang.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <iomanip>
+#include <iostream>
+#include <sstream>
+
+#include "alloc/buddy/buddy_allocator.h"
+#include "alloc/registry.h"
+#include "cli/alloc_report.h"
+#include "sched/gang/registry.h"
+#include "sim/gang/gang_report.h"
+#include "sim/gang/sim_result_bridge.h"
+#include "sim/html_report.h"
+#include "sim/outputs.h"
+#include "sim/report_data.h"
+#include "sim/run_metrics.h"
+
+namespace trellis::cli {
+
+namespace {
+
+struct GangSimOptions {
+  double quantum = 30;
+  gang::GangPolicyOptions policy;
+  int trace_slots = -1;  // -1: decide by workload size
+};
+
+Result<GangSimOptions> parse_gang_options(const std::vector<std::string>& items) {
+  GangSimOptions o;
+  for (const auto& item : items) {
+    auto eq = item.find('=');
+    if (eq == std::string::npos) return fail("--sched-opt '" + item + "': expected KEY=VALUE");
+    std::string key = item.substr(0, eq), value = item.substr(eq + 1);
+    double x = 0;
+    try {
+      std::size_t used = 0;
+      x = std::stod(value, &used);
+      if (used != value.size()) throw std::invalid_argument(value);
+    } catch (const std::exception&) {
+      return fail("--sched-opt " + key + "=" + value + ": not a number");
+    }
+    bool whole = x == static_cast<double>(static_cast<long>(x)) && x >= 0;
+    if (key == "quantum") {
+      if (!(x > 0)) return fail("--sched-opt quantum must be positive seconds");
+      o.quantum = x;
+    } else if (key == "fanout" && whole) {
+      o.policy.fanout = static_cast<int>(x);
+    } else if (key == "max_jobs_per_node" && whole) {
+      o.policy.max_jobs_per_node = static_cast<int>(x);
+    } else if (key == "trace_slots" && whole) {
+      o.trace_slots = static_cast<int>(x);
+    } else if (key == "fanout" || key == "max_jobs_per_node" || key == "trace_slots") {
+      return fail("--sched-opt " + key + "=" + value + ": must be a whole number");
+    } else {
+      return fail(
+          "--sched-opt '" + key +
+          "' is not a gang policy option (quantum, fanout, max_jobs_per_node, trace_slots)");
+    }
+  }
+  return o;
+}
+
+}  // namespace
+
+bool is_gang_policy(const std::string& policy) {
+  return gang::GangPolicyRegistry::builtin().has(policy);
+}
+
+int run_gang_policy_sim(const SimArgs& args, const Machine& machine, const Workload& workload) {
+  auto options = parse_gang_options(args.sched_options);
+  if (!options) return usage_error(options.error());
+  const int processors = machine.node_count();
+  auto scheduler =
+      gang::GangPolicyRegistry::builtin().create(args.policy, processors, options->policy);
+  if (!scheduler) return usage_error(fail("--sched: " + scheduler.error().message));
+
+  // The order of the gang's processors on the machine.
+  Curve order = Curve::identity(processors);
+  std::string alloc_name = args.allocator.empty() ? "buddy" : args.allocator;
+  if (alloc_name == "buddy") {
+    AllocatorOptions alloc_options;
+    for (const auto& o : args.alloc_options)
+      if (auto ok = alloc_options.add(o); !ok)
+        return usage_error(fail("--alloc-opt: " + ok.error().message));
+    auto allocator = AllocatorRegistry::builtin().create("buddy", machine, alloc_options);
+    if (!allocator) return usage_error(fail("--alloc: " + allocator.error().message));
+    if (const auto* buddy = dynamic_cast<const BuddyAllocator*>(allocator->get()))
+      order = buddy->curve();
+  } else if (!args.quiet) {
+    std::cerr << "trellis sim: gang policies place jobs on buddy partitions; allocator '"
+              << alloc_name << "' is not used (nodes taken in id order)\n";
+  }
+
+  gangsim::QuantizedWorkload quantized =
+      gangsim::quantize(workload.jobs, processors, options->quantum);
+  gangsim::GangSimConfig config;
+  config.record_activity = true;
+  config.trace_slots =
+      options->trace_slots >= 0 ? options->trace_slots : (quantized.jobs.size() <= 500 ? 200 : 0);
+  const bool terminal = isatty(STDERR_FILENO) && !args.quiet;
+  const long last_submit = quantized.jobs.empty() ? 1 : std::max(1L, quantized.jobs.back().submit);
+  if (terminal) {
+    config.progress = [last_submit](long now, long) {
+      std::fprintf(stderr, "\r  simulating: slot %ld (arrivals end at %ld)", now, last_submit);
+      std::fflush(stderr);
+    };
+  }
+  if (!args.quiet)
+    std::cout << "trellis sim: " << quantized.jobs.size() << " jobs from " << workload.source
+              << " on " << machine.spec() << ", gang policy " << args.policy << " (quantum "
+              << options->quantum << " s), partitions along the "
+              << (alloc_name == "buddy" ? "buddy allocator's curve" : "node ids") << "\n";
+  auto start = std::chrono::steady_clock::now();
+  auto gang_result = gangsim::simulate_gang(quantized.jobs, **scheduler, config);
+  double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (terminal) std::fprintf(stderr, "\n");
+  if (!gang_result) return usage_error(gang_result.error());
+
+  SimResult result = gangsim::to_sim_result(machine, order, *gang_result, workload.jobs, quantized,
+                                            options->quantum, !args.metrics_only);
+  result.wall_seconds = wall;
+  RunSummary summary = summarize(result);
+  gangsim::set_time_shared_utilization(summary, *gang_result, options->quantum, processors);
+
+  std::error_code ec;
+  std::filesystem::create_directories(args.out, ec);
+  if (ec) return usage_error(fail("--out " + args.out + ": " + ec.message()));
+  nlohmann::json about = {{"machine", machine.spec()},
+                          {"workload", workload.source},
+                          {"policy", args.policy},
+                          {"allocator", alloc_name},
+                          {"load", args.load},
+                          {"procs_per_node", args.procs_per_node},
+                          {"skipped_records", workload.skipped}};
+  nlohmann::json doc = summary_document(about, summary, result);
+  const gangsim::GangSimResult& g = *gang_result;
+  doc["gang"] = {{"quantum_seconds", options->quantum},
+                 {"slots", g.slots},
+                 {"active_partition_utilization", g.utilization},
+                 {"mean_retr", g.mean_retr},
+                 {"max_tqlb", g.max_tqlb},
+                 {"mean_max_tqlb", g.mean_max_tqlb},
+                 {"mean_min_tqlb", g.mean_min_tqlb},
+                 {"retr_log2size_correlation", g.retr_size_correlation}};
+  std::string base = args.out + "/";
+  if (auto ok = write_text_file(base + "summary.json", doc.dump(2) + "\n"); !ok)
+    return usage_error(ok.error());
+  std::ostringstream slots;
+  slots << "# time = slot index; one slot = " << options->quantum << " s\n";
+  gangsim::print_slot_trace(slots, g);
+  if (!g.trace.empty())
+    if (auto ok = write_text_file(base + "slots.txt", slots.str()); !ok)
+      return usage_error(ok.error());
+  if (!args.metrics_only) {
+    std::ostringstream csv;
+    write_jobs_csv(csv, result);
+    if (auto ok = write_text_file(base + "jobs.csv", csv.str()); !ok)
+      return usage_error(ok.error());
+    std::string html = render_run_report(run_report_data(machine, result, summary, about));
+    if (auto ok = write_text_file(base + "report.html", html); !ok) return usage_error(ok.error());
+  }
+  if (!args.quiet) {
+    std::cout << std::fixed << std::setprecision(3) << "  jobs " << summary.jobs << " (rejected "
+              << summary.rejected << ")\n"
+              << "  utilization " << summary.utilization
+              << " (processors in active partitions, from the first submit), mean RETR "
+              << g.mean_retr << ", max TQLB " << g.max_tqlb << " (mean " << g.mean_max_tqlb
+              << "), log2(size)-RETR correlation " << g.retr_size_correlation << "\n"
+              << "  mean response " << summary.mean_response << " s, mean bounded slowdown "
+              << summary.mean_bounded_slowdown << ", makespan " << summary.makespan << " s\n"
+              << "  " << g.slots << " slots in " << wall << " s of wall time\n";
+    if (!g.trace.empty() && processors <= 64 && g.trace.size() <= 40) std::cout << slots.str();
+    std::cout << "  wrote " << base << "summary.json"
+              << (args.metrics_only ? "" : ", " + base + "jobs.csv, " + base + "report.html")
+              << (g.trace.empty() ? "" : ", " + base + "slots.txt") << "\n";
+  }
+  return 0;
+}
+
+}  // namespace trellis::cli

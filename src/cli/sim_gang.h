@@ -1,0 +1,28 @@
+// `trellis sim` with a gang policy (`--sched dqt-ffapa`, see `trellis list`): the workload runs
+// through the quantum gang simulator instead of the batch event loop, and the same files are
+// written (summary.json with an extra "gang" object, jobs.csv, report.html), plus slots.txt, the
+// slot-by-slot schedule, for small runs.
+//
+// --sched-opt keys for gang policies:
+//   quantum=SECONDS      time slice (default 30, Slurm's SchedulerTimeSlice default)
+//   fanout=W             DQT fan-out (default 2)
+//   max_jobs_per_node=K  slurm-gang's oversubscription limit (default 4)
+//   trace_slots=N        slots to write to slots.txt (default 200 when the workload has at most
+//                        500 jobs, else 0)
+// Partitions are aligned blocks along the buddy allocator's curve with `--alloc buddy`
+// (options as for that allocator); any other allocator is not used, and the nodes are taken in
+// id order.
+#pragma once
+
+#include "cli/sim_args.h"
+#include "sim/workload.h"
+
+namespace trellis::cli {
+
+// Whether `policy` names a gang policy rather than a queue policy.
+bool is_gang_policy(const std::string& policy);
+
+// Runs the simulation and writes the outputs; returns the exit status.
+int run_gang_policy_sim(const SimArgs& args, const Machine& machine, const Workload& workload);
+
+}  // namespace trellis::cli
