@@ -18,5 +18,7 @@ void add_bench_mc_command(CLI::App& app, int& status);
 void add_sim_command(CLI::App& app, int& status);
 void add_sim_compare_command(CLI::App& app, int& status);
 void add_gang_sim_command(CLI::App& app, int& status);
+// Adds `bench gang` to the bench command; call after add_bench_command.
+void add_bench_gang_command(CLI::App& app, int& status);
 
 }  // namespace trellis::cli
