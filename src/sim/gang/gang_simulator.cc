@@ -160,7 +160,10 @@ Result<GangSimResult> simulate_gang(const std::vector<SimJob>& jobs, gang::GangS
     }
 
     const std::vector<gang::RunningJob>& running = scheduler.next_slot();
-    const long slot_end = drain ? now + config.slice : std::min(now + config.slice, end);
+    // A scheduler with nothing to run does not wait for its timer: it starts the next slot as
+    // soon as work is there (an arrival, or the input a suspended job waits for).
+    const long length = running.empty() ? 1 : config.slice;
+    const long slot_end = drain ? now + length : std::min(now + length, end);
     if (static_cast<int>(result.trace.size()) < config.trace_slots)
       result.trace.push_back(SlotRecord{now, running});
     record_load(now, slot_end, scheduler.load());
