@@ -15,7 +15,7 @@ Dqt::Dqt(std::string name, PartitionTree tree, DqtOptions options)
     : name_(std::move(name)),
       tree_(std::move(tree)),
       options_(options),
-      rules_{tree_, options.policy, options.fair} {
+      rules_{tree_, mailbox_, options.policy, options.fair} {
   nodes_.reserve(tree_.node_count());
   for (TreeNodeId i = 0; i < tree_.node_count(); ++i) nodes_.emplace_back(i, tree_);
 }

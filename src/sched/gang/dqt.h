@@ -55,10 +55,6 @@ class Dqt final : public GangScheduler, private DqtNodeHost {
  private:
   Dqt(std::string name, PartitionTree tree, DqtOptions options);
 
-  void post(const Message& message) override { mailbox_.post(message); }
-  void post_info(const Message& message, const SubtreeSummary& summary) override {
-    mailbox_.post_info(message, summary);
-  }
   void enqueued(JobId job, TreeNodeId node) override { where_[job].node = node; }
   void selected(TreeNodeId node) override { candidates_.push_back(node); }
 
@@ -73,9 +69,9 @@ class Dqt final : public GangScheduler, private DqtNodeHost {
   std::string name_;
   PartitionTree tree_;
   DqtOptions options_;
+  Mailbox mailbox_;
   DqtRules rules_;
   std::vector<DqtNode> nodes_;
-  Mailbox mailbox_;
   std::unordered_map<JobId, Placement> where_;
   std::vector<TreeNodeId> candidates_;  // nodes that selected a job during this slot
   std::vector<TreeNodeId> active_nodes_;

@@ -13,6 +13,7 @@
 
 #include <bit>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "sched/gang/mailbox.h"
@@ -27,11 +28,9 @@ enum class NodeState {
   kRounded,   // own jobs have had their turn in this lap; the turn is with the children
 };
 
-// What a node calls back into: delivery of messages, and bookkeeping the slot driver needs.
+// What a node calls back into besides the mailbox: bookkeeping the slot driver needs.
 class DqtNodeHost {
  public:
-  virtual void post(const Message& message) = 0;
-  virtual void post_info(const Message& message, const SubtreeSummary& summary) = 0;
   virtual void enqueued(JobId job, TreeNodeId node) = 0;  // the job's partition is now known
   virtual void selected(TreeNodeId node) = 0;             // the node runs a job in this slot
 
@@ -39,9 +38,10 @@ class DqtNodeHost {
   ~DqtNodeHost() = default;
 };
 
-// The rules every node of one tree shares.
+// The rules every node of one tree shares, and the mailbox its messages go through.
 struct DqtRules {
   const PartitionTree& tree;
+  Mailbox& mailbox;
   TaskAllocationPolicy policy;
   // Fair-DQT: a node never re-activates a child that has finished its lap; only the root starts
   // laps, so every job runs exactly once per lap.
@@ -63,28 +63,26 @@ class DqtNode {
   bool running() const { return running_; }
   JobId running_job() const { return queue_[next_]; }
   // The summary the node last reported to its parent.
-  const SubtreeSummary& summary() const { return summary_; }
+  const SubtreeSummary& summary() const { return aggregates_->own; }
 
  private:
   void on_add_task(const Message& m, const DqtRules& rules, DqtNodeHost& host);
-  void on_task_done(const Message& m, const DqtRules& rules, DqtNodeHost& host);
+  void on_task_done(const Message& m, const DqtRules& rules);
   void on_activate(const DqtRules& rules, DqtNodeHost& host);
-  void on_deactivate(const DqtRules& rules, DqtNodeHost& host);
+  void on_deactivate(const DqtRules& rules);
   void on_next_turn(const DqtRules& rules, DqtNodeHost& host);
-  void on_reply(const Message& m, const DqtRules& rules, DqtNodeHost& host);
-  void on_info(const Message& m, const SubtreeSummary& info, const DqtRules& rules,
-               DqtNodeHost& host);
+  void on_reply(const Message& m, const DqtRules& rules);
+  void on_info(const Message& m, const SubtreeSummary& info, const DqtRules& rules);
 
   bool own_turns_left() const { return ran_ < static_cast<int>(queue_.size()); }
   void reset_lap();
   void run_own_job(DqtNodeHost& host);
   // Sends `kind` to every child whose subtree holds jobs; the others count as rounded.
-  int send_to_children(MessageKind kind, const DqtRules& rules, DqtNodeHost& host,
-                       bool skip_rounded);
-  void send(MessageKind kind, int child, const DqtRules& rules, DqtNodeHost& host) const;
-  void finish_turn(const DqtRules& rules, DqtNodeHost& host);
-  void reply(MessageKind kind, const DqtRules& rules, DqtNodeHost& host);
-  void report_summary(const DqtRules& rules, DqtNodeHost& host);
+  int send_to_children(MessageKind kind, const DqtRules& rules, bool skip_rounded);
+  void send(MessageKind kind, int child, const DqtRules& rules) const;
+  void finish_turn(const DqtRules& rules);
+  void reply(MessageKind kind, const DqtRules& rules);
+  void report_summary(const DqtRules& rules);
   static uint64_t bit(int k) { return uint64_t{1} << k; }
 
   TreeNodeId id_;
@@ -102,8 +100,12 @@ class DqtNode {
   uint64_t child_rounded_ = 0;      // answered rounded in this lap
   uint64_t child_rounded_now_ = 0;  // answered rounded to the current next_turn
   uint64_t child_in_lap_ = 0;       // sent activate or next_turn since the last deactivate
-  std::vector<SubtreeSummary> child_summary_;
-  SubtreeSummary summary_;
+  // Summaries change only when queues do; kept apart so the round robin's hot state stays small.
+  struct Aggregates {
+    SubtreeSummary own;                    // last reported to the parent
+    std::vector<SubtreeSummary> children;  // last received from each child
+  };
+  std::unique_ptr<Aggregates> aggregates_;
   NodeState state_ = NodeState::kIdle;
 };
 
