@@ -79,7 +79,9 @@ TEST(GangCli, SimWithAGangPolicyMatchesTheLibraryAndWritesTheUsualFiles) {
   // One CSV row per job, a report, and the slot-by-slot schedule of this small run.
   std::string csv = slurp(dir / "jobs.csv");
   EXPECT_EQ(static_cast<std::size_t>(std::count(csv.begin(), csv.end(), '\n')), jobs->size() + 1);
-  EXPECT_TRUE(fs::exists(dir / "report.html"));
+  std::string html = slurp(dir / "report.html");
+  EXPECT_NE(html.find("id=\"gang-slots\""), std::string::npos);
+  EXPECT_LT(html.find("id=\"gang-slots\""), html.rfind("</body>"));
   std::string slots = slurp(dir / "slots.txt");
   EXPECT_NE(slots.find("P7"), std::string::npos);
   fs::remove_all(dir);

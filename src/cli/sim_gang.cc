@@ -64,6 +64,25 @@ Result<GangSimOptions> parse_gang_options(const std::vector<std::string>& items)
   return o;
 }
 
+// Appends the slot-by-slot schedule to the report page, as preformatted text.
+void add_slot_section(std::string& html, const std::string& slots) {
+  std::string escaped;
+  for (char c : slots) {
+    if (c == '<')
+      escaped += "&lt;";
+    else if (c == '>')
+      escaped += "&gt;";
+    else if (c == '&')
+      escaped += "&amp;";
+    else
+      escaped += c;
+  }
+  std::string section = "<section id=\"gang-slots\"><h2>Which jobs ran in which slot</h2><pre>" +
+                        escaped + "</pre></section>\n";
+  auto at = html.rfind("</body>");
+  html.insert(at == std::string::npos ? html.size() : at, section);
+}
+
 }  // namespace
 
 bool is_gang_policy(const std::string& policy) {
@@ -161,6 +180,7 @@ int run_gang_policy_sim(const SimArgs& args, const Machine& machine, const Workl
     if (auto ok = write_text_file(base + "jobs.csv", csv.str()); !ok)
       return usage_error(ok.error());
     std::string html = render_run_report(run_report_data(machine, result, summary, about));
+    if (!g.trace.empty()) add_slot_section(html, slots.str());
     if (auto ok = write_text_file(base + "report.html", html); !ok) return usage_error(ok.error());
   }
   if (!args.quiet) {
