@@ -53,23 +53,33 @@ AvailabilityProfile::AvailabilityProfile(Seconds now, const NodeSet& free,
 }
 
 std::optional<Projection> AvailabilityProfile::find(const Request& request, Seconds duration,
-                                                    const Allocator& allocator) const {
+                                                    const Allocator& allocator, Seconds before,
+                                                    const HeldSlot& held) const {
   const int need = request.nodes;
   const size_t n = segments_.size();
-  for (size_t i = 0; i < n; ++i) {
-    if (segments_[i].free_count < need) continue;
+  // Segment k lies inside the held interval (segments never straddle a reservation's ends).
+  auto held_at = [&](size_t k) {
+    return held.nodes && segments_[k].start >= held.start && segments_[k].start < held.end;
+  };
+  auto count_at = [&](size_t k) { return segments_[k].free_count + (held_at(k) ? held.count : 0); };
+  for (size_t i = 0; i < n && segments_[i].start < before; ++i) {
+    if (count_at(i) < need) continue;
     Seconds end = segments_[i].start + duration;
     // First pass on counts only: a short segment inside the window rules out every start up to it.
     size_t k = i + 1;
-    while (k < n && segments_[k].start < end && segments_[k].free_count >= need) ++k;
+    while (k < n && segments_[k].start < end && count_at(k) >= need) ++k;
     if (k < n && segments_[k].start < end) {
       i = k;  // the loop's ++i moves past the short segment
       continue;
     }
     NodeSet window = segments_[i].free;
-    bool enough = true;
+    if (held_at(i)) window |= *held.nodes;
+    bool enough = window.count() >= need;
     for (size_t j = i + 1; j < k && enough; ++j) {
-      window &= segments_[j].free;
+      if (held_at(j))
+        window &= segments_[j].free | *held.nodes;
+      else
+        window &= segments_[j].free;
       enough = window.count() >= need;
     }
     if (!enough) continue;

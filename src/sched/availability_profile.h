@@ -10,6 +10,7 @@
 // queued jobs and S segments a pass costs O(Q*S) count comparisons plus the allocator calls.
 #pragma once
 
+#include <limits>
 #include <optional>
 #include <span>
 #include <utility>
@@ -20,6 +21,14 @@
 
 namespace trellis {
 
+// Nodes a job already holds in a profile over [start, end) (a reservation of it): find() may
+// count them as free, so a job can look for a better slot without taking its old one out first.
+struct HeldSlot {
+  Seconds start = 0, end = 0;
+  const NodeSet* nodes = nullptr;
+  int count = 0;
+};
+
 class AvailabilityProfile {
  public:
   // Running jobs free their nodes at max(now, expected_end); each reservation holds its nodes over
@@ -29,10 +38,13 @@ class AvailabilityProfile {
                       std::span<const Reservation> reservations = {},
                       std::span<const Seconds> reservation_durations = {});
 
-  // The earliest start at which `request` fits on nodes free during [start, start + duration).
-  // Nullopt when it never fits, even on the empty machine's free set at the end of the profile.
+  // The earliest start before `before` at which `request` fits on nodes free during
+  // [start, start + duration), the `held` nodes included. Nullopt when there is none (with the
+  // default `before`: it never fits, even at the end of the profile).
   std::optional<Projection> find(const Request& request, Seconds duration,
-                                 const Allocator& allocator) const;
+                                 const Allocator& allocator,
+                                 Seconds before = std::numeric_limits<Seconds>::infinity(),
+                                 const HeldSlot& held = HeldSlot()) const;
 
   // Takes `nodes` out of the free sets over [start, end). The nodes must be free there.
   void reserve(Seconds start, Seconds end, const NodeSet& nodes);
