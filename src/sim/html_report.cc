@@ -69,7 +69,7 @@ constexpr std::string_view kRunBody = R"html(
 <p id="about"></p>
 <h2>Summary</h2><table id="summary"></table>
 <h2>Gantt chart</h2><p id="gantt-note"></p><div id="gantt" class="chart" style="height:560px"></div>
-<h2>Utilization, queue length and largest free box</h2><div id="timeline" class="chart"></div>
+<h2>Utilization, queue length and largest free box</h2><p id="timeline-note"></p><div id="timeline" class="chart"></div>
 <h2>Bounded slowdown by job size</h2><div id="slowdown" class="chart"></div>
 <div id="occupancy-section"><h2>Occupancy</h2><p id="occupancy-note"></p><div id="occupancy" class="grid"></div></div>
 )html";
@@ -118,6 +118,9 @@ drawChart('gantt', {
 });
 
 var tl = D.timeline;
+document.getElementById('timeline-note').innerHTML = tl.thinned
+  ? '<span class="note">Downsampled: ' + tl.time.length + ' points, each the busiest instant of its stretch.</span>'
+  : 'State after each scheduling instant.';
 var timelineSeries = [
   {name: 'busy nodes', type: 'line', step: 'end', showSymbol: false, areaStyle: {opacity: 0.3},
    data: tl.time.map(function (t, i) { return [t, tl.busy[i]]; })},
