@@ -129,7 +129,9 @@ void conservative(const SimBenchOptions& options, std::ostream& out) {
 void lublin(const SimBenchOptions& options, std::ostream& out) {
   Machine machine = *Machine::parse("torus:32x32x32");
   auto start = Clock::now();
-  std::vector<Job> jobs = generate_lublin({static_cast<int>(options.lublin_jobs), 32768, 1});
+  Workload workload{generate_lublin({static_cast<int>(options.lublin_jobs), 32768, 1}), 0, ""};
+  scale_load(workload, options.lublin_load);
+  const std::vector<Job>& jobs = workload.jobs;
   double generate = seconds_since(start);
   auto allocator = AllocatorRegistry::builtin().create("first-available", machine);
   EasyPolicy easy;
@@ -145,8 +147,8 @@ void lublin(const SimBenchOptions& options, std::ostream& out) {
   double seconds = seconds_since(start);
   RunSummary s = summarize(result);
   out << "\nLublin-Feitelson workload, " << jobs.size() << " jobs on " << machine.spec()
-      << ", EASY, first-available (generated in " << std::fixed << std::setprecision(2) << generate
-      << " s):\n"
+      << ", EASY, first-available, load factor " << options.lublin_load << " (generated in "
+      << std::fixed << std::setprecision(2) << generate << " s):\n"
       << "  simulated in " << seconds << " s: " << std::setprecision(0) << s.jobs / seconds
       << " jobs/s; offered load " << std::setprecision(3) << s.offered_load << ", utilization "
       << s.utilization << ", mean wait " << std::setprecision(0) << s.mean_wait << " s, max queue "

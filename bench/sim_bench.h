@@ -21,6 +21,7 @@ namespace trellis::bench {
 struct SimBenchOptions {
   std::string shared_dir;      // where workloads/NASA-iPSC-1993-3.1-cln.swf is
   long lublin_jobs = 1000000;  // 0 skips the Lublin run
+  double lublin_load = 1.0;    // --load of the Lublin run (the model offers about 1.0 there)
   int queued_jobs = 10000;
   bool progress = false;
 };

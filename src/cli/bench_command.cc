@@ -47,6 +47,10 @@ void add_bench_command(CLI::App& app, int& status) {
   sim->add_option("--lublin-jobs", sim_options->lublin_jobs,
                   "Jobs in the generated Lublin run (0 skips it)")
       ->capture_default_str();
+  sim->add_option("--lublin-load", sim_options->lublin_load,
+                  "Load factor of the Lublin run (inter-arrival times are divided by it)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   sim->add_option("--queued", sim_options->queued_jobs, "Queued jobs in the conservative pass")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();

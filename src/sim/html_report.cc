@@ -196,7 +196,7 @@ var D = JSON.parse(document.getElementById('trellis-data').textContent);
 document.getElementById('title').textContent = D.title;
 document.getElementById('about').textContent = Object.keys(D.about).map(function (k) {
   return k + ' = ' + D.about[k]; }).join(', ');
-var cols = ['mean_wait_s', 'mean_bounded_slowdown', 'utilization', 'steady_utilization',
+var cols = ['jobs', 'rejected', 'mean_wait_s', 'mean_bounded_slowdown', 'utilization', 'steady_utilization',
   'loss_of_capacity', 'fragmented_time_fraction', 'mean_pairwise_hops', 'makespan_s',
   'allocator_call_us', 'wall_s'];
 table(document.getElementById('runs'), ['run'].concat(cols), D.runs.map(function (r) {
