@@ -52,21 +52,20 @@ class AvailabilityProfile {
   void release(Seconds start, Seconds end, const NodeSet& nodes);
 
   // Free nodes at the profile's first instant (now), after the reservations made so far.
-  const NodeSet& free_now() const { return segments_.front().free; }
-  size_t segment_count() const { return segments_.size(); }
+  const NodeSet& free_now() const { return frees_.front(); }
+  size_t segment_count() const { return starts_.size(); }
 
  private:
-  struct Segment {
-    Seconds start;
-    NodeSet free;
-    int free_count;
-  };
   // Index of the segment starting at t, splitting the one containing t when needed.
   size_t split_at(Seconds t);
   // The segment range [first, last) covering [start, end), splitting at both ends.
   std::pair<size_t, size_t> cover(Seconds start, Seconds end);
 
-  std::vector<Segment> segments_;  // sorted by start; segments_[0].start == now
+  // Segment i is [starts_[i], starts_[i+1]) with free set frees_[i] of counts_[i] nodes. Kept as
+  // parallel arrays so that the count scans of find() run over dense memory.
+  std::vector<Seconds> starts_;  // sorted; starts_[0] == now
+  std::vector<int> counts_;
+  std::vector<NodeSet> frees_;
 };
 
 }  // namespace trellis
