@@ -23,7 +23,9 @@ struct Head {
 // without the nodes it takes: first on nodes outside the head's reserved set (nothing to check),
 // else anywhere, asking the allocator for a new place for the head among the nodes projected free
 // at that time. For count-only requests this is exactly classic EASY's "extra nodes" rule; for
-// boxes it keeps a place that can hold the box.
+// boxes it keeps a place that can hold the box. The head's reservation from the previous pass is
+// kept when the projection would now be later, so the head never starts after a time it was
+// promised.
 Schedule EasyPolicy::schedule(const SchedulerView& view, const Allocator& allocator) const {
   Schedule out;
   NodeSet free = view.free;
@@ -55,16 +57,39 @@ Schedule EasyPolicy::schedule(const SchedulerView& view, const Allocator& alloca
           continue;
         }
       }
+      // The promise of the previous pass, if this job was the head then.
+      const Reservation* previous = nullptr;
+      for (const Reservation& r : view.reservations)
+        if (r.job == job.id) previous = &r;
+      if (previous && previous->start <= view.now && previous->nodes.is_subset_of(free)) {
+        start(i, Placement{previous->nodes, std::nullopt, "reserved"});
+        continue;
+      }
       std::vector<const RunningJob*> running;
       running.reserve(view.running.size() + started.size());
       for (const RunningJob& r : view.running) running.push_back(&r);
       for (const RunningJob& r : started) running.push_back(&r);
-      auto projection = earliest_fit(view.now, free, std::move(running), request, allocator);
-      if (!projection) continue;  // can never fit: the caller rejects such jobs up front
-      head = Head{i,
-                  {job.id, projection->start, std::move(projection->placement.nodes)},
-                  std::move(projection->free_at_start),
-                  {}};
+      auto projection = earliest_fit(view.now, free, running, request, allocator);
+      // Keep the earlier promise when the allocator would now answer later (an allocator may
+      // refuse a superset of nodes it once chose, e.g. when a unit it needs whole is now shared):
+      // the reserved nodes are still free then, and the job will start on them.
+      std::optional<NodeSet> at_previous;
+      if (previous && (!projection || previous->start < projection->start)) {
+        at_previous = free;
+        for (const RunningJob* r : running)
+          if (r->expected_end <= previous->start) *at_previous |= r->nodes;
+        if (!previous->nodes.is_subset_of(*at_previous)) at_previous.reset();
+      }
+      if (at_previous) {
+        head = Head{i, *previous, std::move(*at_previous), {}};
+      } else if (projection) {
+        head = Head{i,
+                    {job.id, projection->start, std::move(projection->placement.nodes)},
+                    std::move(projection->free_at_start),
+                    {}};
+      } else {
+        continue;  // can never fit: the caller rejects such jobs up front
+      }
       head->outside = free - head->reservation.nodes;
       continue;
     }
