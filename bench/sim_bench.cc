@@ -147,8 +147,8 @@ void lublin(const SimBenchOptions& options, std::ostream& out) {
   double seconds = seconds_since(start);
   RunSummary s = summarize(result);
   out << "\nLublin-Feitelson workload, " << jobs.size() << " jobs on " << machine.spec()
-      << ", EASY, first-available, load factor " << options.lublin_load << " (generated in "
-      << std::fixed << std::setprecision(2) << generate << " s):\n"
+      << ", EASY, first-available, load factor " << std::setprecision(2) << options.lublin_load
+      << " (generated in " << generate << " s):\n"
       << "  simulated in " << seconds << " s: " << std::setprecision(0) << s.jobs / seconds
       << " jobs/s; offered load " << std::setprecision(3) << s.offered_load << ", utilization "
       << s.utilization << ", mean wait " << std::setprecision(0) << s.mean_wait << " s, max queue "
