@@ -115,8 +115,11 @@ size_t check_workload(const Scenario& setup, const std::string& policy_name, uin
 class PolicyInvariants : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(PolicyInvariants, HoldOnRandomWorkloads) {
-  const std::vector<Scenario> setups = {
-      {"flat:12", "consecutive"}, {"torus:4x4", "first-available"}, {"fattree:4,4", "random"}};
+  const std::vector<Scenario> setups = {{"flat:12", "consecutive"},
+                                        {"torus:4x4", "first-available"},
+                                        {"fattree:4,4", "random"},
+                                        {"torus:16", "contiguous"},
+                                        {"fattree:4,4", "fattree-units"}};
   size_t promises = 0;
   for (const Scenario& setup : setups)
     for (uint32_t seed = 1; seed <= 1000; ++seed) {

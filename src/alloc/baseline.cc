@@ -1,5 +1,6 @@
 #include "alloc/baseline.h"
 
+#include <bit>
 #include <charconv>
 #include <vector>
 
@@ -19,8 +20,24 @@ Result<Placement> FirstAvailableAllocator::allocate(const NodeSet& free,
                                                     const Request& request) const {
   if (auto ok = require_free_count(free, request.nodes); !ok) return ok.error();
   Placement p{NodeSet(free.size()), std::nullopt, {}};
+  // A word at a time: whole words while they fit, then the lowest bits of the last one.
+  const auto& in = free.words();
+  auto& out = p.nodes.mutable_words();
   int left = request.nodes;
-  for (NodeId id = free.next(0); left > 0; id = free.next(id + 1), --left) p.nodes.set(id);
+  for (size_t w = 0; left > 0; ++w) {
+    NodeSet::Word bits = in[w];
+    int have = std::popcount(bits);
+    if (have <= left) {
+      out[w] = bits;
+      left -= have;
+      continue;
+    }
+    for (; left > 0; --left) {
+      NodeSet::Word lowest = bits & (~bits + 1);
+      out[w] |= lowest;
+      bits ^= lowest;
+    }
+  }
   return p;
 }
 

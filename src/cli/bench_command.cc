@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "bench/contiguous_bench.h"
+#include "bench/sim_bench.h"
 #include "cli/commands.h"
 
 namespace trellis::cli {
@@ -32,6 +33,30 @@ void add_bench_command(CLI::App& app, int& status) {
   contiguous->callback([options, &status] {
     options->progress = isatty(STDOUT_FILENO);
     status = bench::run_contiguous_bench(*options, std::cout);
+  });
+
+  auto sim_options = std::make_shared<bench::SimBenchOptions>();
+  sim_options->shared_dir = TRELLIS_SOURCE_DIR "/../shared";
+  auto* sim = cmd->add_subcommand(
+      "sim",
+      "Simulator speed: the full NASA iPSC trace with EASY and the contiguous allocator (against\n"
+      "first-available), one conservative-backfilling pass with 10,000 queued jobs (against an\n"
+      "EASY pass), and a generated 1,000,000-job Lublin workload on torus:32x32x32 (jobs/s).");
+  sim->add_option("--shared", sim_options->shared_dir, "The shared/ folder holding workloads/")
+      ->capture_default_str();
+  sim->add_option("--lublin-jobs", sim_options->lublin_jobs,
+                  "Jobs in the generated Lublin run (0 skips it)")
+      ->capture_default_str();
+  sim->add_option("--lublin-load", sim_options->lublin_load,
+                  "Load factor of the Lublin run (inter-arrival times are divided by it)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  sim->add_option("--queued", sim_options->queued_jobs, "Queued jobs in the conservative pass")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  sim->callback([sim_options, &status] {
+    sim_options->progress = isatty(STDERR_FILENO);
+    status = bench::run_sim_bench(*sim_options, std::cout);
   });
 }
 

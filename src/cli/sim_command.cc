@@ -149,9 +149,10 @@ int run_sim(const SimArgs& args) {
               << summary.rejected << ", timed out " << summary.timed_out << ")\n"
               << "  mean wait " << summary.mean_wait << " s, mean bounded slowdown "
               << summary.mean_bounded_slowdown << "\n"
-              << "  utilization " << summary.utilization << " (steady "
-              << summary.steady_utilization << "), loss of capacity " << summary.loss_of_capacity
-              << ", makespan " << summary.makespan << " s\n"
+              << "  offered load " << summary.offered_load << ", utilization "
+              << summary.utilization << " (steady " << summary.steady_utilization
+              << "), loss of capacity " << summary.loss_of_capacity << ", makespan "
+              << summary.makespan << " s\n"
               << "  mean pairwise hops " << summary.mean_pairwise_hops << ", fragmented time "
               << summary.fragmented_fraction << "\n"
               << "  " << summary.allocator_call_us << " us per allocation, " << summary.mean_pass_us

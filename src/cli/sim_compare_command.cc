@@ -175,23 +175,34 @@ int run_compare(CompareArgs args) {
   }
 
   const std::vector<std::pair<std::string, std::string>> columns = {
-      {"mean_wait_s", "wait(s)"},     {"mean_bounded_slowdown", "bsld"},
-      {"utilization", "util"},        {"steady_utilization", "steady"},
-      {"loss_of_capacity", "LoC"},    {"fragmented_time_fraction", "frag"},
-      {"mean_pairwise_hops", "hops"}, {"allocator_call_us", "us/alloc"},
+      {"jobs", "jobs"},
+      {"rejected", "rejected"},
+      {"mean_wait_s", "wait(s)"},
+      {"mean_bounded_slowdown", "bsld"},
+      {"utilization", "util"},
+      {"steady_utilization", "steady"},
+      {"loss_of_capacity", "LoC"},
+      {"fragmented_time_fraction", "frag"},
+      {"mean_pairwise_hops", "hops"},
+      {"allocator_call_us", "us/alloc"},
       {"wall_s", "wall(s)"}};
   size_t label_width = 10;
   for (const auto& r : runs)
     label_width = std::max(label_width, r["label"].get<std::string>().size());
   std::cout << "\n" << std::left << std::setw(static_cast<int>(label_width) + 2) << "run";
-  for (const auto& [key, title] : columns) std::cout << std::right << std::setw(10) << title;
+  for (const auto& [key, title] : columns) std::cout << std::right << std::setw(12) << title;
   std::cout << "\n";
   for (const auto& r : runs) {
     std::cout << std::left << std::setw(static_cast<int>(label_width) + 2)
               << r["label"].get<std::string>();
-    for (const auto& [key, title] : columns)
-      std::cout << std::right << std::setw(10) << std::fixed << std::setprecision(3)
-                << r["metrics"][key].get<double>();
+    for (const auto& [key, title] : columns) {
+      const auto& v = r["metrics"][key];
+      std::cout << std::right << std::setw(12);
+      if (v.is_number_integer())
+        std::cout << v.get<long>();
+      else
+        std::cout << std::fixed << std::setprecision(3) << v.get<double>();
+    }
     std::cout << "\n";
   }
 

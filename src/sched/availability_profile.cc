@@ -35,59 +35,73 @@ AvailabilityProfile::AvailabilityProfile(Seconds now, const NodeSet& free,
   std::sort(changes.begin(), changes.end(), [](const Change& a, const Change& b) {
     return a.time != b.time ? a.time < b.time : a.frees > b.frees;
   });
-  segments_.push_back({now, free, 0});
+  starts_.push_back(now);
+  frees_.push_back(free);
   for (const Change& c : changes) {
-    if (c.time > segments_.back().start) {
-      segments_.back().free_count = segments_.back().free.count();
-      Segment next{c.time, segments_.back().free, 0};
-      segments_.push_back(std::move(next));
+    if (c.time > starts_.back()) {
+      counts_.push_back(frees_.back().count());
+      starts_.push_back(c.time);
+      NodeSet next = frees_.back();
+      frees_.push_back(std::move(next));
     }
     if (c.frees) {
-      segments_.back().free |= *c.nodes;
+      frees_.back() |= *c.nodes;
     } else {
-      assert(c.nodes->is_subset_of(segments_.back().free));
-      segments_.back().free -= *c.nodes;
+      assert(c.nodes->is_subset_of(frees_.back()));
+      frees_.back() -= *c.nodes;
     }
   }
-  segments_.back().free_count = segments_.back().free.count();
+  counts_.push_back(frees_.back().count());
 }
 
 std::optional<Projection> AvailabilityProfile::find(const Request& request, Seconds duration,
-                                                    const Allocator& allocator) const {
+                                                    const Allocator& allocator, Seconds before,
+                                                    const HeldSlot& held) const {
   const int need = request.nodes;
-  const size_t n = segments_.size();
-  for (size_t i = 0; i < n; ++i) {
-    if (segments_[i].free_count < need) continue;
-    Seconds end = segments_[i].start + duration;
+  const size_t n = starts_.size();
+  const Seconds* starts = starts_.data();
+  const int* counts = counts_.data();
+  // Segment k lies inside the held interval (segments never straddle a reservation's ends).
+  auto held_at = [&](size_t k) {
+    return held.nodes && starts[k] >= held.start && starts[k] < held.end;
+  };
+  auto count_at = [&](size_t k) { return counts[k] + (held_at(k) ? held.count : 0); };
+  for (size_t i = 0; i < n && starts[i] < before; ++i) {
+    if (counts[i] < need && count_at(i) < need) continue;
+    Seconds end = starts[i] + duration;
     // First pass on counts only: a short segment inside the window rules out every start up to it.
     size_t k = i + 1;
-    while (k < n && segments_[k].start < end && segments_[k].free_count >= need) ++k;
-    if (k < n && segments_[k].start < end) {
+    while (k < n && starts[k] < end && (counts[k] >= need || count_at(k) >= need)) ++k;
+    if (k < n && starts[k] < end) {
       i = k;  // the loop's ++i moves past the short segment
       continue;
     }
-    NodeSet window = segments_[i].free;
-    bool enough = true;
-    for (size_t j = i + 1; j < k && enough; ++j) {
-      window &= segments_[j].free;
-      enough = window.count() >= need;
+    // The nodes free throughout the window (counted once: word ANDs are cheaper than counts).
+    NodeSet window = frees_[i];
+    if (held_at(i)) window |= *held.nodes;
+    for (size_t j = i + 1; j < k; ++j) {
+      if (held_at(j))
+        window &= frees_[j] | *held.nodes;
+      else
+        window &= frees_[j];
     }
-    if (!enough) continue;
+    if (window.count() < need) continue;
     if (auto p = allocator.allocate(window, request))
-      return Projection{segments_[i].start, std::move(*p), std::move(window)};
+      return Projection{starts[i], std::move(*p), std::move(window)};
   }
   return std::nullopt;
 }
 
 size_t AvailabilityProfile::split_at(Seconds t) {
-  auto it = std::upper_bound(segments_.begin(), segments_.end(), t,
-                             [](Seconds v, const Segment& s) { return v < s.start; });
-  assert(it != segments_.begin());
-  size_t before = static_cast<size_t>(it - segments_.begin()) - 1;
-  if (segments_[before].start == t) return before;
-  Segment copy = segments_[before];
-  copy.start = t;
-  segments_.insert(segments_.begin() + static_cast<long>(before) + 1, std::move(copy));
+  auto it = std::upper_bound(starts_.begin(), starts_.end(), t);
+  assert(it != starts_.begin());
+  size_t before = static_cast<size_t>(it - starts_.begin()) - 1;
+  if (starts_[before] == t) return before;
+  long at = static_cast<long>(before) + 1;
+  starts_.insert(starts_.begin() + at, t);
+  counts_.insert(counts_.begin() + at, counts_[before]);
+  NodeSet copy = frees_[before];
+  frees_.insert(frees_.begin() + at, std::move(copy));
   return before + 1;
 }
 
@@ -101,9 +115,9 @@ void AvailabilityProfile::reserve(Seconds start, Seconds end, const NodeSet& nod
   auto [first, last] = cover(start, end);
   int taken = nodes.count();
   for (size_t i = first; i < last; ++i) {
-    assert(nodes.is_subset_of(segments_[i].free));
-    segments_[i].free -= nodes;
-    segments_[i].free_count -= taken;
+    assert(nodes.is_subset_of(frees_[i]));
+    frees_[i] -= nodes;
+    counts_[i] -= taken;
   }
 }
 
@@ -111,9 +125,9 @@ void AvailabilityProfile::release(Seconds start, Seconds end, const NodeSet& nod
   auto [first, last] = cover(start, end);
   int given = nodes.count();
   for (size_t i = first; i < last; ++i) {
-    assert(!nodes.intersects(segments_[i].free));
-    segments_[i].free |= nodes;
-    segments_[i].free_count += given;
+    assert(!nodes.intersects(frees_[i]));
+    frees_[i] |= nodes;
+    counts_[i] += given;
   }
 }
 

@@ -10,6 +10,7 @@
 // queued jobs and S segments a pass costs O(Q*S) count comparisons plus the allocator calls.
 #pragma once
 
+#include <limits>
 #include <optional>
 #include <span>
 #include <utility>
@@ -20,6 +21,14 @@
 
 namespace trellis {
 
+// Nodes a job already holds in a profile over [start, end) (a reservation of it): find() may
+// count them as free, so a job can look for a better slot without taking its old one out first.
+struct HeldSlot {
+  Seconds start = 0, end = 0;
+  const NodeSet* nodes = nullptr;
+  int count = 0;
+};
+
 class AvailabilityProfile {
  public:
   // Running jobs free their nodes at max(now, expected_end); each reservation holds its nodes over
@@ -29,10 +38,13 @@ class AvailabilityProfile {
                       std::span<const Reservation> reservations = {},
                       std::span<const Seconds> reservation_durations = {});
 
-  // The earliest start at which `request` fits on nodes free during [start, start + duration).
-  // Nullopt when it never fits, even on the empty machine's free set at the end of the profile.
+  // The earliest start before `before` at which `request` fits on nodes free during
+  // [start, start + duration), the `held` nodes included. Nullopt when there is none (with the
+  // default `before`: it never fits, even at the end of the profile).
   std::optional<Projection> find(const Request& request, Seconds duration,
-                                 const Allocator& allocator) const;
+                                 const Allocator& allocator,
+                                 Seconds before = std::numeric_limits<Seconds>::infinity(),
+                                 const HeldSlot& held = HeldSlot()) const;
 
   // Takes `nodes` out of the free sets over [start, end). The nodes must be free there.
   void reserve(Seconds start, Seconds end, const NodeSet& nodes);
@@ -40,21 +52,20 @@ class AvailabilityProfile {
   void release(Seconds start, Seconds end, const NodeSet& nodes);
 
   // Free nodes at the profile's first instant (now), after the reservations made so far.
-  const NodeSet& free_now() const { return segments_.front().free; }
-  size_t segment_count() const { return segments_.size(); }
+  const NodeSet& free_now() const { return frees_.front(); }
+  size_t segment_count() const { return starts_.size(); }
 
  private:
-  struct Segment {
-    Seconds start;
-    NodeSet free;
-    int free_count;
-  };
   // Index of the segment starting at t, splitting the one containing t when needed.
   size_t split_at(Seconds t);
   // The segment range [first, last) covering [start, end), splitting at both ends.
   std::pair<size_t, size_t> cover(Seconds start, Seconds end);
 
-  std::vector<Segment> segments_;  // sorted by start; segments_[0].start == now
+  // Segment i is [starts_[i], starts_[i+1]) with free set frees_[i] of counts_[i] nodes. Kept as
+  // parallel arrays so that the count scans of find() run over dense memory.
+  std::vector<Seconds> starts_;  // sorted; starts_[0] == now
+  std::vector<int> counts_;
+  std::vector<NodeSet> frees_;
 };
 
 }  // namespace trellis

@@ -7,11 +7,12 @@
 namespace trellis {
 
 // Each pass rebuilds the profile from the running jobs and the reservations of the previous pass,
-// then takes the queued jobs in order: a job's own reservation is given back and the job is placed
-// at the earliest fit. Its old slot is still free then (every other reservation is in the profile
-// and running jobs end no later than expected), so no reservation ever moves later: the
-// "compression" of Mu'alem & Feitelson. Jobs without a reservation (new arrivals) are placed after
-// those before them in the queue.
+// then takes the queued jobs in order and moves each to the earliest slot that fits, counting its
+// own reserved nodes as free (the "compression" of Mu'alem & Feitelson). Its old slot is always
+// still possible (every other reservation is in the profile and running jobs end no later than
+// expected), so no reservation ever moves later; the search stops at the old start, and the
+// profile changes only for jobs that move. Jobs without a reservation (new arrivals) are placed
+// after those before them in the queue.
 Schedule ConservativePolicy::schedule(const SchedulerView& view, const Allocator& allocator) const {
   Schedule out;
   std::unordered_map<JobId, size_t> queue_index;
@@ -33,14 +34,28 @@ Schedule ConservativePolicy::schedule(const SchedulerView& view, const Allocator
 
   for (size_t i = 0; i < view.queue.size(); ++i) {
     const Job& job = *view.queue[i];
+    std::optional<Projection> projection;
+    bool in_profile = false;  // the slot is already reserved in the profile
     if (kept_of[i] >= 0) {
-      const Reservation& old = kept[static_cast<size_t>(kept_of[i])];
-      profile.release(old.start, old.start + job.time_limit, old.nodes);
+      // Look for an earlier slot, counting the job's own reserved nodes as free; the profile is
+      // only touched when the job moves.
+      Reservation& old = kept[static_cast<size_t>(kept_of[i])];
+      Seconds old_end = old.start + job.time_limit;
+      projection = profile.find(job.request, job.time_limit, allocator, old.start,
+                                {old.start, old_end, &old.nodes, job.request.nodes});
+      if (projection) {
+        profile.release(old.start, old_end, old.nodes);
+      } else {
+        projection = Projection{old.start, Placement{std::move(old.nodes), std::nullopt, {}}, {}};
+        in_profile = true;
+      }
+    } else {
+      projection = profile.find(job.request, job.time_limit, allocator);
+      if (!projection) continue;  // can never fit: the caller rejects such jobs up front
     }
-    auto projection = profile.find(job.request, job.time_limit, allocator);
-    if (!projection) continue;  // can never fit: the caller rejects such jobs up front
-    profile.reserve(projection->start, projection->start + job.time_limit,
-                    projection->placement.nodes);
+    if (!in_profile)
+      profile.reserve(projection->start, projection->start + job.time_limit,
+                      projection->placement.nodes);
     if (projection->start == view.now) {
       out.starts.push_back({i, std::move(projection->placement)});
     } else {

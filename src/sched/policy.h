@@ -22,6 +22,7 @@ struct RunningJob {
   Seconds start = 0;
   Seconds expected_end = 0;  // start + time limit: the latest it can run (it is killed there)
   NodeSet nodes;
+  int node_count = 0;  // nodes.count(), kept so that projections can add up counts cheaply
 };
 
 // A promise a policy made: job `job` will start no later than `start`, on `nodes` (EASY: the head

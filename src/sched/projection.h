@@ -6,7 +6,7 @@
 #pragma once
 
 #include <optional>
-#include <span>
+#include <vector>
 
 #include "sched/policy.h"
 
@@ -18,13 +18,15 @@ struct Projection {
   NodeSet free_at_start;  // every node projected free at `start` (the placement is a subset)
 };
 
+// `by_end` lists the running jobs (by pointer, so that callers can add jobs they have just
+// started without copying node sets).
 // The earliest time >= now at which `request` fits on `free` plus the nodes of the running jobs
 // that have ended by then. Nullopt when it does not fit even after every running job ends.
 // At a time after now, the placement is first sought among the released nodes only, so that the
 // nodes free now stay available for backfilling (classic EASY's "extra nodes"); only when the
 // request does not fit there may it take nodes that are free now.
 std::optional<Projection> earliest_fit(Seconds now, const NodeSet& free,
-                                       std::span<const RunningJob> running, const Request& request,
-                                       const Allocator& allocator);
+                                       std::vector<const RunningJob*> by_end,
+                                       const Request& request, const Allocator& allocator);
 
 }  // namespace trellis

@@ -69,7 +69,7 @@ constexpr std::string_view kRunBody = R"html(
 <p id="about"></p>
 <h2>Summary</h2><table id="summary"></table>
 <h2>Gantt chart</h2><p id="gantt-note"></p><div id="gantt" class="chart" style="height:560px"></div>
-<h2>Utilization, queue length and largest free box</h2><div id="timeline" class="chart"></div>
+<h2>Utilization, queue length and largest free box</h2><p id="timeline-note"></p><div id="timeline" class="chart"></div>
 <h2>Bounded slowdown by job size</h2><div id="slowdown" class="chart"></div>
 <div id="occupancy-section"><h2>Occupancy</h2><p id="occupancy-note"></p><div id="occupancy" class="grid"></div></div>
 )html";
@@ -118,6 +118,9 @@ drawChart('gantt', {
 });
 
 var tl = D.timeline;
+document.getElementById('timeline-note').innerHTML = tl.thinned
+  ? '<span class="note">Downsampled: ' + tl.time.length + ' points, each the busiest instant of its stretch.</span>'
+  : 'State after each scheduling instant.';
 var timelineSeries = [
   {name: 'busy nodes', type: 'line', step: 'end', showSymbol: false, areaStyle: {opacity: 0.3},
    data: tl.time.map(function (t, i) { return [t, tl.busy[i]]; })},
@@ -193,7 +196,7 @@ var D = JSON.parse(document.getElementById('trellis-data').textContent);
 document.getElementById('title').textContent = D.title;
 document.getElementById('about').textContent = Object.keys(D.about).map(function (k) {
   return k + ' = ' + D.about[k]; }).join(', ');
-var cols = ['mean_wait_s', 'mean_bounded_slowdown', 'utilization', 'steady_utilization',
+var cols = ['jobs', 'rejected', 'mean_wait_s', 'mean_bounded_slowdown', 'utilization', 'steady_utilization',
   'loss_of_capacity', 'fragmented_time_fraction', 'mean_pairwise_hops', 'makespan_s',
   'allocator_call_us', 'wall_s'];
 table(document.getElementById('runs'), ['run'].concat(cols), D.runs.map(function (r) {

@@ -22,12 +22,14 @@ RunSummary summarize(const SimResult& r) {
   const double n = r.machine_nodes;
   s.first_submit = std::numeric_limits<double>::infinity();
   double node_seconds = 0, hops = 0, switches = 0;
+  Seconds last_submit = 0;
   long multi = 0, tree_jobs = 0;
   std::vector<Seconds> submits;
   submits.reserve(r.jobs.size());
   for (const JobRecord& j : r.jobs) {
     s.first_submit = std::min(s.first_submit, j.submit);
     s.last_end = std::max(s.last_end, j.end);
+    last_submit = std::max(last_submit, j.submit);
     s.timed_out += j.timed_out;
     s.mean_wait += j.wait();
     s.max_wait = std::max(s.max_wait, j.wait());
@@ -49,6 +51,8 @@ RunSummary summarize(const SimResult& r) {
   s.makespan = s.last_end - s.first_submit;
   if (s.makespan <= 0) return s;
   s.utilization = node_seconds / (n * s.makespan);
+  if (last_submit > s.first_submit)
+    s.offered_load = node_seconds / (n * (last_submit - s.first_submit));
 
   std::sort(submits.begin(), submits.end());
   s.steady_from = submits[submits.size() / 10];
@@ -88,6 +92,7 @@ nlohmann::json to_json(const RunSummary& s) {
       {"mean_response_s", s.mean_response},
       {"mean_bounded_slowdown", s.mean_bounded_slowdown},
       {"max_bounded_slowdown", s.max_bounded_slowdown},
+      {"offered_load", s.offered_load},
       {"utilization", s.utilization},
       {"steady_utilization", s.steady_utilization},
       {"steady_window_s", {s.steady_from, s.steady_to}},

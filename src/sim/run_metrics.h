@@ -5,6 +5,8 @@
 //   steady utilization    busy node-seconds / (N * window) over the window from the submit time of
 //                         the job at the 10th percentile of arrivals to that at the 90th, leaving
 //                         out the warm-up and drain-down that bias the whole-run figure
+//   offered load          sum(nodes * time run) / (N * (last submit - T0)): the work arriving per
+//                         unit of capacity; above 1 the queue grows without bound
 //   makespan              T1 - T0
 //   loss of capacity      idle node-seconds while at least one job waits, / (N * (T1 - T0))
 //                         (Zhang et al.: capacity lost to the schedule, not to a lack of work)
@@ -29,6 +31,7 @@ struct RunSummary {
   double mean_wait = 0, max_wait = 0;
   double mean_response = 0;
   double mean_bounded_slowdown = 0, max_bounded_slowdown = 0;
+  double offered_load = 0;
   double utilization = 0;
   double steady_utilization = 0;
   Seconds steady_from = 0, steady_to = 0;

@@ -157,7 +157,7 @@ SimResult simulate(const Machine& machine, const Allocator& allocator, const Que
       free -= nodes;
       endings.push({record.end, result.jobs.size()});
       running_index[job.id] = running.size();
-      running.push_back({job.id, now, now + job.time_limit, std::move(nodes)});
+      running.push_back({job.id, now, now + job.time_limit, std::move(nodes), job.request.nodes});
       result.jobs.push_back(std::move(record));
     }
     if (!decided.starts.empty()) {

@@ -1,0 +1,168 @@
+#include "bench/sim_bench.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <iomanip>
+#include <random>
+#include <vector>
+
+#include "alloc/registry.h"
+#include "sched/backfill.h"
+#include "sim/lublin.h"
+#include "sim/run_metrics.h"
+#include "sim/simulator.h"
+#include "sim/workload.h"
+
+namespace trellis::bench {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+struct Timed {
+  double seconds;
+  RunSummary summary;
+};
+
+Timed simulate_timed(const Machine& machine, const std::string& allocator_name,
+                     const std::vector<Job>& jobs, bool record) {
+  auto allocator = AllocatorRegistry::builtin().create(allocator_name, machine);
+  EasyPolicy easy;
+  SimOptions options;
+  options.record_placements = record;
+  auto start = Clock::now();
+  SimResult result = simulate(machine, **allocator, easy, jobs, options);
+  double seconds = seconds_since(start);
+  return {seconds, summarize(result)};
+}
+
+int nasa(const SimBenchOptions& options, std::ostream& out) {
+  std::string path = options.shared_dir + "/workloads/NASA-iPSC-1993-3.1-cln.swf";
+  auto start = Clock::now();
+  auto workload = load_workload(path);
+  double parse = seconds_since(start);
+  if (!workload) {
+    out << "NASA iPSC: " << workload.error().message << "\n";
+    return 2;
+  }
+  Machine machine = *Machine::parse("torus:8x4x4");
+  out << "NASA iPSC/860 trace: " << workload->jobs.size() << " jobs on " << machine.spec()
+      << " (128 nodes), EASY; reading the SWF took " << std::fixed << std::setprecision(3) << parse
+      << " s\n";
+  out << "  allocator         records   wall (s)   jobs/s     mean wait (s)  us/alloc  vs "
+         "first-available\n";
+  for (bool record : {true, false}) {
+    Timed reference = simulate_timed(machine, "first-available", workload->jobs, record);
+    Timed contiguous = simulate_timed(machine, "contiguous", workload->jobs, record);
+    for (const auto& [name, t] :
+         {std::pair{"contiguous", contiguous}, {"first-available", reference}}) {
+      out << "  " << std::left << std::setw(18) << name << std::setw(10) << (record ? "yes" : "no")
+          << std::right << std::setw(8) << std::setprecision(3) << t.seconds << std::setw(11)
+          << std::setprecision(0) << t.summary.jobs / t.seconds << std::setw(16)
+          << std::setprecision(1) << t.summary.mean_wait << std::setw(10) << std::setprecision(2)
+          << t.summary.allocator_call_us << std::setw(12) << std::setprecision(2)
+          << t.seconds / reference.seconds << "x\n";
+    }
+  }
+  return 0;
+}
+
+void conservative(const SimBenchOptions& options, std::ostream& out) {
+  Machine machine = *Machine::parse("flat:1024");
+  auto allocator = AllocatorRegistry::builtin().create("first-available", machine);
+  std::mt19937 rng(42);
+  // Running jobs fill 1,000 of the 1,024 nodes, with expected ends spread over a day.
+  std::vector<RunningJob> running;
+  NodeSet busy(1024);
+  std::uniform_real_distribution<double> end(1, 86400);
+  for (NodeId first = 0; first + 5 <= 1000; first += 5) {
+    NodeSet nodes(1024);
+    nodes.set_range(first, first + 5);
+    busy |= nodes;
+    running.push_back({static_cast<JobId>(first + 1000000), 0, end(rng), nodes, 5});
+  }
+  NodeSet free = busy.complement();
+  std::vector<Job> jobs = generate_lublin({options.queued_jobs, 1024, 9});
+  std::vector<const Job*> queue;
+  for (Job& j : jobs) {
+    j.time_limit = std::max(1.0, j.time_limit);
+    queue.push_back(&j);
+  }
+  ConservativePolicy policy;
+  EasyPolicy easy;
+  auto time_pass = [&](const QueuePolicy& p, std::span<const RunningJob> run, const NodeSet& f,
+                       std::span<const Reservation> previous, Schedule* keep) {
+    std::vector<double> times;
+    for (int rep = 0; rep < 3; ++rep) {
+      auto start = Clock::now();
+      Schedule s = p.schedule({0, queue, run, f, previous}, **allocator);
+      times.push_back(seconds_since(start));
+      if (keep) *keep = std::move(s);
+    }
+    std::sort(times.begin(), times.end());
+    return times[1];
+  };
+  Schedule first;
+  double scratch = time_pass(policy, running, free, {}, &first);
+  // A running job ends early: its nodes come free and every reservation may move earlier.
+  std::vector<RunningJob> after(running.begin() + 1, running.end());
+  NodeSet free_after = free | running.front().nodes;
+  double compress = time_pass(policy, after, free_after, first.reservations, nullptr);
+  double easy_pass = time_pass(easy, running, free, {}, nullptr);
+  out << "\nConservative backfilling, one pass with " << queue.size()
+      << " queued jobs behind a full flat:1024 (" << running.size() << " running, "
+      << first.reservations.size() << " reservations):\n"
+      << std::fixed << std::setprecision(1) << "  from scratch            " << std::setw(9)
+      << scratch * 1e3 << " ms  (" << std::setprecision(2) << scratch * 1e6 / queue.size()
+      << " us per queued job)\n"
+      << std::setprecision(1) << "  compression after an early end " << std::setw(6)
+      << compress * 1e3 << " ms\n"
+      << "  EASY pass (reference)   " << std::setw(9) << std::setprecision(3) << easy_pass * 1e3
+      << " ms; conservative / EASY = " << std::setprecision(0) << scratch / easy_pass << "x\n";
+}
+
+void lublin(const SimBenchOptions& options, std::ostream& out) {
+  Machine machine = *Machine::parse("torus:32x32x32");
+  auto start = Clock::now();
+  Workload workload{generate_lublin({static_cast<int>(options.lublin_jobs), 32768, 1}), 0, ""};
+  scale_load(workload, options.lublin_load);
+  const std::vector<Job>& jobs = workload.jobs;
+  double generate = seconds_since(start);
+  auto allocator = AllocatorRegistry::builtin().create("first-available", machine);
+  EasyPolicy easy;
+  SimOptions sim_options;
+  sim_options.record_placements = false;
+  if (options.progress)
+    sim_options.progress = [](double f) {
+      std::fprintf(stderr, "\r  Lublin run %3d%%", static_cast<int>(f * 100));
+      if (f >= 1) std::fprintf(stderr, "\n");
+    };
+  start = Clock::now();
+  SimResult result = simulate(machine, **allocator, easy, jobs, sim_options);
+  double seconds = seconds_since(start);
+  RunSummary s = summarize(result);
+  out << "\nLublin-Feitelson workload, " << jobs.size() << " jobs on " << machine.spec()
+      << ", EASY, first-available, load factor " << std::setprecision(2) << options.lublin_load
+      << " (generated in " << generate << " s):\n"
+      << "  simulated in " << seconds << " s: " << std::setprecision(0) << s.jobs / seconds
+      << " jobs/s; offered load " << std::setprecision(3) << s.offered_load << ", utilization "
+      << s.utilization << ", mean wait " << std::setprecision(0) << s.mean_wait << " s, max queue "
+      << s.max_queue_length << ", " << s.passes << " passes (" << std::setprecision(1)
+      << s.mean_pass_us << " us each)\n";
+}
+
+}  // namespace
+
+int run_sim_bench(const SimBenchOptions& options, std::ostream& out) {
+  if (int status = nasa(options, out); status != 0) return status;
+  conservative(options, out);
+  if (options.lublin_jobs > 0) lublin(options, out);
+  return 0;
+}
+
+}  // namespace trellis::bench
