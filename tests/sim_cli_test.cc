@@ -8,6 +8,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <regex>
+#include <set>
 #include <sstream>
 
 namespace trellis {
@@ -88,6 +89,41 @@ TEST(SimCli, BadInputExitsWithStatusTwoAndSaysWhere) {
       shell(kTrellis + " sim --machine flat:8 --workload " + kTrace + " --sched nope");
   EXPECT_EQ(unknown.status, 2);
   EXPECT_NE(unknown.out.find("unknown queue policy 'nope'"), std::string::npos) << unknown.out;
+}
+
+TEST(SimCli, SavedGeneratedWorkloadReplaysTheSameRun) {
+  TempDir tmp;
+  fs::path swf = tmp.path() / "gen.swf";
+  Command a =
+      shell(kTrellis + " sim --machine torus:8x8 --generate lublin:300:4 --load 1.5 " +
+            "--save-workload " + swf.string() + " --quiet --out " + (tmp.path() / "a").string());
+  ASSERT_EQ(a.status, 0) << a.out;
+  Command b = shell(kTrellis + " sim --machine torus:8x8 --workload " + swf.string() +
+                    " --quiet --out " + (tmp.path() / "b").string());
+  ASSERT_EQ(b.status, 0) << b.out;
+  auto ma = nlohmann::json::parse(read_file(tmp.path() / "a" / "summary.json"))["metrics"];
+  auto mb = nlohmann::json::parse(read_file(tmp.path() / "b" / "summary.json"))["metrics"];
+  EXPECT_EQ(ma["jobs"].get<int>() + ma["rejected"].get<int>(), 300);
+  for (const char* key :
+       {"jobs", "rejected", "mean_wait_s", "makespan_s", "utilization", "mean_pairwise_hops"})
+    EXPECT_EQ(ma[key], mb[key]) << key;
+  EXPECT_EQ(read_file(tmp.path() / "a" / "jobs.csv"), read_file(tmp.path() / "b" / "jobs.csv"));
+}
+
+TEST(SimCli, CompareRunsTheWholeGrid) {
+  TempDir tmp;
+  Command r = shell(kTrellis + " sim-compare --machine torus:8x8 --generate lublin:200 " +
+                    "--alloc random --sched easy --load 1,2 --seed 1,2 --metrics-only --out " +
+                    tmp.path().string());
+  ASSERT_EQ(r.status, 0) << r.out;
+  auto data = nlohmann::json::parse(read_file(tmp.path() / "compare.json"));
+  ASSERT_EQ(data["runs"].size(), 4u);
+  std::set<std::string> labels;
+  for (const auto& run : data["runs"]) labels.insert(run["label"].get<std::string>());
+  EXPECT_TRUE(labels.count("random/easy load 2 seed 1")) << r.out;
+  EXPECT_TRUE(labels.count("random/easy load 1 seed 2")) << r.out;
+  // Different seeds give different workloads, so different schedules.
+  EXPECT_NE(data["runs"][0]["metrics"]["makespan_s"], data["runs"][1]["metrics"]["makespan_s"]);
 }
 
 // Opens `html` in headless Chromium and checks that the page drew every chart it meant to, with

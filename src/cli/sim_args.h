@@ -24,6 +24,7 @@ struct SimArgs {
   bool shaped = false;
   long max_jobs = 0;
   std::string out = "out/sim";
+  std::string save_workload;  // write the workload as simulated (SWF) to this file
   bool metrics_only = false;
   bool quiet = false;
 };

@@ -22,6 +22,7 @@
 #include "sim/report_data.h"
 #include "sim/run_metrics.h"
 #include "sim/simulator.h"
+#include "sim/swf.h"
 #include "sim/workload.h"
 #include "sim/workload/thesis_model.h"
 
@@ -100,6 +101,16 @@ int run_sim(const SimArgs& args) {
   if (args.load != 1.0) scale_load(*workload, args.load);
   if (is_gang_policy(args.policy)) return run_gang_policy_sim(args, *machine, *workload);
   set_request_form(*workload, *machine, *mode, args.shaped);
+  if (!args.save_workload.empty()) {
+    std::ostringstream swf;
+    write_swf(swf, jobs_to_swf(workload->jobs,
+                               {{"Version", "2.2"},
+                                {"Computer", machine->spec()},
+                                {"MaxNodes", std::to_string(machine->node_count())},
+                                {"Note", "written by trellis sim from " + workload->source}}));
+    if (auto ok = write_text_file(args.save_workload, swf.str()); !ok)
+      return usage_error(ok.error());
+  }
 
   std::string alloc_name = allocator_or_default(args.allocator, *machine);
   auto allocator = AllocatorRegistry::builtin().create(alloc_name, *machine, alloc_options);
@@ -196,6 +207,9 @@ void add_sim_options(CLI::App& cmd, SimArgs& args) {
                "Turn node counts into cube-like boxes (for contiguous allocation by shape)");
   cmd.add_option("--max-jobs", args.max_jobs, "Simulate only the first N jobs of the workload");
   cmd.add_option("--out,-o", args.out, "Output directory")->capture_default_str();
+  cmd.add_option("--save-workload", args.save_workload,
+                 "Also write the workload as simulated (after --max-jobs and --load) as an SWF "
+                 "trace, e.g. to keep a generated one");
   cmd.add_flag("--metrics-only", args.metrics_only,
                "Write only summary.json: no per-job placements, CSV or HTML (throughput runs)");
   cmd.add_flag("--quiet,-q", args.quiet, "Print nothing but errors");

@@ -239,6 +239,7 @@ void add_sim_compare_command(CLI::App& app, int& status) {
   cmd->remove_option(cmd->get_option("--alloc"));
   cmd->remove_option(cmd->get_option("--sched"));
   cmd->remove_option(cmd->get_option("--load"));
+  cmd->remove_option(cmd->get_option("--save-workload"));
   cmd->add_option("--alloc,-a", args->allocators,
                   "Allocators to compare (comma-separated); default: every allocator that "
                   "accepts the machine")

@@ -102,7 +102,8 @@ drawChart('gantt', {
              {type: 'slider', yAxisIndex: 0, filterMode: 'weakFilter', right: 10},
              {type: 'inside', yAxisIndex: 0, filterMode: 'weakFilter'}],
   xAxis: {type: 'value', name: 'time (s)', nameLocation: 'middle', nameGap: 25, min: tmin, max: tmax},
-  yAxis: {type: 'value', name: 'node', min: 0, max: D.nodes, inverse: true},
+  yAxis: {type: 'value', name: 'node', min: 0, max: D.nodes, inverse: true,
+          axisLabel: {hideOverlap: true}},
   series: [{type: 'custom', encode: {x: [0, 1], y: [2, 3]}, data: g.rects, progressive: 4000,
     renderItem: function (params, api) {
       var p0 = api.coord([api.value(0), api.value(2)]);
@@ -135,7 +136,8 @@ drawChart('timeline', {
   grid: {left: 70, right: 70, bottom: 70},
   dataZoom: [{type: 'slider'}, {type: 'inside'}],
   xAxis: {type: 'value', name: 'time (s)', nameLocation: 'middle', nameGap: 25, min: tmin, max: tmax},
-  yAxis: [{type: 'value', name: 'nodes', max: D.nodes}, {type: 'value', name: 'queued jobs'}],
+  yAxis: [{type: 'value', name: 'nodes', max: D.nodes, axisLabel: {hideOverlap: true}},
+          {type: 'value', name: 'queued jobs'}],
   series: timelineSeries
 });
 
