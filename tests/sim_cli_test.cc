@@ -7,7 +7,6 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <regex>
 #include <set>
 #include <sstream>
 
@@ -128,6 +127,14 @@ TEST(SimCli, CompareRunsTheWholeGrid) {
 
 // Opens `html` in headless Chromium and checks that the page drew every chart it meant to, with
 // no script error.
+// The value of attribute `name` in an HTML start tag ("" when absent).
+std::string attribute(const std::string& tag, const std::string& name) {
+  size_t at = tag.find(" " + name + "=\"");
+  if (at == std::string::npos) return "";
+  size_t start = at + name.size() + 3;
+  return tag.substr(start, tag.find('"', start) - start);
+}
+
 void expect_renders(const fs::path& html, const fs::path& scratch, int min_charts) {
   fs::path profile = scratch / "chromium-profile";
   fs::create_directories(profile);
@@ -141,17 +148,20 @@ void expect_renders(const fs::path& html, const fs::path& scratch, int min_chart
       html.string() + " > " + dom.string() + " 2> " + log.string();
   ASSERT_EQ(std::system(cmd.c_str()), 0) << read_file(log);
   std::string page = read_file(dom);
-  std::smatch body;
-  ASSERT_TRUE(std::regex_search(page, body, std::regex("<body[^>]*data-charts-rendered[^>]*>")))
-      << "no report body in the DOM";
-  std::string tag = body.str();
-  std::smatch m;
-  ASSERT_TRUE(std::regex_search(tag, m, std::regex("data-charts-rendered=\"(\\d+)\"")));
-  int rendered = std::stoi(m[1]);
-  ASSERT_TRUE(std::regex_search(tag, m, std::regex("data-charts-expected=\"(\\d+)\"")));
-  int expected = std::stoi(m[1]);
-  ASSERT_TRUE(std::regex_search(tag, m, std::regex("data-errors=\"([^\"]*)\"")));
-  EXPECT_EQ(m[1], "") << "script errors";
+  // The report's <body> records what its scripts did: charts expected, charts drawn, errors.
+  // (Embedded frames have bodies of their own; take the one that carries the record.)
+  std::string tag;
+  for (size_t at = page.find("<body"); at != std::string::npos; at = page.find("<body", at + 1)) {
+    std::string candidate = page.substr(at, page.find('>', at) - at);
+    if (candidate.find("data-charts-rendered") != std::string::npos) {
+      tag = candidate;
+      break;
+    }
+  }
+  ASSERT_FALSE(tag.empty()) << "no report body in the DOM";
+  int rendered = std::stoi(attribute(tag, "data-charts-rendered"));
+  int expected = std::stoi(attribute(tag, "data-charts-expected"));
+  EXPECT_EQ(attribute(tag, "data-errors"), "") << "script errors";
   EXPECT_EQ(rendered, expected);
   EXPECT_GE(rendered, min_charts);
   size_t canvases = 0;
