@@ -2,18 +2,14 @@
 
 #include <gtest/gtest.h>
 
+#include "test_machines.h"
+
 #include <random>
 
 #include "alloc/registry.h"
 
 namespace trellis {
 namespace {
-
-Machine machine(const std::string& spec) {
-  auto m = Machine::parse(spec);
-  EXPECT_TRUE(m) << m.error().message;
-  return *m;
-}
 
 TEST(Buddy, BlockSizes) {
   EXPECT_EQ(buddy_block_size(1), 1);

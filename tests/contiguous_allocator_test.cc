@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "test_machines.h"
+
 #include <random>
 
 #include "alloc/contiguous/orientations.h"

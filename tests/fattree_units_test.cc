@@ -2,18 +2,14 @@
 
 #include <gtest/gtest.h>
 
+#include "test_machines.h"
+
 #include <random>
 
 #include "alloc/registry.h"
 
 namespace trellis {
 namespace {
-
-Machine machine(const std::string& spec) {
-  auto m = Machine::parse(spec);
-  EXPECT_TRUE(m) << m.error().message;
-  return *m;
-}
 
 // Seed 001, Fig. 1: 64 nodes, height 3, width 4. Nodes 1 and 2 talk through one switch (200);
 // nodes 1 and 63 through five (200, 100, 000, 103, 203).

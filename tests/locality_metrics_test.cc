@@ -4,17 +4,13 @@
 
 #include <gtest/gtest.h>
 
+#include "test_machines.h"
+
 #include <random>
 #include <set>
 
 namespace trellis {
 namespace {
-
-Machine machine(const std::string& spec) {
-  auto m = Machine::parse(spec);
-  EXPECT_TRUE(m) << m.error().message;
-  return *m;
-}
 
 TEST(LocalityMetrics, Seed001PairsOnTheSixtyFourNodeTree) {
   Machine m = machine("fattree:4,4,4");

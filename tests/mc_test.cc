@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "test_machines.h"
+
 #include <algorithm>
 #include <random>
 
@@ -10,12 +12,6 @@
 
 namespace trellis {
 namespace {
-
-Machine machine(const std::string& spec) {
-  auto m = Machine::parse(spec);
-  EXPECT_TRUE(m) << m.error().message;
-  return *m;
-}
 
 struct Expect {
   std::string spec;

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "test_machines.h"
+
 #include <random>
 
 namespace trellis {

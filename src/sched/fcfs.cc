@@ -1,12 +1,15 @@
 #include "sched/fcfs.h"
 
+#include <numeric>
+
 namespace trellis {
 
-Schedule FcfsPolicy::schedule(const SchedulerView& view, const Allocator& allocator) const {
+Schedule start_in_order_until_blocked(const SchedulerView& view, const Allocator& allocator,
+                                      const std::vector<size_t>& order) {
   Schedule out;
   NodeSet free = view.free;
   int free_count = free.count();
-  for (size_t i = 0; i < view.queue.size(); ++i) {
+  for (size_t i : order) {
     const Request& request = view.queue[i]->request;
     if (request.nodes > free_count) break;
     auto placement = allocator.allocate(free, request);
@@ -16,6 +19,12 @@ Schedule FcfsPolicy::schedule(const SchedulerView& view, const Allocator& alloca
     out.starts.push_back({i, std::move(*placement)});
   }
   return out;
+}
+
+Schedule FcfsPolicy::schedule(const SchedulerView& view, const Allocator& allocator) const {
+  std::vector<size_t> order(view.queue.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  return start_in_order_until_blocked(view, allocator, order);
 }
 
 }  // namespace trellis

@@ -1,5 +1,7 @@
 #include "sched/scan.h"
 
+#include "sched/fcfs.h"
+
 #include <algorithm>
 #include <bit>
 #include <numeric>
@@ -33,19 +35,7 @@ Schedule ScanPolicy<D>::schedule(const SchedulerView& view, const Allocator& all
            distance(size_class(view.queue[b]->request.nodes));
   });
 
-  Schedule out;
-  NodeSet free = view.free;
-  int free_count = free.count();
-  for (size_t i : order) {
-    const Request& request = view.queue[i]->request;
-    if (request.nodes > free_count) break;
-    auto placement = allocator.allocate(free, request);
-    if (!placement) break;
-    free -= placement->nodes;
-    free_count -= request.nodes;
-    out.starts.push_back({i, std::move(*placement)});
-  }
-  return out;
+  return start_in_order_until_blocked(view, allocator, order);
 }
 
 template class ScanPolicy<ScanDirection::kUp>;
