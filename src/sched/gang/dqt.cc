@@ -42,6 +42,11 @@ Status Dqt::submit_at(JobId job, TreeNodeId node) {
                 " is outside 0.." + std::to_string(tree_.node_count() - 1));
   if (where_.count(job)) return fail("job " + std::to_string(job) + " was submitted twice");
   where_[job] = Placement{};
+  add_task(job, node);
+  return Ok{};
+}
+
+void Dqt::add_task(JobId job, TreeNodeId node) {
   Message m;
   m.kind = MessageKind::kAddTask;
   m.to = tree_.root();
@@ -50,7 +55,6 @@ Status Dqt::submit_at(JobId job, TreeNodeId node) {
   m.target = node;
   mailbox_.post(m);
   deliver_all();
-  return Ok{};
 }
 
 void Dqt::deliver_all() {
@@ -132,14 +136,7 @@ void Dqt::resume(JobId job) {
   assert(it != where_.end() && it->second.suspended);
   it->second.suspended = false;
   TreeNodeId node = it->second.node;
-  Message m;
-  m.kind = MessageKind::kAddTask;
-  m.to = tree_.root();
-  m.job = job;
-  m.job_depth = tree_.depth(node);
-  m.target = node;
-  mailbox_.post(m);
-  deliver_all();
+  add_task(job, node);
 }
 
 LoadIndex Dqt::load() const {

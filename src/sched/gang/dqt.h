@@ -58,6 +58,8 @@ class Dqt final : public GangScheduler, private DqtNodeHost {
   void enqueued(JobId job, TreeNodeId node) override { where_[job].node = node; }
   void selected(TreeNodeId node) override { candidates_.push_back(node); }
 
+  // Sends add_task for `job` to the root, bound for tree node `node`, and delivers it.
+  void add_task(JobId job, TreeNodeId node);
   void deliver_all();
   void send_task_done(JobId job, TreeNodeId node);
 
