@@ -1,6 +1,9 @@
 // The Distributed Queue Tree's round-robin protocol: the thesis's worked example (Fig. 7.2),
-// checked slot by slot, and the properties of thesis section 7.1.4 on random trees.
+// checked slot by slot, and the properties of thesis section 7.1.4 on random trees, for both
+// engines (message passing and direct calls); then the two engines against each other under
+// random arrivals, finishes, suspends and resumes.
 #include "sched/gang/dqt.h"
+#include "sched/gang/direct_dqt.h"
 
 #include "sched/gang/reference_round_robin.h"
 
@@ -28,12 +31,13 @@ std::string label(JobId job) {
   return text;
 }
 
-std::unique_ptr<Dqt> tree_with_queues(int processors, int fanout, const std::vector<int>& lengths,
-                                      bool fair = false) {
+template <typename Engine>
+std::unique_ptr<Engine> tree_with_queues(int processors, int fanout,
+                                         const std::vector<int>& lengths, bool fair = false) {
   DqtOptions options;
   options.fanout = fanout;
   options.fair = fair;
-  auto dqt = Dqt::make("test", processors, options);
+  auto dqt = Engine::make("test", processors, options);
   EXPECT_TRUE(dqt);
   for (int node = 0; node < static_cast<int>(lengths.size()); ++node)
     for (int j = 0; j < lengths[node]; ++j) EXPECT_TRUE((*dqt)->submit_at(q(node, j), node));
@@ -48,9 +52,14 @@ std::vector<std::string> per_processor(const std::vector<RunningJob>& slot, int 
   return pe;
 }
 
-TEST(Dqt, ReproducesThesisFigure7_2SlotBySlot) {
+template <typename Engine>
+class DqtEngine : public ::testing::Test {};
+using Engines = ::testing::Types<Dqt, DirectDqt>;
+TYPED_TEST_SUITE(DqtEngine, Engines);
+
+TYPED_TEST(DqtEngine, ReproducesThesisFigure7_2SlotBySlot) {
   // Binary DQT on 4 PEs, queue lengths L0..L6 = 2,2,1,1,2,3,2 (thesis Fig. 7.2).
-  auto dqt = tree_with_queues(4, 2, {2, 2, 1, 1, 2, 3, 2});
+  auto dqt = tree_with_queues<TypeParam>(4, 2, {2, 2, 1, 1, 2, 3, 2});
   const std::vector<std::vector<std::string>> expected = {
       {"Q0(0)", "Q0(0)", "Q0(0)", "Q0(0)"},  // 0
       {"Q0(1)", "Q0(1)", "Q0(1)", "Q0(1)"},  // 1
@@ -72,8 +81,8 @@ TEST(Dqt, ReproducesThesisFigure7_2SlotBySlot) {
   EXPECT_EQ(dqt->load().min, 5);
 }
 
-TEST(Dqt, EmptyTreeRunsNothingAndSingleJobRunsEverySlot) {
-  auto dqt = tree_with_queues(8, 2, {});
+TYPED_TEST(DqtEngine, EmptyTreeRunsNothingAndSingleJobRunsEverySlot) {
+  auto dqt = tree_with_queues<TypeParam>(8, 2, {});
   EXPECT_TRUE(dqt->next_slot().empty());
   ASSERT_TRUE(dqt->submit(1, 3));  // rounded up to a partition of 4
   for (int slot = 0; slot < 5; ++slot) {
@@ -87,9 +96,9 @@ TEST(Dqt, EmptyTreeRunsNothingAndSingleJobRunsEverySlot) {
   EXPECT_EQ(dqt->jobs_in_system(), 0);
 }
 
-TEST(Dqt, RejectsImpossibleSizesAndMachines) {
-  EXPECT_FALSE(Dqt::make("x", 12, DqtOptions{}));
-  auto dqt = Dqt::make("x", 16, DqtOptions{});
+TYPED_TEST(DqtEngine, RejectsImpossibleSizesAndMachines) {
+  EXPECT_FALSE(TypeParam::make("x", 12, DqtOptions{}));
+  auto dqt = TypeParam::make("x", 16, DqtOptions{});
   ASSERT_TRUE(dqt);
   EXPECT_FALSE((*dqt)->submit(1, 17));
   EXPECT_FALSE((*dqt)->submit(2, 0));
@@ -126,7 +135,7 @@ struct Shape {
   int processors;
 };
 
-TEST(DqtProperties, EveryJobRunsWithinMaxTqlbSlotsAndPartitionsNeverOverlap) {
+TYPED_TEST(DqtEngine, EveryJobRunsWithinMaxTqlbSlotsAndPartitionsNeverOverlap) {
   std::mt19937 rng(5);
   const std::vector<Shape> shapes = {{2, 4}, {2, 8}, {2, 16}, {3, 9}, {4, 16}, {2, 32}};
   for (int trial = 0; trial < 1500; ++trial) {
@@ -134,7 +143,7 @@ TEST(DqtProperties, EveryJobRunsWithinMaxTqlbSlotsAndPartitionsNeverOverlap) {
     auto tree = PartitionTree::for_processors(shape.processors, shape.fanout);
     ASSERT_TRUE(tree);
     auto lengths = random_lengths(rng, tree->node_count(), 3);
-    auto dqt = tree_with_queues(shape.processors, shape.fanout, lengths, trial % 2 == 1);
+    auto dqt = tree_with_queues<TypeParam>(shape.processors, shape.fanout, lengths, trial % 2 == 1);
     int max_tqlb = dqt->load().max;
     auto tq = leaf_tqlbs(*tree, lengths);
     ASSERT_EQ(max_tqlb, *std::max_element(tq.begin(), tq.end()));
@@ -167,7 +176,7 @@ TEST(DqtProperties, EveryJobRunsWithinMaxTqlbSlotsAndPartitionsNeverOverlap) {
   }
 }
 
-TEST(DqtProperties, BalancedTreeKeepsEveryProcessorBusy) {
+TYPED_TEST(DqtEngine, BalancedTreeKeepsEveryProcessorBusy) {
   std::mt19937 rng(7);
   const std::vector<Shape> shapes = {{2, 8}, {2, 16}, {3, 27}, {4, 16}, {2, 64}};
   for (int trial = 0; trial < 500; ++trial) {
@@ -184,7 +193,7 @@ TEST(DqtProperties, BalancedTreeKeepsEveryProcessorBusy) {
     TreeNodeId first_leaf = tree->first_at_depth(tree->height());
     for (TreeNodeId leaf = first_leaf; leaf < tree->node_count(); ++leaf)
       lengths[leaf] = target - tq[leaf - first_leaf];
-    auto dqt = tree_with_queues(shape.processors, shape.fanout, lengths);
+    auto dqt = tree_with_queues<TypeParam>(shape.processors, shape.fanout, lengths);
     ASSERT_EQ(dqt->load().max, dqt->load().min);
     std::map<JobId, int> count;
     for (int slot = 0; slot < 3 * target; ++slot) {
@@ -200,7 +209,7 @@ TEST(DqtProperties, BalancedTreeKeepsEveryProcessorBusy) {
   }
 }
 
-TEST(DqtProperties, FairDqtRunsEveryJobExactlyOncePerLap) {
+TYPED_TEST(DqtEngine, FairDqtRunsEveryJobExactlyOncePerLap) {
   std::mt19937 rng(11);
   const std::vector<Shape> shapes = {{2, 4}, {2, 16}, {3, 9}, {4, 16}, {2, 32}};
   for (int trial = 0; trial < 1500; ++trial) {
@@ -210,7 +219,7 @@ TEST(DqtProperties, FairDqtRunsEveryJobExactlyOncePerLap) {
     auto lengths = random_lengths(rng, tree->node_count(), 3);
     int total = std::accumulate(lengths.begin(), lengths.end(), 0);
     if (total == 0) continue;
-    auto dqt = tree_with_queues(shape.processors, shape.fanout, lengths, /*fair=*/true);
+    auto dqt = tree_with_queues<TypeParam>(shape.processors, shape.fanout, lengths, /*fair=*/true);
     std::map<long, std::map<JobId, int>> per_lap;
     long first_lap = -1;
     for (int slot = 0; slot < 8 * dqt->load().max + 4; ++slot) {
@@ -229,12 +238,12 @@ TEST(DqtProperties, FairDqtRunsEveryJobExactlyOncePerLap) {
   }
 }
 
-TEST(DqtProperties, PlainDqtGivesLightBranchesExtraTurnsWhereFairDqtDoesNot) {
+TYPED_TEST(DqtEngine, PlainDqtGivesLightBranchesExtraTurnsWhereFairDqtDoesNot) {
   // Left child: three jobs; right leaf side: one job. Plain DQT re-runs the light job while the
   // heavy side is mid-lap; Fair-DQT leaves its processors idle.
   std::vector<int> lengths = {0, 3, 1};
-  auto plain = tree_with_queues(2, 2, lengths);
-  auto fair = tree_with_queues(2, 2, lengths, true);
+  auto plain = tree_with_queues<TypeParam>(2, 2, lengths);
+  auto fair = tree_with_queues<TypeParam>(2, 2, lengths, true);
   std::map<JobId, int> plain_runs;
   std::map<JobId, int> fair_runs;
   for (int slot = 0; slot < 30; ++slot) {
@@ -247,9 +256,9 @@ TEST(DqtProperties, PlainDqtGivesLightBranchesExtraTurnsWhereFairDqtDoesNot) {
   EXPECT_EQ(fair_runs[q(1, 0)], 10);
 }
 
-// The message-passing protocol against the centralized restatement, slot by slot, on thousands
-// of random trees (binary and wider), plain and fair.
-TEST(DqtProperties, MessagePassingMatchesTheCentralizedReference) {
+// Each engine against the centralized restatement, slot by slot, on thousands of random trees
+// (binary and wider), plain and fair.
+TYPED_TEST(DqtEngine, MatchesTheCentralizedReference) {
   std::mt19937 rng(23);
   const std::vector<Shape> shapes = {{2, 4}, {2, 8}, {2, 16}, {2, 64}, {3, 9}, {3, 27}, {4, 16}};
   for (int trial = 0; trial < 3000; ++trial) {
@@ -258,7 +267,7 @@ TEST(DqtProperties, MessagePassingMatchesTheCentralizedReference) {
     auto tree = PartitionTree::for_processors(shape.processors, shape.fanout);
     ASSERT_TRUE(tree);
     auto lengths = random_lengths(rng, tree->node_count(), 3);
-    auto dqt = tree_with_queues(shape.processors, shape.fanout, lengths, fair);
+    auto dqt = tree_with_queues<TypeParam>(shape.processors, shape.fanout, lengths, fair);
     std::vector<std::vector<JobId>> queues(lengths.size());
     for (std::size_t n = 0; n < lengths.size(); ++n)
       for (int j = 0; j < lengths[n]; ++j) queues[n].push_back(q(static_cast<int>(n), j));
@@ -270,6 +279,87 @@ TEST(DqtProperties, MessagePassingMatchesTheCentralizedReference) {
       ASSERT_EQ(got, reference.next_slot()) << "trial " << trial << " slot " << slot;
     }
   }
+}
+
+std::vector<RunningJob> by_processor(std::vector<RunningJob> slot) {
+  std::sort(slot.begin(), slot.end(),
+            [](const RunningJob& a, const RunningJob& b) { return a.first < b.first; });
+  return slot;
+}
+
+// The direct-call engine against the message-passing protocol, slot by slot, while jobs arrive
+// (placed by every task allocation policy), finish, are suspended and resume at random: the
+// cases where a lazily delivered deactivate or a withdrawn re-activation could go wrong.
+TEST(DqtEngines, DirectCallsChooseTheSlotsMessagePassingChooses) {
+  std::mt19937 rng(31);
+  const std::vector<Shape> shapes = {{2, 8}, {2, 16}, {2, 64}, {3, 27}, {4, 16}, {2, 256}};
+  const TaskAllocationPolicy policies[] = {
+      TaskAllocationPolicy::kFirstFitApa, TaskAllocationPolicy::kMaxTqlb,
+      TaskAllocationPolicy::kMinTqlb, TaskAllocationPolicy::kApa, TaskAllocationPolicy::kFirstFit};
+  std::uniform_real_distribution<double> coin(0, 1);
+  long compared_jobs = 0;
+  for (int trial = 0; trial < 300; ++trial) {
+    const Shape shape = shapes[trial % shapes.size()];
+    DqtOptions options;
+    options.fanout = shape.fanout;
+    options.policy = policies[trial % 5];
+    options.fair = trial % 3 == 2;
+    auto messages = Dqt::make("messages", shape.processors, options);
+    auto direct = DirectDqt::make("direct", shape.processors, options);
+    ASSERT_TRUE(messages && direct);
+    const int height = (*messages)->tree().height();
+    // Busier trials queue more jobs per partition.
+    const double arrival_rate = 0.3 + 0.3 * (trial % 4);
+    JobId next_id = 1;
+    std::vector<JobId> suspended;
+    for (int step = 0; step < 250; ++step) {
+      while (coin(rng) < arrival_rate / (1 + arrival_rate)) {
+        // Mostly small jobs, now and then up to the whole machine.
+        int size =
+            std::max(1, shape.processors >> std::uniform_int_distribution<int>(0, height)(rng));
+        size -= std::uniform_int_distribution<int>(0, size / 2)(rng);
+        JobId id = next_id++;
+        ASSERT_TRUE((*messages)->submit(id, size));
+        ASSERT_TRUE((*direct)->submit(id, size));
+        ASSERT_EQ((*messages)->node_of(id), (*direct)->node_of(id)) << "trial " << trial;
+      }
+      auto expected = by_processor((*messages)->next_slot());
+      const std::vector<RunningJob> got = by_processor((*direct)->next_slot());
+      ASSERT_EQ(got, expected) << "trial " << trial << " step " << step;
+      ASSERT_EQ((*direct)->laps(), (*messages)->laps()) << "trial " << trial << " step " << step;
+      ASSERT_EQ((*direct)->load().max, (*messages)->load().max);
+      ASSERT_EQ((*direct)->load().min, (*messages)->load().min);
+      compared_jobs += static_cast<long>(got.size());
+      for (const RunningJob& r : got) {
+        double u = coin(rng);
+        if (u < 0.12) {
+          (*messages)->finish(r.job);
+          (*direct)->finish(r.job);
+        } else if (u < 0.18) {
+          ASSERT_TRUE((*messages)->suspend(r.job));
+          ASSERT_TRUE((*direct)->suspend(r.job));
+          suspended.push_back(r.job);
+        }
+      }
+      for (std::size_t i = 0; i < suspended.size();) {
+        double u = coin(rng);
+        if (u < 0.3 || u > 0.97) {
+          if (u < 0.3) {
+            (*messages)->resume(suspended[i]);
+            (*direct)->resume(suspended[i]);
+          } else {  // removed while suspended
+            (*messages)->finish(suspended[i]);
+            (*direct)->finish(suspended[i]);
+          }
+          suspended.erase(suspended.begin() + static_cast<std::ptrdiff_t>(i));
+        } else {
+          ++i;
+        }
+      }
+      ASSERT_EQ((*direct)->jobs_in_system(), (*messages)->jobs_in_system());
+    }
+  }
+  EXPECT_GT(compared_jobs, 50000);  // the trials did run busy trees
 }
 
 }  // namespace

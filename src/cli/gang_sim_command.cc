@@ -25,6 +25,7 @@ struct GangSimArgs {
   int processors = 128;
   int fanout = 2;
   int max_jobs_per_node = 4;
+  bool dqt_messages = false;
   std::string sizes = "uniform";
   std::string service = "exponential";
   double mean_service = 1000;
@@ -94,7 +95,7 @@ int run_interactive(const GangSimArgs& a, const std::vector<std::string>& polici
     auto jobs = gangsim::generate_interactive_jobs(model);
     if (!jobs) return usage_error(jobs.error());
     for (const auto& name : policies) {
-      gang::GangPolicyOptions options{a.fanout, a.max_jobs_per_node};
+      gang::GangPolicyOptions options{a.fanout, a.max_jobs_per_node, a.dqt_messages};
       auto scheduler = gang::GangPolicyRegistry::builtin().create(name, a.processors, options);
       if (!scheduler) return usage_error(fail("--sched: " + scheduler.error().message));
       gangsim::GangSimConfig config;
@@ -162,7 +163,7 @@ int run_gang_sim(const GangSimArgs& a) {
     for (int s = 0; s < a.seeds; ++s) e.seeds.push_back(a.first_seed + static_cast<uint64_t>(s));
     if (auto ok = workload::validate(e.model); !ok) return usage_error(ok.error());
   }
-  e.options = gang::GangPolicyOptions{a.fanout, a.max_jobs_per_node};
+  e.options = gang::GangPolicyOptions{a.fanout, a.max_jobs_per_node, a.dqt_messages};
   e.sim.end_time = a.drain ? -1 : static_cast<long>(a.end > 0 ? a.end : e.model.arrival_end);
   e.sim.slice = a.slice;
   e.sim.idle_detection = a.idle_detection;
@@ -227,6 +228,8 @@ void add_gang_sim_command(CLI::App& app, int& status) {
   cmd->add_option("--max-jobs-per-node", a->max_jobs_per_node,
                   "slurm-gang: at most K jobs per node")
       ->capture_default_str();
+  cmd->add_flag("--dqt-messages", a->dqt_messages,
+                "Run DQT as its message-passing protocol (same slots, several times slower)");
   cmd->add_option("--sizes", a->sizes, "Job sizes (powers of two): uniform, proportional, inverse")
       ->capture_default_str();
   cmd->add_option("--service", a->service, "Service times: exponential or uniform")

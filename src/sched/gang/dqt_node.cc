@@ -1,8 +1,6 @@
 #include "sched/gang/dqt_node.h"
 
-#include <algorithm>
 #include <cassert>
-#include <iterator>
 
 namespace trellis::gang {
 
@@ -63,51 +61,27 @@ void DqtNode::on_add_task(const Message& m, const DqtRules& rules, DqtNodeHost& 
     rules.mailbox.post(down);
     return;
   }
-  // The new job goes last in round-robin order from the pointer. If this lap's own turns are
-  // already over, it counts as having had its turn: it runs in the next lap, and the subtree
-  // below, which holds the turn now, is not interrupted.
-  bool lap_over = in_lap_ && !own_turns_left();
-  if (next_ == 0) {
-    queue_.push_back(m.job);
-  } else {
-    queue_.insert(queue_.begin() + static_cast<std::ptrdiff_t>(next_), m.job);
-    ++next_;
-  }
-  if (lap_over) ++ran_;
+  queue_.add(m.job, /*lap_over=*/in_lap_ && !queue_.turns_left());
   if (state_ == NodeState::kIdle) state_ = NodeState::kReady;
   host.enqueued(m.job, id_);
   report_summary(rules);
 }
 
 void DqtNode::on_task_done(const Message& m, const DqtRules& rules) {
-  auto it = std::find(queue_.begin(), queue_.end(), m.job);
-  assert(it != queue_.end() && "task_done for a job not in this node's queue");
-  std::size_t k = static_cast<std::size_t>(it - queue_.begin());
-  std::size_t len = queue_.size();
-  if (running_ && k == next_) {
-    // It had its turn and is gone: the pointer now names its successor, the count stays.
-    running_ = false;
-  } else {
-    // Did it have its turn in this lap? Those are the `ran_` jobs just before the pointer.
-    std::size_t behind = (next_ + len - k) % len;  // 1 = just before the pointer
-    if (behind >= 1 && behind <= static_cast<std::size_t>(ran_)) --ran_;
-    if (k < next_) --next_;
-  }
-  queue_.erase(it);
-  if (next_ >= queue_.size()) next_ = 0;
+  queue_.remove(m.job);
   if (queue_.empty() && state_ == NodeState::kReady) state_ = NodeState::kIdle;
   report_summary(rules);
 }
 
 void DqtNode::reset_lap() {
-  ran_ = 0;
+  queue_.new_lap();
   awaiting_ = 0;
   child_rounded_ = 0;
   child_rounded_now_ = 0;
 }
 
 void DqtNode::run_own_job(DqtNodeHost& host) {
-  running_ = true;
+  queue_.select();
   state_ = NodeState::kRounding;
   host.selected(id_);
 }
@@ -129,8 +103,8 @@ int DqtNode::send_to_children(MessageKind kind, const DqtRules& rules, bool skip
 void DqtNode::on_activate(const DqtRules& rules, DqtNodeHost& host) {
   reset_lap();
   in_lap_ = true;
-  running_ = false;
-  if (own_turns_left()) {
+  queue_.cancel();
+  if (queue_.turns_left()) {
     run_own_job(host);
     return;
   }
@@ -140,7 +114,7 @@ void DqtNode::on_activate(const DqtRules& rules, DqtNodeHost& host) {
 
 void DqtNode::on_deactivate(const DqtRules& rules) {
   // A job selected in this slot has not run: cancelling it leaves the pointer in place.
-  running_ = false;
+  queue_.cancel();
   reset_lap();
   in_lap_ = false;
   state_ = queue_.empty() ? NodeState::kIdle : NodeState::kReady;
@@ -151,12 +125,8 @@ void DqtNode::on_deactivate(const DqtRules& rules) {
 
 void DqtNode::on_next_turn(const DqtRules& rules, DqtNodeHost& host) {
   in_lap_ = true;
-  if (running_) {  // the job selected last slot has had its turn
-    running_ = false;
-    next_ = (next_ + 1) % queue_.size();
-    ++ran_;
-  }
-  if (own_turns_left()) {
+  queue_.end_turn();  // the job selected last slot has had its turn
+  if (queue_.turns_left()) {
     run_own_job(host);
     reply(MessageKind::kRounding, rules);
     return;
@@ -220,8 +190,7 @@ void DqtNode::on_info(const Message& m, const SubtreeSummary& info, const DqtRul
 }
 
 void DqtNode::report_summary(const DqtRules& rules) {
-  SubtreeSummary now =
-      summarize(rules.tree, depth_, static_cast<int>(queue_.size()), aggregates_->children);
+  SubtreeSummary now = summarize(rules.tree, depth_, queue_.size(), aggregates_->children);
   if (now == aggregates_->own) return;
   aggregates_->own = now;
   if (id_ == rules.tree.root()) return;

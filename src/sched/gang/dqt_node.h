@@ -2,13 +2,10 @@
 // of the distributed round-robin protocol (thesis sections 7.1.1-7.1.2). It reacts to one
 // Message at a time and answers only by posting messages.
 //
-// Round-robin state kept per node:
-//   - a persistent pointer into the own queue, kept across laps (the job that runs next);
-//   - how many own jobs have had their turn in the current lap;
-//   - for each child, whether it has answered `rounded` in this lap.
-// A job selected in a slot only consumes a pointer step when the next `next_turn` arrives, so a
-// selection cancelled by `deactivate` in the same slot leaves the pointer where it was (Fig. 7.2,
-// slot 9: node 6 resumes at Q6(1)).
+// Round-robin state kept per node: the own queue with its persistent pointer and the count of own
+// jobs that had their turn in this lap (RoundRobinQueue), and for each child whether it has
+// answered `rounded` in this lap. A selection cancelled by `deactivate` in the same slot leaves
+// the pointer where it was.
 #pragma once
 
 #include <bit>
@@ -17,6 +14,7 @@
 #include <vector>
 
 #include "sched/gang/mailbox.h"
+#include "sched/gang/round_robin_queue.h"
 #include "sched/gang/task_allocation.h"
 
 namespace trellis::gang {
@@ -58,10 +56,10 @@ class DqtNode {
 
   TreeNodeId id() const { return id_; }
   NodeState state() const { return state_; }
-  const std::vector<JobId>& queue() const { return queue_; }
+  const std::vector<JobId>& queue() const { return queue_.jobs(); }
   // Whether the node runs one of its jobs in the current slot, and which.
-  bool running() const { return running_; }
-  JobId running_job() const { return queue_[next_]; }
+  bool running() const { return queue_.selected(); }
+  JobId running_job() const { return queue_.current(); }
   // The summary the node last reported to its parent.
   const SubtreeSummary& summary() const { return aggregates_->own; }
 
@@ -74,7 +72,6 @@ class DqtNode {
   void on_reply(const Message& m, const DqtRules& rules);
   void on_info(const Message& m, const SubtreeSummary& info, const DqtRules& rules);
 
-  bool own_turns_left() const { return ran_ < static_cast<int>(queue_.size()); }
   void reset_lap();
   void run_own_job(DqtNodeHost& host);
   // Sends `kind` to every child whose subtree holds jobs; the others count as rounded.
@@ -88,12 +85,9 @@ class DqtNode {
   TreeNodeId id_;
   int depth_;
   int children_;
-  std::vector<JobId> queue_;
-  std::size_t next_ = 0;  // the persistent round-robin pointer
-  int ran_ = 0;           // own jobs that had their turn in this lap
-  bool running_ = false;  // queue_[next_] runs in this slot
-  bool in_lap_ = false;   // activated or turned since the last deactivate
-  int awaiting_ = 0;      // replies to a forwarded next_turn still to come
+  RoundRobinQueue queue_;
+  bool in_lap_ = false;  // activated or turned since the last deactivate
+  int awaiting_ = 0;     // replies to a forwarded next_turn still to come
   // Per-child flags, bit k for child k:
   uint64_t all_children_ = 0;
   uint64_t child_has_jobs_ = 0;     // its subtree holds jobs (from its last info)

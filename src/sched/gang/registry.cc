@@ -1,5 +1,6 @@
 #include "sched/gang/registry.h"
 
+#include "sched/gang/direct_dqt.h"
 #include "sched/gang/dqt.h"
 #include "sched/gang/fcfs_buddy.h"
 #include "sched/gang/scan_up.h"
@@ -35,7 +36,9 @@ GangPolicyRegistry make_builtin() {
                              d.fanout = o.fanout;
                              d.policy = tap;
                              d.fair = fair;
-                             return upcast(Dqt::make(name, processors, d));
+                             if (o.dqt_message_passing)
+                               return upcast(Dqt::make(name, processors, d));
+                             return upcast(DirectDqt::make(name, processors, d));
                            }});
     }
   }

@@ -21,6 +21,9 @@ namespace trellis::gang {
 struct GangPolicyOptions {
   int fanout = 2;             // DQT fan-out w (2 = binary buddy)
   int max_jobs_per_node = 4;  // slurm-gang's K (Slurm's OverSubscribe=FORCE default)
+  // DQT policies run the message-passing protocol (Dqt) instead of the direct-call engine
+  // (DirectDqt). Same slots, several times slower; for watching or checking the protocol.
+  bool dqt_message_passing = false;
 };
 
 struct GangPolicyInfo {

@@ -1,7 +1,9 @@
 #include "sim/gang/gang_simulator.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cmath>
+#include <optional>
 #include <queue>
 #include <unordered_map>
 
@@ -19,6 +21,7 @@ struct Progress {
   long input_at = -1;  // >= 0: waiting for user input until this time
   bool suspended = false;
   bool finished = false;
+  bool started = false;  // has run in some slot (its outcome records where)
 
   bool stopped() const { return job->deadlock_after >= 0 && done >= job->deadlock_after; }
   bool waiting_input(long now) const { return input_at >= 0 && input_at > now; }
@@ -46,6 +49,77 @@ struct Progress {
     if (current.think > 0) input_at = now + 1 + current.think;
     return true;
   }
+};
+
+// The jobs in the system, looked up by id for every running job in every slot. Ids in a compact
+// range (the usual 1..n) index a vector; any others go through a hash map.
+class JobsInSystem {
+ public:
+  explicit JobsInSystem(const std::vector<SimJob>& jobs) {
+    if (jobs.empty()) return;
+    auto [low, high] = std::minmax_element(
+        jobs.begin(), jobs.end(), [](const SimJob& a, const SimJob& b) { return a.id < b.id; });
+    if (high->id - low->id < 4 * static_cast<JobId>(jobs.size()) + 1024) {
+      lowest_ = low->id;
+      dense_.resize(static_cast<std::size_t>(high->id - low->id) + 1);
+    }
+  }
+  bool empty() const { return count_ == 0; }
+  // `id` is not in the system (the scheduler has rejected a second submission of a live id).
+  void add(JobId id, const Progress& progress) {
+    ++count_;
+    if (auto* slot = dense_slot(id)) {
+      *slot = progress;
+    } else {
+      sparse_.emplace(id, progress);
+    }
+  }
+  Progress* find(JobId id) {
+    if (auto* slot = dense_slot(id)) return *slot ? &**slot : nullptr;
+    auto it = sparse_.find(id);
+    return it == sparse_.end() ? nullptr : &it->second;
+  }
+  Progress& at(JobId id) {
+    Progress* p = find(id);
+    assert(p != nullptr && "a scheduler named a job that is not in the system");
+    return *p;
+  }
+  void erase(JobId id) {
+    --count_;
+    if (auto* slot = dense_slot(id)) {
+      slot->reset();
+    } else {
+      sparse_.erase(id);
+    }
+  }
+  // Whether `f` holds for every job in the system.
+  template <typename F>
+  bool all_of(F f) const {
+    for (const auto& slot : dense_)
+      if (slot && !f(*slot)) return false;
+    for (const auto& entry : sparse_)
+      if (!f(entry.second)) return false;
+    return true;
+  }
+  template <typename F>
+  void for_each(F f) const {
+    all_of([&](const Progress& p) {
+      f(p);
+      return true;
+    });
+  }
+
+ private:
+  std::optional<Progress>* dense_slot(JobId id) {
+    if (dense_.empty() || id < lowest_ || id - lowest_ >= static_cast<JobId>(dense_.size()))
+      return nullptr;
+    return &dense_[static_cast<std::size_t>(id - lowest_)];
+  }
+
+  JobId lowest_ = 0;
+  std::vector<std::optional<Progress>> dense_;
+  std::unordered_map<JobId, Progress> sparse_;
+  std::size_t count_ = 0;
 };
 
 double pearson(const std::vector<double>& x, const std::vector<double>& y) {
@@ -101,7 +175,7 @@ Result<GangSimResult> simulate_gang(const std::vector<SimJob>& jobs, gang::GangS
       std::max(1L, (drain ? (jobs.empty() ? 1 : jobs.back().submit + 1) : end) /
                        std::max(1L, config.load_samples));
 
-  std::unordered_map<JobId, Progress> in_system;
+  JobsInSystem in_system(jobs);
   using Wake = std::pair<long, JobId>;
   std::priority_queue<Wake, std::vector<Wake>, std::greater<>> suspended;  // by input time
   std::size_t next_arrival = 0;
@@ -109,6 +183,7 @@ Result<GangSimResult> simulate_gang(const std::vector<SimJob>& jobs, gang::GangS
   long next_sample = 0;
   long now = 0;
   long last_progress = 0;
+  std::vector<std::pair<JobId, long>> finished;  // in the current slot, and when
 
   auto record_load = [&](long from, long to, gang::LoadIndex load) {
     max_tqlb_units += static_cast<double>(load.max) * (to - from);
@@ -156,7 +231,7 @@ Result<GangSimResult> simulate_gang(const std::vector<SimJob>& jobs, gang::GangS
       Progress p;
       p.job = &job;
       p.outcome = result.jobs.size() - 1;
-      in_system.emplace(job.id, p);
+      in_system.add(job.id, p);
     }
 
     const std::vector<gang::RunningJob>& running = scheduler.next_slot();
@@ -177,12 +252,13 @@ Result<GangSimResult> simulate_gang(const std::vector<SimJob>& jobs, gang::GangS
         result.activity.push_back(a);
     }
 
-    std::vector<std::pair<JobId, long>> finished;  // and when
+    finished.clear();
     bool any_progress = false;
     for (const gang::RunningJob& r : running) {
       Progress& p = in_system.at(r.job);
-      JobOutcome& placed = result.jobs[p.outcome];
-      if (placed.start < 0) {
+      if (!p.started) {
+        p.started = true;
+        JobOutcome& placed = result.jobs[p.outcome];
         placed.start = now;
         placed.first = r.first;
         placed.partition = r.size;
@@ -212,9 +288,9 @@ Result<GangSimResult> simulate_gang(const std::vector<SimJob>& jobs, gang::GangS
     }
     if (config.idle_detection) {
       for (const gang::RunningJob& r : running) {
-        auto it = in_system.find(r.job);
-        if (it == in_system.end()) continue;
-        Progress& p = it->second;
+        Progress* found = in_system.find(r.job);
+        if (found == nullptr) continue;
+        Progress& p = *found;
         if (p.waiting_input(now)) {
           if (scheduler.suspend(r.job)) {
             p.suspended = true;
@@ -227,7 +303,7 @@ Result<GangSimResult> simulate_gang(const std::vector<SimJob>& jobs, gang::GangS
           o.done = p.done;
           o.fate = JobFate::kDeadlocked;
           scheduler.finish(r.job);
-          in_system.erase(it);
+          in_system.erase(r.job);
         }
       }
     }
@@ -240,14 +316,13 @@ Result<GangSimResult> simulate_gang(const std::vector<SimJob>& jobs, gang::GangS
     // Running until the jobs finish: stop when what is left can never progress (deadlocked jobs
     // nobody removes).
     if (drain && next_arrival == jobs.size() && !any_progress && suspended.empty()) {
-      bool stuck = std::all_of(in_system.begin(), in_system.end(), [&](const auto& entry) {
-        return entry.second.stopped() && !entry.second.waiting_input(now);
-      });
+      bool stuck =
+          in_system.all_of([&](const Progress& p) { return p.stopped() && !p.waiting_input(now); });
       if (stuck) break;
     }
   }
 
-  for (const auto& [id, p] : in_system) result.jobs[p.outcome].done = p.done;
+  in_system.for_each([&](const Progress& p) { result.jobs[p.outcome].done = p.done; });
   result.duration = now;
   if (now > 0) {
     double demand = 0;
