@@ -1,13 +1,14 @@
 // `trellis bench gang`: speed of the DQT round robin and of whole gang simulations, measured in
 // the same run against references.
 //
-//   1. Round robin: the message-passing Dqt against the centralized ReferenceRoundRobin (which
-//      re-examines whole subtrees each slot) on the same random static trees of 128, 1,024 and
-//      4,096 processors. Both must produce the same slots (checked; exit 1 otherwise). Prints
-//      slots per second of each and the ratio.
+//   1. Round robin: DirectDqt and the message-passing Dqt against the centralized
+//      ReferenceRoundRobin (which re-examines whole subtrees each slot) on the same random static
+//      trees of 128, 1,024 and 4,096 processors. All must produce the same slots (checked; exit 1
+//      otherwise). Prints slots per second of each and the ratios.
 //   2. Simulation: 10^6 time units (--quick: 10^5) of the thesis workload at load 0.9 on 4,096
-//      processors with dqt-ffapa, for uniform, proportional and inverse sizes, against fcfs-bb on
-//      the same jobs. Prints wall time, slots per second and DQT messages per slot.
+//      processors with dqt-ffapa, for uniform, proportional and inverse sizes, and fcfs-bb on the
+//      same jobs. The first tenth is also run with both DQT engines for the ratio (their results
+//      must agree). Prints wall times, slots per second and utilization.
 #pragma once
 
 #include <ostream>
