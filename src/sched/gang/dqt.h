@@ -4,6 +4,9 @@
 // the tree is quiet, and reads off which partitions run. Jobs reach their partitions through
 // `add_task` messages steered by a task allocation policy.
 //
+// This is the protocol as the nodes of a distributed tree would run it. The simulator's `dqt-*`
+// policies use DirectDqt (direct_dqt.h), which chooses the same slots with direct calls.
+//
 // Every job is rounded up to a partition size of the tree (a power of the fan-out).
 #pragma once
 

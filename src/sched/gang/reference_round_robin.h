@@ -1,8 +1,8 @@
 // ReferenceRoundRobin: the DQT round robin restated as one centralized recursive procedure over
 // fixed queues (the semantics the thesis digest, section 3.6.4, checked against Fig. 7.2). It has
 // no messages and no incremental state: each slot it asks, top down, whether a subtree "would
-// round" by looking at the whole subtree. It serves as the oracle the message-passing Dqt is
-// tested against on random trees, and as the baseline of `trellis bench gang`.
+// round" by looking at the whole subtree. It serves as the oracle both DQT engines (Dqt and
+// DirectDqt) are tested against on random trees, and as a baseline of `trellis bench gang`.
 //
 // Per node: a persistent round-robin pointer, the number of own jobs run in this lap, and for
 // each child whether it has finished a lap. Each slot, from the root:
