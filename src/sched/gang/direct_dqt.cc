@@ -1,7 +1,6 @@
 #include "sched/gang/direct_dqt.h"
 
 #include <bit>
-#include <cassert>
 #include <span>
 
 namespace trellis::gang {
@@ -161,7 +160,7 @@ void DirectDqt::add_task(JobId job, TreeNodeId node) {
   catch_up_path(node);
   Node& x = nodes_[node];
   x.own.add(job, /*lap_over=*/x.in_lap && !x.own.turns_left());
-  where_[job].node = node;
+  jobs_.placed(job, node);
   report_up(node);
 }
 
@@ -172,58 +171,36 @@ void DirectDqt::task_done(JobId job, TreeNodeId node) {
 }
 
 Status DirectDqt::submit(JobId job, int size) {
-  auto partition = tree_.partition_size_for(size);
-  if (!partition) return fail("job " + std::to_string(job) + ": " + partition.error().message);
-  if (where_.count(job)) return fail("job " + std::to_string(job) + " was submitted twice");
+  auto job_depth = jobs_.admit(job, size, tree_);
+  if (!job_depth) return job_depth.error();
   // The task allocation policy steers the job down from the root, one level at a time.
-  const int job_depth = tree_.depth_for_size(*partition);
   TreeNodeId node = tree_.root();
-  while (tree_.depth(node) < job_depth) {
+  while (tree_.depth(node) < *job_depth) {
     TreeNodeId first_child = tree_.child(node, 0);
     std::span<const SubtreeSummary> children{&summaries_[first_child], std::size_t(tree_.fanout())};
-    node = first_child + choose_child(options_.policy, children, job_depth);
+    node = first_child + choose_child(options_.policy, children, *job_depth);
   }
-  where_[job] = Placement{};
   add_task(job, node);
   return Ok{};
 }
 
 Status DirectDqt::submit_at(JobId job, TreeNodeId node) {
-  if (node < 0 || node >= tree_.node_count())
-    return fail("job " + std::to_string(job) + ": tree node " + std::to_string(node) +
-                " is outside 0.." + std::to_string(tree_.node_count() - 1));
-  if (where_.count(job)) return fail("job " + std::to_string(job) + " was submitted twice");
-  where_[job] = Placement{};
+  if (auto ok = jobs_.admit_at(job, node, tree_); !ok) return ok;
   add_task(job, node);
   return Ok{};
 }
 
-TreeNodeId DirectDqt::node_of(JobId job) const {
-  auto it = where_.find(job);
-  return it == where_.end() ? -1 : it->second.node;
-}
-
 void DirectDqt::finish(JobId job) {
-  auto it = where_.find(job);
-  assert(it != where_.end() && "finish() of a job not in the system");
-  Placement p = it->second;
-  where_.erase(it);
-  if (!p.suspended) task_done(job, p.node);
+  if (auto node = jobs_.remove(job)) task_done(job, *node);
 }
 
 bool DirectDqt::suspend(JobId job) {
-  auto it = where_.find(job);
-  assert(it != where_.end() && !it->second.suspended);
-  it->second.suspended = true;
-  task_done(job, it->second.node);
+  task_done(job, jobs_.suspend(job));
   return true;
 }
 
 void DirectDqt::resume(JobId job) {
-  auto it = where_.find(job);
-  assert(it != where_.end() && it->second.suspended);
-  it->second.suspended = false;
-  add_task(job, it->second.node);
+  add_task(job, jobs_.resume(job));
 }
 
 LoadIndex DirectDqt::load() const {

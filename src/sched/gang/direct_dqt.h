@@ -20,10 +20,10 @@
 #include <cstdint>
 #include <memory>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "sched/gang/dqt.h"
+#include "sched/gang/dqt_jobs.h"
 #include "sched/gang/round_robin_queue.h"
 
 namespace trellis::gang {
@@ -44,11 +44,11 @@ class DirectDqt final : public GangScheduler {
   bool suspend(JobId job) override;
   void resume(JobId job) override;
   LoadIndex load() const override;
-  int jobs_in_system() const override { return static_cast<int>(where_.size()); }
+  int jobs_in_system() const override { return jobs_.size(); }
 
   const PartitionTree& tree() const { return tree_; }
   // The tree node a job is queued at (-1 if unknown).
-  TreeNodeId node_of(JobId job) const;
+  TreeNodeId node_of(JobId job) const { return jobs_.node_of(job); }
   // The nodes running a job in the last slot, in the order they were selected.
   const std::vector<TreeNodeId>& active_nodes() const { return selected_; }
   // Slots in which the root started a new lap.
@@ -82,11 +82,6 @@ class DirectDqt final : public GangScheduler {
   // Recomputes the summaries from `node` up to the root after its queue changed.
   void report_up(TreeNodeId node);
 
-  struct Placement {
-    TreeNodeId node = -1;
-    bool suspended = false;
-  };
-
   std::string name_;
   PartitionTree tree_;
   DqtOptions options_;
@@ -94,7 +89,7 @@ class DirectDqt final : public GangScheduler {
   std::vector<Node> nodes_;
   std::vector<SubtreeSummary> summaries_;  // per node; a node's children are contiguous
   std::vector<int> first_processor_;
-  std::unordered_map<JobId, Placement> where_;
+  DqtJobs jobs_;
   std::vector<TreeNodeId> selected_;  // this slot's selections
   std::vector<RunningJob> running_;
   long laps_ = 0;

@@ -1,7 +1,6 @@
 #include "sched/gang/dqt.h"
 
 #include <algorithm>
-#include <cassert>
 
 namespace trellis::gang {
 
@@ -21,15 +20,13 @@ Dqt::Dqt(std::string name, PartitionTree tree, DqtOptions options)
 }
 
 Status Dqt::submit(JobId job, int size) {
-  auto partition = tree_.partition_size_for(size);
-  if (!partition) return fail("job " + std::to_string(job) + ": " + partition.error().message);
-  if (where_.count(job)) return fail("job " + std::to_string(job) + " was submitted twice");
-  where_[job] = Placement{};
+  auto depth = jobs_.admit(job, size, tree_);
+  if (!depth) return depth.error();
   Message m;
   m.kind = MessageKind::kAddTask;
   m.to = tree_.root();
   m.job = job;
-  m.job_depth = tree_.depth_for_size(*partition);
+  m.job_depth = *depth;
   mailbox_.post(m);
   // Aggregates settle before the next decision, so every placement sees up-to-date summaries.
   deliver_all();
@@ -37,11 +34,7 @@ Status Dqt::submit(JobId job, int size) {
 }
 
 Status Dqt::submit_at(JobId job, TreeNodeId node) {
-  if (node < 0 || node >= tree_.node_count())
-    return fail("job " + std::to_string(job) + ": tree node " + std::to_string(node) +
-                " is outside 0.." + std::to_string(tree_.node_count() - 1));
-  if (where_.count(job)) return fail("job " + std::to_string(job) + " was submitted twice");
-  where_[job] = Placement{};
+  if (auto ok = jobs_.admit_at(job, node, tree_); !ok) return ok;
   add_task(job, node);
   return Ok{};
 }
@@ -101,11 +94,6 @@ const std::vector<RunningJob>& Dqt::next_slot() {
   return running_;
 }
 
-TreeNodeId Dqt::node_of(JobId job) const {
-  auto it = where_.find(job);
-  return it == where_.end() ? -1 : it->second.node;
-}
-
 void Dqt::send_task_done(JobId job, TreeNodeId node) {
   Message m;
   m.kind = MessageKind::kTaskDone;
@@ -116,27 +104,16 @@ void Dqt::send_task_done(JobId job, TreeNodeId node) {
 }
 
 void Dqt::finish(JobId job) {
-  auto it = where_.find(job);
-  assert(it != where_.end() && "finish() of a job not in the system");
-  Placement p = it->second;
-  where_.erase(it);
-  if (!p.suspended) send_task_done(job, p.node);
+  if (auto node = jobs_.remove(job)) send_task_done(job, *node);
 }
 
 bool Dqt::suspend(JobId job) {
-  auto it = where_.find(job);
-  assert(it != where_.end() && !it->second.suspended);
-  it->second.suspended = true;
-  send_task_done(job, it->second.node);
+  send_task_done(job, jobs_.suspend(job));
   return true;
 }
 
 void Dqt::resume(JobId job) {
-  auto it = where_.find(job);
-  assert(it != where_.end() && it->second.suspended);
-  it->second.suspended = false;
-  TreeNodeId node = it->second.node;
-  add_task(job, node);
+  add_task(job, jobs_.resume(job));
 }
 
 LoadIndex Dqt::load() const {

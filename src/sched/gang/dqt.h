@@ -12,9 +12,9 @@
 
 #include <memory>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
+#include "sched/gang/dqt_jobs.h"
 #include "sched/gang/dqt_node.h"
 #include "sched/gang/gang_scheduler.h"
 
@@ -42,13 +42,13 @@ class Dqt final : public GangScheduler, private DqtNodeHost {
   bool suspend(JobId job) override;
   void resume(JobId job) override;
   LoadIndex load() const override;
-  int jobs_in_system() const override { return static_cast<int>(where_.size()); }
+  int jobs_in_system() const override { return jobs_.size(); }
 
   // Inspection, for tests and reports.
   const PartitionTree& tree() const { return tree_; }
   const DqtNode& node(TreeNodeId id) const { return nodes_[id]; }
   // The tree node a job is queued at (-1 if unknown).
-  TreeNodeId node_of(JobId job) const;
+  TreeNodeId node_of(JobId job) const { return jobs_.node_of(job); }
   // The nodes running a job in the last slot, in tree order.
   const std::vector<TreeNodeId>& active_nodes() const { return active_nodes_; }
   // Slots in which the root started a new lap.
@@ -58,7 +58,7 @@ class Dqt final : public GangScheduler, private DqtNodeHost {
  private:
   Dqt(std::string name, PartitionTree tree, DqtOptions options);
 
-  void enqueued(JobId job, TreeNodeId node) override { where_[job].node = node; }
+  void enqueued(JobId job, TreeNodeId node) override { jobs_.placed(job, node); }
   void selected(TreeNodeId node) override { candidates_.push_back(node); }
 
   // Sends add_task for `job` to the root, bound for tree node `node`, and delivers it.
@@ -66,18 +66,13 @@ class Dqt final : public GangScheduler, private DqtNodeHost {
   void deliver_all();
   void send_task_done(JobId job, TreeNodeId node);
 
-  struct Placement {
-    TreeNodeId node = -1;
-    bool suspended = false;
-  };
-
   std::string name_;
   PartitionTree tree_;
   DqtOptions options_;
   Mailbox mailbox_;
   DqtRules rules_;
   std::vector<DqtNode> nodes_;
-  std::unordered_map<JobId, Placement> where_;
+  DqtJobs jobs_;
   std::vector<TreeNodeId> candidates_;  // nodes that selected a job during this slot
   std::vector<TreeNodeId> active_nodes_;
   std::vector<RunningJob> running_;
