@@ -239,8 +239,14 @@ Result<GangSimResult> simulate_gang(const std::vector<SimJob>& jobs, gang::GangS
     // soon as work is there (an arrival, or the input a suspended job waits for).
     const long length = running.empty() ? 1 : config.slice;
     const long slot_end = drain ? now + length : std::min(now + length, end);
-    if (static_cast<int>(result.trace.size()) < config.trace_slots)
-      result.trace.push_back(SlotRecord{now, running});
+    if (static_cast<int>(result.trace.size()) < config.trace_slots) {
+      // Schedulers name a slot's jobs in any order; the trace reads left to right.
+      SlotRecord record{now, running};
+      std::sort(
+          record.running.begin(), record.running.end(),
+          [](const gang::RunningJob& a, const gang::RunningJob& b) { return a.first < b.first; });
+      result.trace.push_back(std::move(record));
+    }
     record_load(now, slot_end, scheduler.load());
     ++result.slots;
     if (config.record_activity) {
