@@ -12,9 +12,17 @@
 
 namespace trellis::cli {
 
+CLI::App& bench_family(CLI::App& app) {
+  for (CLI::App* sub : app.get_subcommands({}))
+    if (sub->get_name() == "bench") return *sub;
+  CLI::App* bench = app.add_subcommand(
+      "bench", "Measure Trellis's speed against reference implementations in the same run");
+  bench->require_subcommand(1);
+  return *bench;
+}
+
 void add_bench_command(CLI::App& app, int& status) {
-  auto* cmd = app.add_subcommand("bench", "Measure allocator decision times against references");
-  cmd->require_subcommand(1);
+  auto* cmd = &bench_family(app);
   auto options = std::make_shared<bench::ContiguousBenchOptions>();
   auto* contiguous = cmd->add_subcommand(
       "contiguous",

@@ -9,14 +9,7 @@
 namespace trellis::cli {
 
 void add_bench_mc_command(CLI::App& app, int& status) {
-  // Joins the `trellis bench` family (cli/bench_command.cc), creating it if it is not there.
-  CLI::App* bench = nullptr;
-  try {
-    bench = app.get_subcommand("bench");
-  } catch (const CLI::OptionNotFound&) {
-    bench = app.add_subcommand("bench", "Measure allocator decision times against references");
-    bench->require_subcommand(1);
-  }
+  CLI::App* bench = &bench_family(app);
   auto options = std::make_shared<bench::McBenchOptions>();
   auto* mc = bench->add_subcommand(
       "mc",

@@ -13,12 +13,14 @@ void add_demo_command(CLI::App& app, int& status);
 void add_bench_command(CLI::App& app, int& status);
 void add_topo_command(CLI::App& app, int& status);
 void add_compare_alloc_command(CLI::App& app, int& status);
-// Adds `bench mc` to the bench command; call after add_bench_command.
+// The `trellis bench` family that the bench subcommands join, created on first use.
+CLI::App& bench_family(CLI::App& app);
+// Adds `bench mc` to the bench family.
 void add_bench_mc_command(CLI::App& app, int& status);
 void add_sim_command(CLI::App& app, int& status);
 void add_sim_compare_command(CLI::App& app, int& status);
 void add_gang_sim_command(CLI::App& app, int& status);
-// Adds `bench gang` to the bench command; call after add_bench_command.
+// Adds `bench gang` to the bench family.
 void add_bench_gang_command(CLI::App& app, int& status);
 
 }  // namespace trellis::cli
