@@ -62,6 +62,10 @@ struct Ending {
 
 }  // namespace
 
+RejectedJob rejected_job(const Job& job, std::string reason) {
+  return {job.id, std::move(reason), job.submit, job.request.nodes, job.user};
+}
+
 double JobRecord::bounded_slowdown() const {
   Seconds ran = end - start;
   return std::max(1.0, response() / std::max(ran, 10.0));
@@ -79,10 +83,11 @@ SimResult simulate(const Machine& machine, const Allocator& allocator, const Que
   arrivals.reserve(input.size());
   for (const Job& job : input) {
     if (job.request.nodes > n) {
-      result.rejected.push_back({job.id, "needs " + std::to_string(job.request.nodes) +
-                                             " nodes, the machine has " + std::to_string(n)});
+      result.rejected.push_back(rejected_job(job, "needs " + std::to_string(job.request.nodes) +
+                                                      " nodes, the machine has " +
+                                                      std::to_string(n)));
     } else if (auto ok = allocator.check(job.request); !ok) {
-      result.rejected.push_back({job.id, ok.error().message});
+      result.rejected.push_back(rejected_job(job, ok.error().message));
     } else {
       arrivals.push_back(&job);
     }
@@ -146,6 +151,9 @@ SimResult simulate(const Machine& machine, const Allocator& allocator, const Que
       record.run_time = job.run_time;
       record.time_limit = job.time_limit;
       record.nodes = job.request.nodes;
+      record.requested_nodes = job.request.nodes;
+      record.user = job.user;
+      record.box = d.placement.box;
       record.timed_out = job.run_time > job.time_limit;
       record.end = now + std::min(job.run_time, job.time_limit);
       if (options.record_placements) {
@@ -189,7 +197,8 @@ SimResult simulate(const Machine& machine, const Allocator& allocator, const Que
         next_arrival == arrivals.size()) {
       // Nothing runs, nothing will arrive and the policy starts nothing: the rest can never run.
       for (const Job* job : queue)
-        result.rejected.push_back({job->id, "the policy never started it on an empty machine"});
+        result.rejected.push_back(
+            rejected_job(*job, "the policy never started it on an empty machine"));
       queue.clear();
     }
   }

@@ -41,11 +41,17 @@ struct JobRecord {
   Seconds submit = 0, start = 0, end = 0;
   Seconds run_time = 0;  // as logged (the job ran min(run_time, time_limit))
   Seconds time_limit = 0;
-  int nodes = 0;
-  bool timed_out = false;                       // killed at its limit (TO), else completed (CD)
+  int nodes = 0;            // nodes it held (a gang partition or a box may exceed the request)
+  int requested_nodes = 0;  // nodes it asked for
+  int user = -1;            // from the workload; -1 when unknown
+  std::optional<Box> box;   // the box it got, when the allocator placed a box (mesh/torus)
+  bool timed_out = false;   // killed at its limit (TO), else completed (CD)
   double average_hops = 0;                      // when placements are recorded
   std::optional<int> leaf_switches;             // fat trees, when placements are recorded
   std::vector<std::pair<NodeId, NodeId>> runs;  // inclusive id ranges, when recorded
+  // Time-shared (gang) runs: the intervals in which the job was switched in, in order. Empty when
+  // it ran without a break from start to end (every batch job).
+  std::vector<std::pair<Seconds, Seconds>> running_intervals;
 
   Seconds wait() const { return start - submit; }
   Seconds response() const { return end - submit; }
@@ -56,7 +62,12 @@ struct JobRecord {
 struct RejectedJob {
   JobId id = 0;
   std::string reason;
+  Seconds submit = 0;
+  int requested_nodes = 0;
+  int user = -1;
 };
+// The record of `job` rejected for `reason`.
+RejectedJob rejected_job(const Job& job, std::string reason);
 
 // The system's state after each policy pass (one sample per distinct instant).
 struct TimelineSample {

@@ -22,6 +22,9 @@ struct Workload {
   std::vector<Job> jobs;  // sorted by submit time, then id
   int skipped = 0;        // records that could not be simulated (no run time or no size)
   std::string source;     // file name or generator description, for reports
+  // Seconds since 1970 at time 0 of the trace (SWF header UnixStartTime), so reports can show
+  // dates; absent for generated workloads and traces without the header.
+  std::optional<long long> unix_start_time;
 };
 
 // By extension: .swf (procs_per_node divides processor counts) or .json.

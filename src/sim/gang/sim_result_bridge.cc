@@ -14,13 +14,13 @@ QuantizedWorkload quantize(const std::vector<Job>& jobs, int processors, double 
   for (const Job& j : jobs) {
     double ran = j.time_limit > 0 ? std::min(j.run_time, j.time_limit) : j.run_time;
     if (j.request.nodes < 1 || j.request.nodes > processors) {
-      out.rejected.push_back(RejectedJob{j.id, "needs " + std::to_string(j.request.nodes) +
-                                                   " nodes; the machine has " +
-                                                   std::to_string(processors)});
+      out.rejected.push_back(rejected_job(j, "needs " + std::to_string(j.request.nodes) +
+                                                 " nodes; the machine has " +
+                                                 std::to_string(processors)));
       continue;
     }
     if (!(ran > 0)) {
-      out.rejected.push_back(RejectedJob{j.id, "no run time"});
+      out.rejected.push_back(rejected_job(j, "no run time"));
       continue;
     }
     SimJob s;
@@ -73,6 +73,8 @@ SimResult to_sim_result(const Machine& machine, const Curve& order, const GangSi
     r.run_time = job.run_time;
     r.time_limit = job.time_limit;
     r.nodes = o->partition;
+    r.requested_nodes = job.request.nodes;
+    r.user = job.user;
     if (record_placements) {
       NodeSet nodes(machine.node_count());
       for (int p = o->first; p < o->first + o->partition; ++p) nodes.set(order.node_at(p));
