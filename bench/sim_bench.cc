@@ -129,7 +129,8 @@ void conservative(const SimBenchOptions& options, std::ostream& out) {
 void lublin(const SimBenchOptions& options, std::ostream& out) {
   Machine machine = *Machine::parse("torus:32x32x32");
   auto start = Clock::now();
-  Workload workload{generate_lublin({static_cast<int>(options.lublin_jobs), 32768, 1}), 0, ""};
+  Workload workload;
+  workload.jobs = generate_lublin({static_cast<int>(options.lublin_jobs), 32768, 1});
   scale_load(workload, options.lublin_load);
   const std::vector<Job>& jobs = workload.jobs;
   double generate = seconds_since(start);

@@ -8,7 +8,7 @@ packages=(
   cmake ninja-build g++ make pkg-config git clang-format
   libcli11-dev libtomlplusplus-dev nlohmann-json3-dev libspdlog-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  libsqlite3-dev sqlite3 libpqxx-dev postgresql
+  zlib1g-dev libsqlite3-dev sqlite3 libpqxx-dev postgresql
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   chromium chromium-driver
 )

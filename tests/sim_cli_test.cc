@@ -6,9 +6,12 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
+
+#include "sim_test_support.h"
 
 namespace trellis {
 namespace {
@@ -55,6 +58,7 @@ class TempDir {
 };
 
 const std::string kTrellis = TRELLIS_BINARY;
+
 const std::string kTrace = TRELLIS_SOURCE_DIR "/data/workloads/lublin_256.swf";
 
 TEST(SimCli, WritesCsvSummaryAndReport) {
@@ -69,7 +73,10 @@ TEST(SimCli, WritesCsvSummaryAndReport) {
   EXPECT_EQ(summary["policy"], "conservative");
   std::string csv = read_file(tmp.path() / "jobs.csv");
   EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 401);
-  EXPECT_EQ(csv.rfind("id,submit,start,end,wait,response,bounded_slowdown,state,nodes,", 0), 0u);
+  EXPECT_EQ(csv.rfind("id,user,submit,start,end,wait,response,run_time,requested_time,"
+                      "requested_nodes,nodes,bounded_slowdown,state,reason,",
+                      0),
+            0u);
   EXPECT_TRUE(fs::exists(tmp.path() / "report.html"));
 }
 
@@ -200,6 +207,90 @@ TEST(SimReport, ComparisonRendersInHeadlessChromium) {
   auto data = nlohmann::json::parse(read_file(tmp.path() / "compare.json"));
   EXPECT_EQ(data["runs"].size(), 4u);
   expect_renders(tmp.path() / "compare.html", tmp.path(), 4);
+}
+
+// Issue "research-grade simulator", item 4: offered load was 2.648 for dqt-ffapa where easy gave
+// 0.912 on the same workload; it measures the work arriving, whatever the policy does with it.
+TEST(SimCli, OfferedLoadIsThePolicysNotConcern) {
+  TempDir tmp;
+  std::map<std::string, double> load;
+  for (const char* policy : {"easy", "dqt-ffapa"}) {
+    Command r = shell(kTrellis + " sim --machine flat:64 --generate lublin:300:3 --quiet --sched " +
+                      policy + " --out " + (tmp.path() / policy).string());
+    ASSERT_EQ(r.status, 0) << r.out;
+    auto m = nlohmann::json::parse(read_file(tmp.path() / policy / "summary.json"))["metrics"];
+    ASSERT_EQ(m["rejected"], 0) << policy;
+    load[policy] = m["offered_load"].get<double>();
+  }
+  EXPECT_GT(load["easy"], 0.1);
+  EXPECT_NEAR(load["dqt-ffapa"], load["easy"], 1e-9);
+}
+
+// Item 5: --metrics-only printed "mean pairwise hops 0.000".
+TEST(SimCli, MetricsOnlySaysHopsWereNotComputed) {
+  TempDir tmp;
+  Command r = shell(kTrellis + " sim --machine torus:8x8 --generate lublin:100 --metrics-only " +
+                    "--out " + tmp.path().string());
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("mean pairwise hops n/a"), std::string::npos) << r.out;
+  auto m = nlohmann::json::parse(read_file(tmp.path() / "summary.json"))["metrics"];
+  EXPECT_TRUE(m["mean_pairwise_hops"].is_null());
+}
+
+// Item 6: --save-workload with a gang policy wrote no file.
+TEST(SimCli, GangPolicySavesTheWorkloadToo) {
+  TempDir tmp;
+  fs::path swf = tmp.path() / "saved.swf";
+  Command r =
+      shell(kTrellis + " sim --machine flat:32 --generate lublin:50:2 --sched dqt-ffapa " +
+            "--quiet --save-workload " + swf.string() + " --out " + (tmp.path() / "o").string());
+  ASSERT_EQ(r.status, 0) << r.out;
+  std::string text = read_file(swf);
+  EXPECT_EQ(std::count(text.begin(), text.end(), '\n') - std::count(text.begin(), text.end(), ';'),
+            50);
+}
+
+// Item 9: rejected jobs were only a count on the console.
+TEST(SimCli, RejectedJobsAreListedWithReasonsAndHints) {
+  TempDir tmp;
+  Command r = shell(kTrellis + " sim --machine torus:16x16 --workload " + kTrace +
+                    " --max-jobs 600 --alloc contiguous --out " + tmp.path().string());
+  ASSERT_EQ(r.status, 0) << r.out;
+  auto summary = nlohmann::json::parse(read_file(tmp.path() / "summary.json"));
+  long rejected = summary["metrics"]["rejected"].get<long>();
+  ASSERT_GT(rejected, 0);  // counts such as 17 that no box holds exactly
+  std::string csv = read_file(tmp.path() / "jobs.csv");
+  long rj_rows = 0;
+  for (size_t at = csv.find(",RJ,"); at != std::string::npos; at = csv.find(",RJ,", at + 1))
+    ++rj_rows;
+  EXPECT_EQ(rj_rows, rejected);
+  EXPECT_NE(r.out.find("jobs were rejected and never ran"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("--shape-requests"), std::string::npos) << r.out;
+}
+
+// Item 11: a trace recorded on a larger machine was not mentioned.
+TEST(SimCli, WarnsWhenTheTraceWasRecordedOnALargerMachine) {
+  TempDir tmp;
+  Command r = shell(kTrellis + " sim --machine torus:8x8 --workload " + testing::shared_dir() +
+                    "/workloads/NASA-iPSC-1993-3.1-cln.swf --max-jobs 50 --metrics-only --out " +
+                    tmp.path().string());
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("was recorded on 128 processors, but torus:8x8 has 64 nodes"),
+            std::string::npos)
+      << r.out;
+}
+
+// Item 8: on a 16M-node torus the run made no progress in 90 s (pairwise hops were quadratic in
+// the axis length).
+TEST(SimCli, RunsOnSixteenMillionNodes) {
+  TempDir tmp;
+  Command r = shell(kTrellis + " sim --machine torus:4096x4096 --generate lublin:20 --out " +
+                    tmp.path().string());
+  ASSERT_EQ(r.status, 0) << r.out;
+  auto m = nlohmann::json::parse(read_file(tmp.path() / "summary.json"))["metrics"];
+  EXPECT_EQ(m["jobs"].get<int>() + m["rejected"].get<int>(), 20);
+  EXPECT_TRUE(m["largest_free_box_sampled"].get<bool>());
+  EXPECT_GT(m["mean_pairwise_hops"].get<double>(), 0);
 }
 
 }  // namespace

@@ -1,5 +1,7 @@
 #include "alloc/metrics.h"
 
+#include <algorithm>
+#include <utility>
 #include <vector>
 
 #include "alloc/contiguous/box_search.h"
@@ -16,24 +18,65 @@ int free_node_count(const NodeSet& free) {
 
 namespace {
 
+// Sum over unordered pairs of |a - b| (or, on a ring of `extent` positions, the shorter way
+// round) for the positions `at` with multiplicities `count`, sorted by position. Linear in the
+// number of distinct positions, so a job on a 4096-wide axis costs what its own nodes cost, not
+// 4096^2 (the quadratic form made `trellis sim` stall on torus:4096x4096).
+double axis_pair_sum(const std::vector<std::pair<int, long>>& positions, int extent, bool ring) {
+  double total = 0;
+  // Prefix sums over the positions before j: count and count * position.
+  double count_before = 0, weighted_before = 0;
+  // On a ring, the positions i < j with at[j] - at[i] > extent / 2 go the other way round:
+  // distance extent - (at[j] - at[i]). They are a prefix [0, near) of the positions before j.
+  size_t near = 0;
+  double far_count = 0, far_weighted = 0;
+  for (size_t j = 0; j < positions.size(); ++j) {
+    auto [at, count] = positions[j];
+    if (ring) {
+      while (near < j && 2 * (at - positions[near].first) > extent) {
+        far_count += positions[near].second;
+        far_weighted += static_cast<double>(positions[near].second) * positions[near].first;
+        ++near;
+      }
+    }
+    double close_count = count_before - far_count, close_weighted = weighted_before - far_weighted;
+    double sum = at * close_count - close_weighted;                        // at - a over close ones
+    sum += (extent - static_cast<double>(at)) * far_count + far_weighted;  // extent - (at - a)
+    total += static_cast<double>(count) * sum;
+    count_before += count;
+    weighted_before += static_cast<double>(count) * at;
+  }
+  return total;
+}
+
 // Sum over unordered pairs of the hop distance on a mesh/torus, axis by axis.
 double torus_pair_sum(const Torus& machine, const NodeSet& nodes) {
   const int dims = machine.dims();
-  std::vector<std::vector<long>> histogram(dims);
-  for (int k = 0; k < dims; ++k) histogram[k].assign(machine.extent(k), 0);
+  std::vector<std::vector<int>> at(dims);
   nodes.for_each([&](NodeId id) {
     Coords c = machine.coords(id);
-    for (int k = 0; k < dims; ++k) ++histogram[k][c[k]];
+    for (int k = 0; k < dims; ++k) at[k].push_back(c[k]);
   });
   double total = 0;
+  std::vector<std::pair<int, long>> positions;
   for (int k = 0; k < dims; ++k) {
-    const auto& h = histogram[k];
-    const int n = machine.extent(k);
-    for (int a = 0; a < n; ++a) {
-      if (h[a] == 0) continue;
-      for (int b = a + 1; b < n; ++b)
-        if (h[b]) total += static_cast<double>(h[a]) * h[b] * machine.axis_distance(k, a, b);
+    positions.clear();
+    const int extent = machine.extent(k);
+    if (at[k].size() >= static_cast<size_t>(extent)) {  // dense: count per position
+      std::vector<long> histogram(extent, 0);
+      for (int x : at[k]) ++histogram[x];
+      for (int x = 0; x < extent; ++x)
+        if (histogram[x]) positions.emplace_back(x, histogram[x]);
+    } else {  // sparse: sort the job's own positions
+      std::sort(at[k].begin(), at[k].end());
+      for (int x : at[k]) {
+        if (positions.empty() || positions.back().first != x)
+          positions.emplace_back(x, 1);
+        else
+          ++positions.back().second;
+      }
     }
+    total += axis_pair_sum(positions, machine.extent(k), machine.wraps(k));
   }
   return total;
 }

@@ -3,9 +3,13 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "sim/run_metrics.h"
+#include "sim/simulator.h"
+#include "sim/workload.h"
 #include "topology/machine.h"
 
 namespace trellis::cli {
@@ -27,12 +31,25 @@ struct SimArgs {
   std::string save_workload;  // write the workload as simulated (SWF) to this file
   bool metrics_only = false;
   bool quiet = false;
+  // Metrics window: count the jobs submitted in [from, to) (e.g. to skip warm-up).
+  std::optional<double> from, to;
+  double bsld_threshold = 10;  // seconds, in max(1, response / max(run, threshold))
+  bool no_kill = false;        // let jobs run past their requested time
 };
 
 // Adds the options of `trellis sim` to `cmd`, bound to `args`.
 void add_sim_options(CLI::App& cmd, SimArgs& args);
 // Runs one simulation; returns the exit status.
 int run_sim(const SimArgs& args);
+// The metrics options of `args` (window and bounded-slowdown threshold), checked.
+Result<SummaryOptions> summary_options(const SimArgs& args);
+// Tells the user (stderr) what they should know about the workload as read: records skipped,
+// estimates missing, a trace sized for a larger machine.
+void print_workload_notes(const Workload& workload, const Machine& machine, int procs_per_node);
+// Prints why jobs were rejected, grouped by reason, with what to try instead.
+void print_rejections(const SimResult& result, const SimArgs& args, const Machine& machine);
+// Writes the workload as simulated to args.save_workload (when given).
+Status save_workload(const SimArgs& args, const Workload& workload, const Machine& machine);
 // `name`, or the machine's default allocator when empty.
 std::string allocator_or_default(const std::string& name, const Machine& machine);
 

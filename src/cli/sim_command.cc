@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <iomanip>
 #include <iostream>
+#include <map>
 #include <sstream>
 
 #include "alloc/registry.h"
@@ -40,7 +41,10 @@ Result<Workload> make_workload(const SimArgs& args, const Machine& machine) {
     if (!model) return fail("--generate: " + model.error().message);
     auto jobs = workload::generate_thesis_workload(*model);
     if (!jobs) return fail("--generate: " + jobs.error().message);
-    return Workload{std::move(*jobs), 0, spec};
+    Workload w;
+    w.jobs = std::move(*jobs);
+    w.source = spec;
+    return w;
   }
   // lublin:JOBS[:SEED]
   if (spec.rfind("lublin:", 0) != 0)
@@ -56,8 +60,9 @@ Result<Workload> make_workload(const SimArgs& args, const Machine& machine) {
       return fail("--generate '" + spec + "': SEED must be a whole number after ':'");
   }
   if (!in.eof() && in.peek() != EOF) return fail("--generate '" + spec + "': trailing text");
-  Workload w{generate_lublin(params), 0,
-             "lublin:" + std::to_string(params.jobs) + ":" + std::to_string(params.seed)};
+  Workload w;
+  w.jobs = generate_lublin(params);
+  w.source = "lublin:" + std::to_string(params.jobs) + ":" + std::to_string(params.seed);
   return w;
 }
 
@@ -70,7 +75,74 @@ void draw_progress(double fraction) {
   std::fflush(stderr);
 }
 
+// "2.5", "n/a" for a metric that was not computed.
+std::string metric_text(const std::optional<double>& value) {
+  if (!value) return "n/a";
+  std::ostringstream s;
+  s << std::fixed << std::setprecision(3) << *value;
+  return s.str();
+}
+
 }  // namespace
+
+Result<SummaryOptions> summary_options(const SimArgs& args) {
+  SummaryOptions o;
+  if (!(args.bsld_threshold > 0) || args.bsld_threshold > kMaxSimulatedSeconds)
+    return fail("--bsld-threshold must be a positive number of seconds");
+  o.bsld_threshold = args.bsld_threshold;
+  o.from = args.from;
+  o.to = args.to;
+  if (o.from && o.to && !(*o.from < *o.to)) return fail("--from must be earlier than --to");
+  return o;
+}
+
+void print_workload_notes(const Workload& workload, const Machine& machine, int procs_per_node) {
+  for (const std::string& note : workload.notes)
+    std::cerr << "trellis sim: note: " << workload.source << ": " << note << "\n";
+  long long nodes = machine.node_count();
+  if (workload.max_procs && *workload.max_procs > nodes * procs_per_node) {
+    long larger = std::count_if(workload.jobs.begin(), workload.jobs.end(),
+                                [&](const Job& j) { return j.request.nodes > nodes; });
+    std::cerr << "trellis sim: warning: " << workload.source << " was recorded on "
+              << *workload.max_procs << " processors, but " << machine.spec() << " has " << nodes
+              << " nodes x " << procs_per_node << " processors; " << larger
+              << " jobs larger than the machine will be rejected (a larger --machine or "
+                 "--procs-per-node fits the trace)\n";
+  }
+}
+
+void print_rejections(const SimResult& result, const SimArgs& args, const Machine& machine) {
+  if (result.rejected.empty() || args.quiet) return;
+  std::map<std::string, long> by_reason;
+  for (const RejectedJob& r : result.rejected) ++by_reason[r.reason];
+  std::cerr << "trellis sim: warning: " << result.rejected.size()
+            << " jobs were rejected and never ran (state RJ in jobs.csv, with the reason); "
+               "means are over the jobs that ran\n";
+  int shown = 0;
+  for (const auto& [reason, count] : by_reason) {
+    if (++shown > 5) {
+      std::cerr << "  ... and " << by_reason.size() - 5 << " other reasons\n";
+      break;
+    }
+    std::cerr << "  " << count << " x " << reason << "\n";
+  }
+  bool too_big = std::any_of(result.rejected.begin(), result.rejected.end(), [&](const auto& r) {
+    return r.requested_nodes > machine.node_count();
+  });
+  if (machine.torus() && args.mode != "noncont")
+    std::cerr << "  hint: counts that no box holds exactly can be placed with --shape-requests "
+                 "(cube-like boxes) or --mode noncont with an allocator that takes any nodes\n";
+  if (too_big)
+    std::cerr << "  hint: jobs larger than the machine need a larger --machine, or "
+                 "--procs-per-node N when the trace counts processors\n";
+}
+
+Status save_workload(const SimArgs& args, const Workload& workload, const Machine& machine) {
+  if (args.save_workload.empty()) return Ok{};
+  std::ostringstream swf;
+  write_swf(swf, workload_to_swf(workload, machine, args.procs_per_node));
+  return write_text_file(args.save_workload, swf.str());
+}
 
 std::string allocator_or_default(const std::string& name, const Machine& machine) {
   if (!name.empty()) return name;
@@ -94,23 +166,17 @@ int run_sim(const SimArgs& args) {
   for (const auto& o : args.sched_options)
     if (auto ok = sched_options.add(o); !ok)
       return usage_error(fail("--sched-opt: " + ok.error().message));
+  auto metrics_options = summary_options(args);
+  if (!metrics_options) return usage_error(metrics_options.error());
   auto workload = make_workload(args, *machine);
   if (!workload) return usage_error(workload.error());
+  if (!args.quiet) print_workload_notes(*workload, *machine, args.procs_per_node);
   if (args.max_jobs > 0 && workload->jobs.size() > static_cast<size_t>(args.max_jobs))
     workload->jobs.resize(static_cast<size_t>(args.max_jobs));
   if (args.load != 1.0) scale_load(*workload, args.load);
+  if (auto ok = save_workload(args, *workload, *machine); !ok) return usage_error(ok.error());
   if (is_gang_policy(args.policy)) return run_gang_policy_sim(args, *machine, *workload);
   set_request_form(*workload, *machine, *mode, args.shaped);
-  if (!args.save_workload.empty()) {
-    std::ostringstream swf;
-    write_swf(swf, jobs_to_swf(workload->jobs,
-                               {{"Version", "2.2"},
-                                {"Computer", machine->spec()},
-                                {"MaxNodes", std::to_string(machine->node_count())},
-                                {"Note", "written by trellis sim from " + workload->source}}));
-    if (auto ok = write_text_file(args.save_workload, swf.str()); !ok)
-      return usage_error(ok.error());
-  }
 
   std::string alloc_name = allocator_or_default(args.allocator, *machine);
   auto allocator = AllocatorRegistry::builtin().create(alloc_name, *machine, alloc_options);
@@ -124,14 +190,15 @@ int run_sim(const SimArgs& args) {
 
   SimOptions options;
   options.record_placements = !args.metrics_only;
+  options.kill_at_time_limit = !args.no_kill;
   bool terminal = isatty(STDERR_FILENO) && !args.quiet;
   if (terminal) options.progress = draw_progress;
   if (!args.quiet)
     std::cout << "trellis sim: " << workload->jobs.size() << " jobs from " << workload->source
               << " on " << machine->spec() << ", policy " << args.policy << ", allocator "
-              << alloc_name << "\n";
+              << alloc_name << std::endl;  // flushed: a long run shows what it is doing
   SimResult result = simulate(*machine, **allocator, **policy, workload->jobs, options);
-  RunSummary summary = summarize(result);
+  RunSummary summary = summarize(result, *metrics_options);
 
   nlohmann::json about = {{"machine", machine->spec()},
                           {"workload", workload->source},
@@ -141,15 +208,18 @@ int run_sim(const SimArgs& args) {
                           {"mode", std::string(to_string(*mode))},
                           {"shaped_requests", args.shaped},
                           {"procs_per_node", args.procs_per_node},
-                          {"skipped_records", workload->skipped}};
+                          {"skipped_records", workload->skipped},
+                          {"kill_at_time_limit", !args.no_kill}};
+  if (workload->unix_start_time) about["unix_start_time"] = *workload->unix_start_time;
   std::string base = args.out + "/";
   if (auto ok = write_text_file(base + "summary.json",
                                 summary_document(about, summary, result).dump(2) + "\n");
       !ok)
     return usage_error(ok.error());
+  print_rejections(result, args, *machine);
   if (!args.metrics_only) {
     std::ostringstream csv;
-    write_jobs_csv(csv, result);
+    write_jobs_csv(csv, result, summary.options.bsld_threshold);
     if (auto ok = write_text_file(base + "jobs.csv", csv.str()); !ok)
       return usage_error(ok.error());
     std::string html = render_run_report(run_report_data(*machine, result, summary, about));
@@ -164,8 +234,9 @@ int run_sim(const SimArgs& args) {
               << summary.utilization << " (steady " << summary.steady_utilization
               << "), loss of capacity " << summary.loss_of_capacity << ", makespan "
               << summary.makespan << " s\n"
-              << "  mean pairwise hops " << summary.mean_pairwise_hops << ", fragmented time "
-              << summary.fragmented_fraction << "\n"
+              << "  mean pairwise hops " << metric_text(summary.mean_pairwise_hops)
+              << (summary.mean_pairwise_hops ? "" : " (placements not recorded: --metrics-only)")
+              << ", fragmented time " << summary.fragmented_fraction << "\n"
               << "  " << summary.allocator_call_us << " us per allocation, " << summary.mean_pass_us
               << " us per pass; wall " << summary.wall_seconds << " s (" << std::setprecision(0)
               << summary.jobs_per_second << " jobs/s)\n"
@@ -213,6 +284,19 @@ void add_sim_options(CLI::App& cmd, SimArgs& args) {
   cmd.add_flag("--metrics-only", args.metrics_only,
                "Write only summary.json: no per-job placements, CSV or HTML (throughput runs)");
   cmd.add_flag("--quiet,-q", args.quiet, "Print nothing but errors");
+  cmd.add_option("--from", args.from,
+                 "Count in the metrics only the jobs submitted at or after this time (seconds on "
+                 "the trace's clock), e.g. to skip the warm-up");
+  cmd.add_option("--to", args.to,
+                 "Count in the metrics only the jobs submitted before this time (seconds), e.g. "
+                 "to leave out the drain at the end");
+  cmd.add_option("--bsld-threshold", args.bsld_threshold,
+                 "Bounded slowdown is max(1, response / max(run time, this)): keeps very short "
+                 "jobs from dominating the mean (seconds)")
+      ->capture_default_str();
+  cmd.add_flag("--no-kill-at-limit", args.no_kill,
+               "Let jobs run their whole run time even past their requested time (by default a "
+               "job is killed at its requested time, state TO, as a resource manager does)");
 }
 
 void add_sim_command(CLI::App& app, int& status) {

@@ -198,7 +198,9 @@ int run_compare(CompareArgs args) {
     for (const auto& [key, title] : columns) {
       const auto& v = r["metrics"][key];
       std::cout << std::right << std::setw(12);
-      if (v.is_number_integer())
+      if (v.is_null())
+        std::cout << "n/a";
+      else if (v.is_number_integer())
         std::cout << v.get<long>();
       else
         std::cout << std::fixed << std::setprecision(3) << v.get<double>();

@@ -92,6 +92,10 @@ bool is_gang_policy(const std::string& policy) {
 int run_gang_policy_sim(const SimArgs& args, const Machine& machine, const Workload& workload) {
   auto options = parse_gang_options(args.sched_options);
   if (!options) return usage_error(options.error());
+  if (args.no_kill)
+    return usage_error(
+        fail("--no-kill-at-limit: gang policies always end a job at its requested "
+             "time; drop the option or use a queue policy"));
   const int processors = machine.node_count();
   auto scheduler =
       gang::GangPolicyRegistry::builtin().create(args.policy, processors, options->policy);
@@ -132,7 +136,7 @@ int run_gang_policy_sim(const SimArgs& args, const Machine& machine, const Workl
     std::cout << "trellis sim: " << quantized.jobs.size() << " jobs from " << workload.source
               << " on " << machine.spec() << ", gang policy " << args.policy << " (quantum "
               << options->quantum << " s), partitions along the "
-              << (alloc_name == "buddy" ? "buddy allocator's curve" : "node ids") << "\n";
+              << (alloc_name == "buddy" ? "buddy allocator's curve" : "node ids") << std::endl;
   auto start = std::chrono::steady_clock::now();
   auto gang_result = gangsim::simulate_gang(quantized.jobs, **scheduler, config);
   double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -142,7 +146,9 @@ int run_gang_policy_sim(const SimArgs& args, const Machine& machine, const Workl
   SimResult result = gangsim::to_sim_result(machine, order, *gang_result, workload.jobs, quantized,
                                             options->quantum, !args.metrics_only);
   result.wall_seconds = wall;
-  RunSummary summary = summarize(result);
+  auto metrics_options = summary_options(args);
+  if (!metrics_options) return usage_error(metrics_options.error());
+  RunSummary summary = summarize(result, *metrics_options);
   gangsim::set_time_shared_utilization(summary, *gang_result, options->quantum, processors);
 
   std::error_code ec;
@@ -155,6 +161,7 @@ int run_gang_policy_sim(const SimArgs& args, const Machine& machine, const Workl
                           {"load", args.load},
                           {"procs_per_node", args.procs_per_node},
                           {"skipped_records", workload.skipped}};
+  if (workload.unix_start_time) about["unix_start_time"] = *workload.unix_start_time;
   nlohmann::json doc = summary_document(about, summary, result);
   const gangsim::GangSimResult& g = *gang_result;
   doc["gang"] = {{"quantum_seconds", options->quantum},
@@ -168,6 +175,7 @@ int run_gang_policy_sim(const SimArgs& args, const Machine& machine, const Workl
   std::string base = args.out + "/";
   if (auto ok = write_text_file(base + "summary.json", doc.dump(2) + "\n"); !ok)
     return usage_error(ok.error());
+  print_rejections(result, args, machine);
   std::ostringstream slots;
   slots << "# time = slot index; one slot = " << options->quantum << " s\n";
   gangsim::print_slot_trace(slots, g);
@@ -176,7 +184,7 @@ int run_gang_policy_sim(const SimArgs& args, const Machine& machine, const Workl
       return usage_error(ok.error());
   if (!args.metrics_only) {
     std::ostringstream csv;
-    write_jobs_csv(csv, result);
+    write_jobs_csv(csv, result, summary.options.bsld_threshold);
     if (auto ok = write_text_file(base + "jobs.csv", csv.str()); !ok)
       return usage_error(ok.error());
     std::string html = render_run_report(run_report_data(machine, result, summary, about));

@@ -3,20 +3,47 @@
 #include <fstream>
 
 #include "core/hostlist.h"
+#include "core/number_text.h"
 
 namespace trellis {
 
-void write_jobs_csv(std::ostream& out, const SimResult& result) {
-  out << "id,submit,start,end,wait,response,bounded_slowdown,state,nodes,average_hops,"
-         "leaf_switches,hostlist\n";
+std::string csv_field(std::string_view text) {
+  if (text.find_first_of(",\"\n\r") == std::string_view::npos) return std::string(text);
+  std::string out = "\"";
+  for (char c : text) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+void write_jobs_csv(std::ostream& out, const SimResult& result, Seconds bsld_threshold) {
+  out << "id,user,submit,start,end,wait,response,run_time,requested_time,requested_nodes,nodes,"
+         "bounded_slowdown,state,reason,average_hops,leaf_switches,box_shape,box_origin,"
+         "hostlist\n";
+  auto user = [](int id) { return id >= 0 ? std::to_string(id) : std::string(); };
   for (const JobRecord& j : result.jobs) {
     NodeSet nodes(result.machine_nodes);
     for (auto [first, last] : j.runs) nodes.set_range(first, last + 1);
-    out << j.id << ',' << j.submit << ',' << j.start << ',' << j.end << ',' << j.wait() << ','
-        << j.response() << ',' << j.bounded_slowdown() << ',' << (j.timed_out ? "TO" : "CD") << ','
-        << j.nodes << ',' << j.average_hops << ',';
+    out << j.id << ',' << user(j.user) << ',' << exact_number(j.submit) << ','
+        << exact_number(j.start) << ',' << exact_number(j.end) << ',' << exact_number(j.wait())
+        << ',' << exact_number(j.response()) << ',' << exact_number(j.run_time) << ','
+        << exact_number(j.time_limit) << ',' << j.requested_nodes << ',' << j.nodes << ','
+        << exact_number(j.bounded_slowdown(bsld_threshold)) << ',' << (j.timed_out ? "TO" : "CD")
+        << ',' << (j.timed_out ? "killed at its time limit" : "") << ',';
+    if (!j.runs.empty()) out << exact_number(j.average_hops);
+    out << ',';
     if (j.leaf_switches) out << *j.leaf_switches;
-    out << ",\"" << format_hostlist(nodes) << "\"\n";
+    out << ',';
+    if (j.box) {
+      out << format_shape(j.box->extents) << ',';
+      for (size_t a = 0; a < j.box->extents.size(); ++a) out << (a ? " " : "") << j.box->anchor[a];
+    } else {
+      out << ',';
+    }
+    out << ',' << (j.runs.empty() ? "" : csv_field(format_hostlist(nodes))) << '\n';
+  }
+  for (const RejectedJob& r : result.rejected) {
+    out << r.id << ',' << user(r.user) << ',' << exact_number(r.submit) << ",,,,,"
+        << exact_number(r.run_time) << ',' << exact_number(r.time_limit) << ',' << r.requested_nodes
+        << ",,,RJ," << csv_field(r.reason) << ",,,,,\n";
   }
 }
 
@@ -24,9 +51,10 @@ nlohmann::json summary_document(const nlohmann::json& about, const RunSummary& s
                                 const SimResult& result) {
   nlohmann::json doc = about;
   doc["metrics"] = to_json(summary);
+  doc["users"] = users_to_json(summary);
   nlohmann::json rejected = nlohmann::json::array();
   for (const RejectedJob& r : result.rejected)
-    rejected.push_back({{"id", r.id}, {"reason", r.reason}});
+    rejected.push_back({{"id", r.id}, {"reason", r.reason}, {"nodes", r.requested_nodes}});
   doc["rejected_jobs"] = std::move(rejected);
   return doc;
 }

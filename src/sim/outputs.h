@@ -1,7 +1,22 @@
 // Plain outputs of a simulated run: the per-job CSV and the summary JSON.
 //
-// jobs.csv columns: id, submit, start, end, wait, response, bounded_slowdown, state (CD or TO),
-// nodes, average_hops, leaf_switches (empty off fat trees), hostlist (Slurm-style, "n[0-3,12]").
+// jobs.csv: one row per job of the workload, the jobs run in order of start, then the rejected
+// ones. Columns:
+//   id, user               the job number and user id of the input (user empty when unknown)
+//   submit, start, end     seconds on the workload's clock, written exactly (no rounding)
+//   wait, response         start - submit, end - submit
+//   run_time               the run time the input gives (the job ran min(run_time, requested_time)
+//                          when killed at its limit)
+//   requested_time         the time limit (the estimate backfilling uses)
+//   requested_nodes, nodes what it asked for, what it held (a gang partition may be larger)
+//   bounded_slowdown       max(1, response / max(ran, threshold)), threshold 10 s by default
+//   state                  CD completed, TO killed at its time limit, RJ rejected (never run:
+//                          start, end and the per-run columns are empty)
+//   reason                 why it was rejected or killed
+//   average_hops           mean hop distance over pairs of its nodes (empty when not recorded)
+//   leaf_switches          leaf switches spanned (fat trees only)
+//   box_shape, box_origin  the box it got ("4x2x2", "3 0 5"), when placed as a box
+//   hostlist               its nodes, Slurm-style ("n[0-3,12]")
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -13,11 +28,15 @@
 
 namespace trellis {
 
-// Needs the placements recorded (SimOptions::record_placements) for the last three columns.
-void write_jobs_csv(std::ostream& out, const SimResult& result);
+// Needs the placements recorded (SimOptions::record_placements) for the placement columns.
+void write_jobs_csv(std::ostream& out, const SimResult& result,
+                    Seconds bsld_threshold = JobRecord::kBoundedSlowdownThreshold);
 
-// The summary JSON document: `about` (machine, workload, policy, allocator, ...) plus the metrics
-// and the rejected jobs.
+// `text` as one CSV field: quoted (with quotes doubled) when it holds a comma, quote or newline.
+std::string csv_field(std::string_view text);
+
+// The summary JSON document: `about` (machine, workload, policy, allocator, ...) plus "metrics"
+// (run_metrics.h; null where not computed), "users" (per-user figures) and "rejected_jobs".
 nlohmann::json summary_document(const nlohmann::json& about, const RunSummary& summary,
                                 const SimResult& result);
 

@@ -1,12 +1,16 @@
 // Metrics of a whole simulated run, defined as the literature does (DESIGN.md "Metrics",
-// peers-and-conventions.md 5.3). With T0 the first submit time and T1 the last end:
-//   wait, response, bounded slowdown  per job (JobRecord), averaged over the jobs run
-//   utilization           sum(nodes * time run) / (N * (T1 - T0))
+// peers-and-conventions.md 5.3). With T0 the first submit time and T1 the last end of the jobs
+// counted, and "ran" the time a job really ran (its run time, or its limit when killed there):
+//   wait, response, bounded slowdown  per job (JobRecord), averaged over the jobs counted;
+//                         bounded slowdown = max(1, response / max(ran, threshold)), threshold
+//                         10 s by default (SummaryOptions)
+//   utilization           node-seconds held / (N * (T1 - T0))
 //   steady utilization    busy node-seconds / (N * window) over the window from the submit time of
 //                         the job at the 10th percentile of arrivals to that at the 90th, leaving
 //                         out the warm-up and drain-down that bias the whole-run figure
-//   offered load          sum(nodes * time run) / (N * (last submit - T0)): the work arriving per
-//                         unit of capacity; above 1 the queue grows without bound
+//   offered load          sum(requested nodes * ran) / (N * (last submit - T0)): the work arriving
+//                         per unit of capacity, whatever the policy did with it (time-sharing
+//                         included); above 1 the queue grows without bound
 //   makespan              T1 - T0
 //   loss of capacity      idle node-seconds while at least one job waits, / (N * (T1 - T0))
 //                         (Zhang et al.: capacity lost to the schedule, not to a lack of work)
@@ -14,15 +18,37 @@
 //                         allocator cannot place it (external fragmentation)
 //   queue length          time-weighted mean and the maximum
 //   largest free box      time-weighted mean of the largest free box's node count (mesh/torus,
-//                         when placements are recorded; -1 otherwise)
+//                         when placements are recorded)
+//   pairwise hops         mean over jobs of two or more nodes of the mean hop distance between
+//                         the job's nodes (when placements are recorded)
 //   decision time         wall time per allocator call and per policy pass
+// A metric that was not computed (placements not recorded, not a mesh/torus, not a fat tree) is
+// absent (std::nullopt; null in JSON), never a number that could be mistaken for a result.
+//
+// With a window (SummaryOptions::from / to, e.g. to skip warm-up), the per-job metrics count the
+// jobs submitted in [from, to), and the time-based ones integrate over [from, to] within [T0, T1].
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <vector>
 
 #include "sim/simulator.h"
 
 namespace trellis {
+
+struct SummaryOptions {
+  Seconds bsld_threshold = JobRecord::kBoundedSlowdownThreshold;
+  std::optional<Seconds> from, to;  // the window of submit times counted
+};
+
+// One user's jobs (by the workload's user id; -1 for jobs with none).
+struct UserSummary {
+  int user = -1;
+  long jobs = 0;
+  double node_seconds = 0;  // nodes held * time held
+  double mean_wait = 0, mean_bounded_slowdown = 0;
+};
 
 struct RunSummary {
   long jobs = 0;
@@ -40,17 +66,23 @@ struct RunSummary {
   double fragmented_fraction = 0;
   double mean_queue_length = 0;
   int max_queue_length = 0;
-  double mean_largest_free_box = -1;
-  double mean_pairwise_hops = 0;   // mean over jobs of two or more nodes (recorded runs only)
-  double mean_leaf_switches = -1;  // fat trees only
-  double allocator_call_us = 0;    // mean wall time of one allocate() call
+  std::optional<double> mean_largest_free_box;
+  bool largest_free_box_sampled = false;  // see TimelineSample::largest_free_box
+  std::optional<double> mean_pairwise_hops;
+  std::optional<double> mean_leaf_switches;
+  double allocator_call_us = 0;  // mean wall time of one allocate() call
   double mean_pass_us = 0, max_pass_us = 0;
   long allocator_calls = 0, passes = 0;
   double wall_seconds = 0;
   double jobs_per_second = 0;  // jobs simulated per second of wall time
+  SummaryOptions options;
+  std::vector<UserSummary> users;  // by node-seconds, largest first
 };
 
-RunSummary summarize(const SimResult& result);
+RunSummary summarize(const SimResult& result, const SummaryOptions& options = {});
+// The metrics as one flat object (null for those not computed). Per-user figures are in
+// users_to_json.
 nlohmann::json to_json(const RunSummary& summary);
+nlohmann::json users_to_json(const RunSummary& summary);
 
 }  // namespace trellis

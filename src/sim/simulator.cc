@@ -63,12 +63,13 @@ struct Ending {
 }  // namespace
 
 RejectedJob rejected_job(const Job& job, std::string reason) {
-  return {job.id, std::move(reason), job.submit, job.request.nodes, job.user};
+  return {job.id,         std::move(reason), job.submit, job.run_time,
+          job.time_limit, job.request.nodes, job.user};
 }
 
-double JobRecord::bounded_slowdown() const {
+double JobRecord::bounded_slowdown(Seconds threshold) const {
   Seconds ran = end - start;
-  return std::max(1.0, response() / std::max(ran, 10.0));
+  return std::max(1.0, response() / std::max(ran, threshold));
 }
 
 SimResult simulate(const Machine& machine, const Allocator& allocator, const QueuePolicy& policy,
@@ -107,6 +108,16 @@ SimResult simulate(const Machine& machine, const Allocator& allocator, const Que
   Seconds wake = kNever;
   size_t next_arrival = 0;
   size_t finished = 0;
+  // The largest free box costs a scan of the machine. Up to kExactBoxNodes nodes it is measured
+  // after every pass; on larger machines at most about kBoxSamples times over the arrivals' span,
+  // each measurement standing until the next (a 16M-node torus would spend minutes otherwise).
+  constexpr int kExactBoxNodes = 1 << 16;
+  constexpr double kBoxSamples = 1000;
+  Seconds box_interval = 0, next_box_measurement = -kNever;
+  if (n > kExactBoxNodes && !arrivals.empty())
+    box_interval = (arrivals.back()->submit - arrivals.front()->submit) / kBoxSamples;
+  result.largest_free_box_sampled = box_interval > 0;
+  int last_box = 0;
   long events = 0;
 
   while (next_arrival < arrivals.size() || !endings.empty() || (wake < kNever && !queue.empty())) {
@@ -131,6 +142,10 @@ SimResult simulate(const Machine& machine, const Allocator& allocator, const Que
     while (next_arrival < arrivals.size() && arrivals[next_arrival]->submit <= now)
       queue.push_back(arrivals[next_arrival++]);
 
+    if (!options.kill_at_time_limit) {
+      // A job past its estimate is expected to end now: the policy plans with what it knows.
+      for (RunningJob& r : running) r.expected_end = std::max(r.expected_end, now);
+    }
     auto pass_start = Clock::now();
     Schedule decided = policy.schedule({now, queue, running, free, reservations}, timed);
     double pass_time = seconds_since(pass_start);
@@ -154,8 +169,8 @@ SimResult simulate(const Machine& machine, const Allocator& allocator, const Que
       record.requested_nodes = job.request.nodes;
       record.user = job.user;
       record.box = d.placement.box;
-      record.timed_out = job.run_time > job.time_limit;
-      record.end = now + std::min(job.run_time, job.time_limit);
+      record.timed_out = options.kill_at_time_limit && job.run_time > job.time_limit;
+      record.end = now + (record.timed_out ? job.time_limit : job.run_time);
       if (options.record_placements) {
         record.runs = runs_of(nodes);
         record.average_hops = average_pairwise_hops(machine, nodes);
@@ -181,8 +196,12 @@ SimResult simulate(const Machine& machine, const Allocator& allocator, const Que
 
     TimelineSample sample{now, n - free.count(), static_cast<int>(queue.size()), false, -1};
     if (options.record_placements && machine.torus()) {
-      auto box = largest_free_box(*machine.torus(), free);
-      sample.largest_free_box = box ? static_cast<int>(box->volume()) : 0;
+      if (now >= next_box_measurement) {
+        auto box = largest_free_box(*machine.torus(), free);
+        last_box = box ? static_cast<int>(box->volume()) : 0;
+        next_box_measurement = now + box_interval;
+      }
+      sample.largest_free_box = last_box;
     }
     if (!queue.empty() && queue.front()->request.nodes <= free.count())
       sample.head_blocked_by_shape = !allocator.allocate(free, queue.front()->request).ok();

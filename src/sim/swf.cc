@@ -1,12 +1,18 @@
 #include "sim/swf.h"
 
+#include "core/number_text.h"
+
+#include <zlib.h>
+
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <fstream>
 #include <iomanip>
 #include <ostream>
 #include <sstream>
+#include <unordered_map>
 
 namespace trellis {
 
@@ -81,10 +87,42 @@ Result<std::pair<std::string, std::string>> parse_header(std::string_view body) 
   return std::pair{std::string(), std::string(body)};
 }
 
+bool ends_with_ignoring_case(std::string_view s, std::string_view suffix) {
+  if (s.size() < suffix.size()) return false;
+  return std::equal(suffix.begin(), suffix.end(), s.end() - static_cast<long>(suffix.size()),
+                    [](char a, char b) {
+                      return std::tolower(static_cast<unsigned char>(a)) ==
+                             std::tolower(static_cast<unsigned char>(b));
+                    });
+}
+
 }  // namespace
 
 std::string_view swf_field_name(SwfField field) {
   return kFieldNames[static_cast<int>(field)];
+}
+
+double swf_field_max(SwfField field) {
+  constexpr double kExactInteger = 9007199254740992.0;  // 2^53
+  constexpr double kInt = 2147483647.0;
+  switch (field) {
+    case SwfField::kJobNumber:
+    case SwfField::kPrecedingJob:
+    case SwfField::kUsedMemory:
+    case SwfField::kRequestedMemory:
+      return kExactInteger;
+    case SwfField::kSubmitTime:
+    case SwfField::kWaitTime:
+    case SwfField::kRunTime:
+    case SwfField::kAverageCpuTime:
+    case SwfField::kRequestedTime:
+    case SwfField::kThinkTime:
+      return kMaxSimulatedSeconds;
+    case SwfField::kStatus:
+      return 5;
+    default:
+      return kInt;
+  }
 }
 
 std::string SwfTrace::header_value(std::string_view key) const {
@@ -95,6 +133,7 @@ std::string SwfTrace::header_value(std::string_view key) const {
 
 Result<SwfTrace> parse_swf(std::string_view text, const std::string& source) {
   SwfTrace trace;
+  std::unordered_map<double, int> line_of_job;  // job number -> the line that used it
   int line_number = 0;
   while (!text.empty()) {
     size_t eol = text.find('\n');
@@ -130,23 +169,54 @@ Result<SwfTrace> parse_swf(std::string_view text, const std::string& source) {
       if (value < -1)
         return fail(where + name + ": " + std::string(token) +
                     " is negative (only -1, meaning missing, is allowed)");
+      if (double max = swf_field_max(static_cast<SwfField>(field)); value > max)
+        return fail(where + name + ": " + std::string(token) + " is out of range (at most " +
+                    std::to_string(static_cast<long long>(max)) + ")");
       record.fields[field++] = value;
     }
     if (field < kSwfFieldCount)
       return fail(where + "found " + std::to_string(field) + " fields, expected " +
                   std::to_string(kSwfFieldCount) + " (missing field " + std::to_string(field + 1) +
                   " (" + std::string(kFieldNames[field]) + "))");
+    double job_number = record[SwfField::kJobNumber];
+    if (job_number < 0)
+      return fail(where + "field 1 (Job Number): missing (-1); every job needs its own number");
+    auto [it, fresh] = line_of_job.emplace(job_number, line_number);
+    if (!fresh)
+      return fail(where + "field 1 (Job Number): job " + exact_number(job_number) +
+                  " already appears on line " + std::to_string(it->second));
     trace.records.push_back(record);
+    trace.record_lines.push_back(line_number);
   }
   return trace;
 }
 
+Result<std::string> read_text_file(const std::string& path) {
+  if (!ends_with_ignoring_case(path, ".gz")) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return fail(path + ": cannot open the file");
+    std::ostringstream text;
+    text << in.rdbuf();
+    if (in.bad()) return fail(path + ": read failed");
+    return text.str();
+  }
+  gzFile file = gzopen(path.c_str(), "rb");
+  if (!file) return fail(path + ": cannot open the file");
+  std::string text;
+  char buffer[1 << 16];
+  int n = 0;
+  while ((n = gzread(file, buffer, sizeof buffer)) > 0) text.append(buffer, static_cast<size_t>(n));
+  int code = Z_OK;
+  std::string message = n < 0 ? gzerror(file, &code) : "";
+  gzclose(file);
+  if (n < 0) return fail(path + ": not a readable gzip file (" + message + ")");
+  return text;
+}
+
 Result<SwfTrace> read_swf_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return fail(path + ": cannot open the SWF file");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse_swf(text.str(), path);
+  auto text = read_text_file(path);
+  if (!text) return text.error();
+  return parse_swf(*text, path);
 }
 
 void write_swf(std::ostream& out, const SwfTrace& trace) {
@@ -159,10 +229,7 @@ void write_swf(std::ostream& out, const SwfTrace& trace) {
   for (const SwfRecord& r : trace.records) {
     for (int f = 0; f < kSwfFieldCount; ++f) {
       if (f > 0) out << ' ';
-      // Shortest text that reads back to the same double.
-      char buffer[32];
-      auto [end, ec] = std::to_chars(buffer, buffer + sizeof buffer, r.fields[f]);
-      out << std::string_view(buffer, static_cast<size_t>(end - buffer));
+      out << exact_number(r.fields[f]);  // the shortest text that reads back the same
     }
     out << "\n";
   }
@@ -171,12 +238,15 @@ void write_swf(std::ostream& out, const SwfTrace& trace) {
 SwfJobs swf_to_jobs(const SwfTrace& trace, int procs_per_node) {
   SwfJobs out;
   out.jobs.reserve(trace.records.size());
-  for (const SwfRecord& r : trace.records) {
+  for (size_t i = 0; i < trace.records.size(); ++i) {
+    const SwfRecord& r = trace.records[i];
     double procs = r[SwfField::kRequestedProcessors];
     if (procs <= 0) procs = r[SwfField::kAllocatedProcessors];
     double run = r[SwfField::kRunTime];
     if (procs <= 0 || run < 0 || r[SwfField::kSubmitTime] < 0) {
       ++out.skipped;
+      if (out.skipped_lines.size() < 5 && i < trace.record_lines.size())
+        out.skipped_lines.push_back(trace.record_lines[i]);
       continue;
     }
     Job job;
@@ -185,6 +255,7 @@ SwfJobs swf_to_jobs(const SwfTrace& trace, int procs_per_node) {
     job.run_time = run;
     double limit = r[SwfField::kRequestedTime];
     job.time_limit = limit > 0 ? limit : run;
+    out.estimated_from_run_time += !(limit > 0);
     int nodes = static_cast<int>((static_cast<long>(procs) + procs_per_node - 1) / procs_per_node);
     job.request = Request::count(nodes);
     job.user = static_cast<int>(r[SwfField::kUserId]);

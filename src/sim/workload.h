@@ -4,16 +4,22 @@
 // JSON job list (one object, "jobs" an array; times in seconds):
 //   {"jobs": [{"id": 1, "submit": 0, "run": 600, "limit": 900, "nodes": 8},
 //             {"id": 2, "submit": 10, "run": 60, "shape": "2x2x2", "mode": "mesh"}]}
-// "limit" defaults to "run"; give "nodes" or "shape" ("rotate": false forbids rotating it);
-// "mode" is torus | mesh | noncont (default torus). Errors name the file, the job's index and key.
+// Keys of a job: "run" (required), "nodes" or "shape" (one of them), "id" (default: position,
+// from 1; unique), "submit" (default 0), "limit" (default "run": a perfect estimate), "rotate"
+// (default true; false forbids rotating the shape), "mode" (torus | mesh | noncont, default
+// torus), "user" (whole number), "name" (text). Other keys are errors (a typo must not be
+// ignored). Times are at most kMaxSimulatedSeconds, counts at most 2^31 - 1, ids 0 .. 2^53.
+// Errors name the file, the job's index and the key.
 #pragma once
 
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "core/job.h"
 #include "core/result.h"
+#include "sim/swf.h"
 #include "topology/machine.h"
 
 namespace trellis {
@@ -22,18 +28,38 @@ struct Workload {
   std::vector<Job> jobs;  // sorted by submit time, then id
   int skipped = 0;        // records that could not be simulated (no run time or no size)
   std::string source;     // file name or generator description, for reports
+  // Things the user should know about how the input was read (records skipped and where, jobs
+  // given their run time as estimate), one sentence each.
+  std::vector<std::string> notes;
+  // From an SWF trace: its header and each job's record, so the workload is written back (after
+  // --load, --max-jobs) with every field the trace had.
+  SwfHeader swf_header;
+  std::unordered_map<JobId, SwfRecord> swf_records;
+  // Jobs whose estimate (time limit) is their run time because the input gave none.
+  int perfect_estimates = 0;
+  // The trace's MaxProcs header (else MaxNodes), when it has one.
+  std::optional<long long> max_procs;
   // Seconds since 1970 at time 0 of the trace (SWF header UnixStartTime), so reports can show
   // dates; absent for generated workloads and traces without the header.
   std::optional<long long> unix_start_time;
 };
 
-// By extension: .swf (procs_per_node divides processor counts) or .json.
+// By extension, in any case, optionally gzip-compressed: .swf / .swf.gz (procs_per_node divides
+// processor counts) or .json / .json.gz. A file with no job that can be simulated is an error.
 Result<Workload> load_workload(const std::string& path, int procs_per_node = 1);
 Result<Workload> parse_job_list_json(const std::string& text, const std::string& source);
 
 // Scales the offered load by `factor` (> 0): inter-arrival times are divided by it, so 2 means
-// twice as many jobs per hour. The first submit time is kept.
+// twice as many jobs per hour. The first submit time is kept. When every submit time was a whole
+// number (as SWF requires), the scaled ones are rounded to whole seconds, so the workload written
+// by workload_to_swf is exactly the one simulated.
 void scale_load(Workload& workload, double factor);
+
+// The workload as an SWF trace: jobs read from a trace keep their record (requested time,
+// queue, partition, ...) with the submit time as simulated; other jobs get a record of their own
+// (processors = nodes x procs_per_node). The header keeps the trace's (UnixStartTime, MaxProcs,
+// ...) and notes where the file came from.
+SwfTrace workload_to_swf(const Workload& workload, const Machine& machine, int procs_per_node);
 
 // Sets the placement mode of every request and, when `shaped` and the machine is a mesh/torus,
 // gives count-only requests a cube-like box (sched/request_shaping.h).

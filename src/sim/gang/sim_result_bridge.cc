@@ -75,6 +75,7 @@ SimResult to_sim_result(const Machine& machine, const Curve& order, const GangSi
     r.nodes = o->partition;
     r.requested_nodes = job.request.nodes;
     r.user = job.user;
+    r.timed_out = job.time_limit > 0 && job.run_time > job.time_limit;  // quantize() cuts there
     if (record_placements) {
       NodeSet nodes(machine.node_count());
       for (int p = o->first; p < o->first + o->partition; ++p) nodes.set(order.node_at(p));
