@@ -63,6 +63,9 @@ Result<Workload> make_workload(const SimArgs& args, const Machine& machine) {
   Workload w;
   w.jobs = generate_lublin(params);
   w.source = "lublin:" + std::to_string(params.jobs) + ":" + std::to_string(params.seed);
+  w.perfect_estimates = static_cast<int>(w.jobs.size());
+  w.notes.push_back("the Lublin-Feitelson model has no user estimates: each job's time limit is "
+                    "its run time (a perfect estimate, which flatters backfilling)");
   return w;
 }
 
