@@ -284,11 +284,11 @@ TEST(SimCli, WarnsWhenTheTraceWasRecordedOnALargerMachine) {
 // the axis length).
 TEST(SimCli, RunsOnSixteenMillionNodes) {
   TempDir tmp;
-  Command r = shell(kTrellis + " sim --machine torus:4096x4096 --generate lublin:20 --out " +
+  Command r = shell(kTrellis + " sim --machine torus:4096x4096 --generate lublin:8 --out " +
                     tmp.path().string());
   ASSERT_EQ(r.status, 0) << r.out;
   auto m = nlohmann::json::parse(read_file(tmp.path() / "summary.json"))["metrics"];
-  EXPECT_EQ(m["jobs"].get<int>() + m["rejected"].get<int>(), 20);
+  EXPECT_EQ(m["jobs"].get<int>() + m["rejected"].get<int>(), 8);
   EXPECT_TRUE(m["largest_free_box_sampled"].get<bool>());
   EXPECT_GT(m["mean_pairwise_hops"].get<double>(), 0);
 }

@@ -143,7 +143,8 @@ TEST(JobListJson, ParsesJobsAndNamesBadEntries) {
   auto bad = parse_job_list_json(R"({"jobs": [{"run": 5, "nodes": 1}, {"run": -3, "nodes": 1}]})",
                                  "jobs.json");
   ASSERT_FALSE(bad.ok());
-  EXPECT_NE(bad.error().message.find("jobs.json: jobs[1]: \"run\" must be a number >= 0"),
+  EXPECT_NE(bad.error().message.find(
+                "jobs.json: jobs[1]: \"run\" must be a number of seconds from 0 to 1e12, found -3"),
             std::string::npos)
       << bad.error().message;
   auto no_size = parse_job_list_json(R"({"jobs": [{"run": 5}]})", "j.json");

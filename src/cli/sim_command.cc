@@ -103,9 +103,9 @@ void print_workload_notes(const Workload& workload, const Machine& machine, int 
   for (const std::string& note : workload.notes)
     std::cerr << "trellis sim: note: " << workload.source << ": " << note << "\n";
   long long nodes = machine.node_count();
-  if (workload.max_procs && *workload.max_procs > nodes * procs_per_node) {
-    long larger = std::count_if(workload.jobs.begin(), workload.jobs.end(),
-                                [&](const Job& j) { return j.request.nodes > nodes; });
+  long larger = std::count_if(workload.jobs.begin(), workload.jobs.end(),
+                              [&](const Job& j) { return j.request.nodes > nodes; });
+  if (workload.max_procs && *workload.max_procs > nodes * procs_per_node && larger > 0) {
     std::cerr << "trellis sim: warning: " << workload.source << " was recorded on "
               << *workload.max_procs << " processors, but " << machine.spec() << " has " << nodes
               << " nodes x " << procs_per_node << " processors; " << larger
