@@ -1,0 +1,131 @@
+// Golden schedules: the simulator's schedules for a set of traces, policies and allocators
+// (tests/golden/schedules.txt) must not change by accident. Each run's jobs.csv is reduced to
+// every job's id, start, end and hostlist and compared with the recorded file; a refactoring of the
+// scheduling core must reproduce them exactly. TRELLIS_RECORD_GOLDEN=1 records them instead.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <zlib.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "sim/swf.h"
+#include "sim_test_support.h"
+
+namespace trellis {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct GoldenRun {
+  std::string name, arguments;
+};
+
+std::string trim(const std::string& s) {
+  size_t a = s.find_first_not_of(" \t"), b = s.find_last_not_of(" \t");
+  return a == std::string::npos ? "" : s.substr(a, b - a + 1);
+}
+
+std::string expand(std::string text) {
+  for (auto [key, value] : {std::pair<std::string, std::string>{"${SHARED}", testing::shared_dir()},
+                            {"${DATA}", TRELLIS_SOURCE_DIR "/data/workloads"}})
+    for (size_t at; (at = text.find(key)) != std::string::npos;)
+      text.replace(at, key.size(), value);
+  return text;
+}
+
+std::vector<GoldenRun> golden_runs() {
+  std::ifstream in(TRELLIS_SOURCE_DIR "/tests/golden/schedules.txt");
+  std::vector<GoldenRun> runs;
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty() || line[0] == '#') continue;
+    size_t bar = line.find('|');
+    runs.push_back({trim(line.substr(0, bar)), expand(trim(line.substr(bar + 1)))});
+  }
+  return runs;
+}
+
+// One CSV line split into fields (quoted fields may hold commas).
+std::vector<std::string> split_csv(const std::string& line) {
+  std::vector<std::string> out(1);
+  bool quoted = false;
+  for (char c : line) {
+    if (c == '"')
+      quoted = !quoted;
+    else if (c == ',' && !quoted)
+      out.emplace_back();
+    else
+      out.back() += c;
+  }
+  return out;
+}
+
+// "id,start,end,hostlist" per job that ran, in the order of the CSV.
+std::string schedule_of(const std::string& csv) {
+  std::istringstream in(csv);
+  std::string line;
+  std::getline(in, line);
+  auto header = split_csv(line);
+  auto column = [&](const std::string& name) {
+    auto it = std::find(header.begin(), header.end(), name);
+    EXPECT_NE(it, header.end()) << name;
+    return static_cast<size_t>(it - header.begin());
+  };
+  size_t id = column("id"), start = column("start"), end = column("end"),
+         hostlist = column("hostlist"), state = column("state");
+  std::string out = "id,start,end,hostlist\n";
+  while (std::getline(in, line)) {
+    auto f = split_csv(line);
+    if (f.size() != header.size() || f[state] == "RJ") continue;
+    out += f[id] + "," + f[start] + "," + f[end] + "," + f[hostlist] + "\n";
+  }
+  return out;
+}
+
+class GoldenSchedules : public ::testing::TestWithParam<GoldenRun> {};
+
+TEST_P(GoldenSchedules, MatchTheRecordedSchedule) {
+  const GoldenRun& run = GetParam();
+  std::string pattern = (fs::temp_directory_path() / "trellis-golden-XXXXXX").string();
+  fs::path out = mkdtemp(pattern.data());
+  std::string command = std::string(TRELLIS_BINARY) + " sim " + run.arguments + " --quiet --out " +
+                        out.string() + " 2>&1";
+  int status = std::system(command.c_str());
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << command;
+  std::ifstream csv_in(out / "jobs.csv");
+  std::stringstream csv;
+  csv << csv_in.rdbuf();
+  std::string schedule = schedule_of(csv.str());
+  fs::remove_all(out);
+  fs::path golden = fs::path(TRELLIS_SOURCE_DIR) / "tests/golden" / (run.name + ".csv.gz");
+  if (std::getenv("TRELLIS_RECORD_GOLDEN")) {
+    gzFile file = gzopen(golden.c_str(), "wb9");
+    ASSERT_NE(file, nullptr) << golden;
+    gzwrite(file, schedule.data(), static_cast<unsigned>(schedule.size()));
+    gzclose(file);
+    GTEST_SKIP() << "recorded " << golden;
+  }
+  auto recorded = read_text_file(golden.string());
+  ASSERT_TRUE(recorded) << recorded.error().message;
+  ASSERT_GT(std::count(recorded->begin(), recorded->end(), '\n'), 100);
+  // Compare line by line so that a failure names the first job that differs.
+  std::istringstream want(*recorded), got(schedule);
+  std::string a, b;
+  for (int line = 1; std::getline(want, a); ++line) {
+    ASSERT_TRUE(std::getline(got, b)) << run.name << ": the run has fewer jobs than recorded";
+    ASSERT_EQ(b, a) << run.name << ": first difference on line " << line;
+  }
+  EXPECT_FALSE(std::getline(got, b)) << run.name << ": the run has more jobs than recorded";
+}
+
+INSTANTIATE_TEST_SUITE_P(Recorded, GoldenSchedules, ::testing::ValuesIn(golden_runs()),
+                         [](const ::testing::TestParamInfo<GoldenRun>& info) {
+                           std::string name = info.param.name;
+                           std::replace(name.begin(), name.end(), '-', '_');
+                           return name;
+                         });
+
+}  // namespace
+}  // namespace trellis
