@@ -76,13 +76,17 @@ bool GangPolicyRegistry::has(std::string_view name) const {
   return false;
 }
 
+std::string GangPolicyRegistry::names() const {
+  std::string known;
+  for (const auto& p : policies_) known += (known.empty() ? "" : ", ") + p.name;
+  return known;
+}
+
 Result<std::unique_ptr<GangScheduler>> GangPolicyRegistry::create(
     std::string_view name, int processors, const GangPolicyOptions& options) const {
   for (const auto& p : policies_)
     if (p.name == name) return p.make(processors, options);
-  std::string known;
-  for (const auto& p : policies_) known += (known.empty() ? "" : ", ") + p.name;
-  return fail("unknown gang policy '" + std::string(name) + "' (known: " + known + ")");
+  return fail("unknown gang policy '" + std::string(name) + "' (known: " + names() + ")");
 }
 
 }  // namespace trellis::gang
