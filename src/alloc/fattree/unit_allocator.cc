@@ -217,7 +217,8 @@ Result<Placement> FatTreeUnitAllocator::allocate(const NodeSet& free,
 void register_fattree_allocators(AllocatorRegistry& registry) {
   registry.add(
       {"fattree-units",
-       "seed 001: whole minimum scheduling units with least pairwise hops (option unit=N)",
+       "whole scheduling units (groups of nodes under one switch) with least pairwise hops (option "
+       "unit=N)",
        "fat tree",
        [](const Machine& m, const AllocatorOptions& o) -> Result<std::unique_ptr<Allocator>> {
          if (auto ok = o.only({"unit"}, "fattree-units"); !ok) return ok.error();
