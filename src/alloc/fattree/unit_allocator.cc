@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cassert>
-#include <charconv>
 
 #include "alloc/baseline.h"
 #include "alloc/registry.h"
@@ -225,15 +224,12 @@ void register_fattree_allocators(AllocatorRegistry& registry) {
          if (!m.fat_tree())
            return fail("fattree-units needs a fat tree or flat machine, not " + m.describe());
          const int leaf = m.fat_tree()->fanouts()[0];
-         int unit = minimum_unit_size(*m.fat_tree());
-         if (auto u = o.get("unit")) {
-           auto [end, ec] = std::from_chars(u->data(), u->data() + u->size(), unit);
-           if (ec != std::errc() || end != u->data() + u->size() || unit < 1 || leaf % unit != 0)
-             return fail("fattree-units: unit '" + *u +
-                         "' must be a whole number dividing the leaf fan-out " +
-                         std::to_string(leaf));
-         }
-         return make_allocator<FatTreeUnitAllocator>(m, unit);
+         auto unit = o.whole_number("unit", minimum_unit_size(*m.fat_tree()), 1);
+         if (!unit || leaf % *unit != 0)
+           return fail("fattree-units: unit '" + o.get("unit").value_or("") +
+                       "' must be a whole number dividing the leaf fan-out " +
+                       std::to_string(leaf));
+         return make_allocator<FatTreeUnitAllocator>(m, static_cast<int>(*unit));
        }});
 }
 

@@ -19,17 +19,21 @@ Result<std::unique_ptr<GangScheduler>> upcast(Result<std::unique_ptr<T>> made) {
 GangPolicyRegistry make_builtin() {
   GangPolicyRegistry r;
   const std::pair<TaskAllocationPolicy, const char*> taps[] = {
-      {TaskAllocationPolicy::kFirstFitApa, "first fit among same-size queues, then least APA"},
-      {TaskAllocationPolicy::kMaxTqlb, "child with the smallest maximum TQLB"},
-      {TaskAllocationPolicy::kMinTqlb, "child with the smallest minimum TQLB"},
-      {TaskAllocationPolicy::kApa, "child with the least assigned processor amount"},
-      {TaskAllocationPolicy::kFirstFit, "child holding the shortest same-size queue"},
+      {TaskAllocationPolicy::kFirstFitApa,
+       "first subtree already queueing jobs of its size, else the one with fewest processors in "
+       "use"},
+      {TaskAllocationPolicy::kMaxTqlb,
+       "subtree whose busiest processor is shared by the fewest jobs"},
+      {TaskAllocationPolicy::kMinTqlb,
+       "subtree whose least busy processor is shared by the fewest jobs"},
+      {TaskAllocationPolicy::kApa, "subtree with the fewest processors assigned to jobs"},
+      {TaskAllocationPolicy::kFirstFit, "subtree with the shortest queue of jobs of its size"},
   };
   for (bool fair : {false, true}) {
     for (const auto& [tap, what] : taps) {
       std::string name = std::string(fair ? "fair-dqt-" : "dqt-") + std::string(to_string(tap));
       std::string summary = std::string(fair ? "Fair-DQT" : "DQT") +
-                            " time-space sharing; new jobs go to the " + what;
+                            " (distributed queue tree) time sharing; a new job goes to the " + what;
       r.add(GangPolicyInfo{name, summary,
                            [name, tap, fair](int processors, const GangPolicyOptions& o) {
                              DqtOptions d;
