@@ -10,7 +10,7 @@ Result<long> parse_whole_number(std::string_view text) {
   const char* end = text.data() + text.size();
   auto [stop, ec] = std::from_chars(text.data(), end, value);
   if (text.empty() || ec != std::errc() || stop != end)
-    return fail("'" + std::string(text) + "' is not a whole number");
+    return fail(std::string("'").append(text).append("' is not a whole number"));
   return value;
 }
 
@@ -19,7 +19,7 @@ Result<double> parse_number(std::string_view text) {
   const char* end = text.data() + text.size();
   auto [stop, ec] = std::from_chars(text.data(), end, value);
   if (text.empty() || ec != std::errc() || stop != end || !std::isfinite(value))
-    return fail("'" + std::string(text) + "' is not a number");
+    return fail(std::string("'").append(text).append("' is not a number"));
   return value;
 }
 
