@@ -65,6 +65,10 @@ TEST(CliOptions, BoxModesAndShapedRequestsAreRefusedOffAMeshOrTorus) {
     EXPECT_EQ(r.status, 2) << args << ": " << r.output;
     EXPECT_TRUE(contains(r, "mesh/torus") || contains(r, "noncont")) << r.output;
   }
+  // Gang policies take whole partitions: a mode or shaped requests would be ignored.
+  CommandRun gang = run_trellis("sim -m torus:4x2 --sched dqt-ffapa --mode mesh" + out);
+  EXPECT_EQ(gang.status, 2) << gang.output;
+  EXPECT_TRUE(contains(gang, "do not apply to gang policy 'dqt-ffapa'")) << gang.output;
   CommandRun alloc = run_trellis("alloc -m fattree:4,4,4 -r 8 --mode torus");
   EXPECT_EQ(alloc.status, 2) << alloc.output;
   EXPECT_TRUE(contains(alloc, "fattree:4,4,4 is a fat tree")) << alloc.output;

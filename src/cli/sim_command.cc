@@ -91,6 +91,8 @@ int run_sim(const SimArgs& args) {
   if (!(args.load > 0)) return usage_error(fail("--load must be a positive number"));
   if (auto ok = check_policy_name(args.policy); !ok)
     return usage_error(fail("--sched: " + ok.error().message));
+  if (is_gang_policy(args.policy))
+    if (auto ok = check_gang_policy(args, *machine); !ok) return usage_error(ok.error());
   if (const AllocatorInfo* info =
           AllocatorRegistry::builtin().find(allocator_or_default(args.allocator, *machine));
       info && !is_gang_policy(args.policy))

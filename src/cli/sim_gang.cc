@@ -78,6 +78,9 @@ bool is_gang_policy(const std::string& policy) {
 }
 
 Status check_gang_policy(const SimArgs& args, const Machine& machine) {
+  if (args.shaped || (!args.mode.empty() && args.mode != "auto"))
+    return fail("--mode and --shape-requests do not apply to gang policy '" + args.policy +
+                "': it runs jobs on whole partitions of the node order, not boxes");
   auto options = parse_gang_options(args.sched_options, args.policy);
   if (!options) return fail("--sched-opt: " + options.error().message);
   auto scheduler = gang::GangPolicyRegistry::builtin().create(args.policy, machine.node_count(),

@@ -23,7 +23,8 @@ namespace trellis::cli {
 bool is_gang_policy(const std::string& policy);
 
 // Whether the gang policy args.policy takes args.sched_options and runs on this machine's node
-// count, as run_gang_policy_sim would find before simulating (for checks made up front).
+// count, as run_gang_policy_sim would find before simulating (for checks made up front). Also
+// refuses --mode and --shape-requests, which gang policies (whole buddy partitions) ignore.
 Status check_gang_policy(const SimArgs& args, const Machine& machine);
 
 // Runs the simulation and writes the outputs; returns the exit status.
