@@ -302,6 +302,31 @@ TEST(CliOptions, SimCompareComparesRunsOverTheJobsEveryRunCompleted) {
     EXPECT_TRUE(fs::exists(fs::path(out) / run["report"].get<std::string>())) << run["report"];
   }
 
+  // Generated workloads differ from seed to seed: runs are compared only with runs on the same
+  // workload. Here each seed gives a different number of jobs, and no run rejects any.
+  CommandRun seeds = run_trellis(
+      "sim-compare -m flat:8 --generate thesis:duration=5000,mean=50 --alloc first-available "
+      "--sched easy,fcfs --seed 1,2 --out " +
+      out + "-seeds");
+  ASSERT_EQ(seeds.status, 0) << seeds.output;
+  auto by_seed = nlohmann::json::parse(test::read_text(fs::path(out + "-seeds") / "compare.json"));
+  ASSERT_EQ(by_seed["runs"].size(), 4u);
+  EXPECT_NE(by_seed["runs"][0]["completed_jobs"], by_seed["runs"][1]["completed_jobs"])
+      << "the two seeds should generate different workloads";
+  EXPECT_FALSE(by_seed["job_sets_differ"].get<bool>()) << by_seed.dump(2);
+  EXPECT_FALSE(contains(seeds, "warning")) << seeds.output;
+
+  CommandRun grouped = run_trellis(
+      "sim-compare -m torus:8x8 --generate lublin:80:3 --alloc contiguous,first-available "
+      "--seed 3,4 --out " +
+      out + "-grouped");
+  ASSERT_EQ(grouped.status, 0) << grouped.output;
+  auto g = nlohmann::json::parse(test::read_text(fs::path(out + "-grouped") / "compare.json"));
+  ASSERT_TRUE(g["job_sets_differ"].get<bool>()) << g.dump(2);
+  ASSERT_EQ(g["common_jobs_by_workload_seed"].size(), 2u);
+  EXPECT_EQ(g["common_jobs"].get<long>(), g["common_jobs_by_workload_seed"]["3"].get<long>() +
+                                              g["common_jobs_by_workload_seed"]["4"].get<long>());
+
   CommandRun metrics_only = run_trellis(
       "sim-compare -m torus:8x8 --generate lublin:40:3 --alloc contiguous,first-available "
       "--metrics-only --out " +

@@ -289,6 +289,10 @@ int run_compare(CompareArgs args) {
   const std::string base = args.base.out + "/";
   nlohmann::json runs = nlohmann::json::array();
   std::vector<std::vector<CompletedJob>> completed;
+  // Runs share a job set only when they simulate the same workload: a generated workload
+  // differs from seed to seed, a file (at any load) does not.
+  const bool seed_changes_workload = !args.base.generate.empty();
+  std::map<long, std::vector<size_t>> runs_by_workload;  // workload seed (-1: the one) -> runs
   bool all_ok = true;
   std::string per_job_problem;  // why the common-job comparison cannot be made, if it cannot
   if (args.base.metrics_only)
@@ -314,6 +318,7 @@ int run_compare(CompareArgs args) {
         auto jobs = completed_jobs_of(grid[i].out, doc);
         if (jobs) {
           run["completed_jobs"] = jobs->size();
+          runs_by_workload[seed_changes_workload ? grid[i].seed : -1].push_back(runs.size());
           completed.push_back(std::move(*jobs));
         } else {
           per_job_problem = jobs.error().message;
@@ -348,24 +353,40 @@ int run_compare(CompareArgs args) {
   if (!per_job_problem.empty()) {
     std::cout << "\nnote: runs not compared over common jobs: " << per_job_problem << "\n";
   } else if (completed.size() == runs.size() && !runs.empty()) {
-    CommonJobs common = common_jobs(completed);
-    data["job_sets_differ"] = common.differ;
-    if (common.differ) {
-      data["common_jobs"] = common.ids.size();
-      for (size_t r = 0; r < runs.size(); ++r) {
-        const JobSetMetrics& m = common.per_run[r];
-        data["runs"][r]["common_metrics"] = {{"mean_wait_s", m.mean_wait_s},
-                                             {"mean_response_s", m.mean_response_s},
-                                             {"mean_bounded_slowdown", m.mean_bounded_slowdown}};
+    bool differ = false;
+    size_t common_total = 0;
+    nlohmann::json common_by_seed = nlohmann::json::object();
+    for (const auto& [seed, members] : runs_by_workload) {
+      std::vector<std::vector<CompletedJob>> group;
+      for (size_t r : members) group.push_back(completed[r]);
+      CommonJobs common = common_jobs(group);
+      differ = differ || common.differ;
+      common_total += common.ids.size();
+      if (seed_changes_workload) common_by_seed[std::to_string(seed)] = common.ids.size();
+      for (size_t k = 0; k < members.size(); ++k) {
+        const JobSetMetrics& m = common.per_run[k];
+        data["runs"][members[k]]["common_metrics"] = {
+            {"mean_wait_s", m.mean_wait_s},
+            {"mean_response_s", m.mean_response_s},
+            {"mean_bounded_slowdown", m.mean_bounded_slowdown}};
       }
+    }
+    data["job_sets_differ"] = differ;
+    if (differ) {
+      data["common_jobs"] = common_total;
+      if (seed_changes_workload) data["common_jobs_by_workload_seed"] = common_by_seed;
       std::cout << "\nwarning: the runs completed different jobs (some rejected jobs others ran), "
                    "so the means above are over different job sets; over the "
-                << common.ids.size() << " jobs every run completed:\n";
+                << common_total << " jobs every run "
+                << (runs_by_workload.size() > 1 ? "on the same generated workload (seed) " : "")
+                << "completed:\n";
       print_table(data["runs"],
                   {{"mean_wait_s", "wait(s)"},
                    {"mean_response_s", "resp(s)"},
                    {"mean_bounded_slowdown", "bsld"}},
                   "common_metrics");
+    } else {
+      for (auto& run : data["runs"]) run.erase("common_metrics");
     }
   }
 
