@@ -213,7 +213,9 @@ void add_gang_sim_command(CLI::App& app, int& status) {
   auto a = std::make_shared<GangSimArgs>();
   auto* cmd = app.add_subcommand(
       "gang-sim",
-      "Simulate gang (time-space sharing) policies slot by slot on the DQT thesis's workloads.\n"
+      "Simulate gang (time-space sharing) policies slot by slot on synthetic workloads (the "
+      "models\n"
+      "of the DQT gang-scheduling study).\n"
       "Each slot (quantum) the policy picks the jobs that run; only those advance. Prints\n"
       "per policy: utilization (share of processors in partitions that run), RETR (how much\n"
       "longer a job takes than alone), max TQLB (most jobs sharing one processor) and how RETR\n"
@@ -228,7 +230,8 @@ void add_gang_sim_command(CLI::App& app, int& status) {
   cmd->add_option("--processors,-P", a->processors,
                   "Processors (a power of the fan-out; of 2 for baselines)")
       ->capture_default_str();
-  cmd->add_option("--fanout", a->fanout, "DQT fan-out w (2 = binary buddy)")->capture_default_str();
+  cmd->add_option("--fanout", a->fanout, "Children of each node of the DQT tree (2 = binary buddy)")
+      ->capture_default_str();
   cmd->add_option("--max-jobs-per-node", a->max_jobs_per_node,
                   "slurm-gang: at most K jobs per node")
       ->capture_default_str();
@@ -255,7 +258,8 @@ void add_gang_sim_command(CLI::App& app, int& status) {
   cmd->add_flag("--drain", a->drain,
                 "After arrivals stop (--end, else --duration), keep simulating until every job "
                 "that arrived has finished");
-  cmd->add_flag("--gradient", a->gradient, "Gradient load: +0.05 every 5% of T (thesis 7.2.2)");
+  cmd->add_flag("--gradient", a->gradient,
+                "Rising load: +0.05 every 5% of the arrival period, from --gradient-start");
   cmd->add_option("--gradient-start", a->gradient_start, "Starting load of the gradient")
       ->capture_default_str();
   cmd->add_option("--seeds", a->seeds, "Number of seeds (workloads) per load")
@@ -263,9 +267,11 @@ void add_gang_sim_command(CLI::App& app, int& status) {
   cmd->add_option("--seed", a->first_seed, "First seed")->capture_default_str();
   cmd->add_option("--slice", a->slice, "Time units per slot (quantum)")->capture_default_str();
   cmd->add_flag("--idle-detection", a->idle_detection,
-                "Skip globally idle jobs until their input arrives; remove deadlocked ones");
+                "Skip jobs that wait for user input until it arrives; remove jobs that can never "
+                "progress");
   cmd->add_option("--interactive-jobs", a->interactive_jobs,
-                  "Run the chapter 6 interactive model with this many jobs instead");
+                  "Simulate this many interactive jobs instead (compute bursts between user think "
+                  "times)");
   cmd->add_option("--interactive-size", a->interactive_size,
                   "Processors per interactive job (default: all)");
   cmd->add_option("--mean-compute", a->mean_compute, "Interactive: mean compute burst (units)")
