@@ -15,7 +15,8 @@ namespace trellis::cli {
 inline constexpr const char* kModeHelp =
     "Placement mode: auto (default: the machine's own, torus on a mesh/torus, noncont on a fat "
     "tree or flat machine), torus (one box that may cross the wrap-around), mesh (one box that "
-    "does not) or noncont (any nodes); torus and mesh need a mesh/torus machine";
+    "does not) or noncont (any nodes); torus and mesh need a mesh/torus machine and bind only "
+    "allocators that place boxes (contiguous), the others take any nodes";
 
 // The mode `text` names on `machine`: "auto" (or empty) is the machine's own mode; torus and mesh
 // are refused on machines that are not a mesh/torus, where they would mean nothing.
