@@ -1,32 +1,18 @@
 // End-to-end: run the built `trellis` binary and check its exit status and messages (issue 2:
 // bad specs, bad shapes, shapes larger than the machine and unsatisfiable requests exit 2 with a
-// clear message; a good request prints the placement and the largest free box left).
+// clear message; a good request prints the placement and the largest free box left; a request
+// that fits the machine but not the free nodes now exits 3).
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
-#include <cstdio>
 #include <string>
+
+#include "cli_run.h"
 
 namespace trellis {
 namespace {
 
-struct CommandRun {
-  int status = -1;
-  std::string output;  // stdout and stderr together
-};
-
-CommandRun run_trellis(const std::string& args) {
-  CommandRun r;
-  std::string command = std::string(TRELLIS_BINARY) + " " + args + " 2>&1";
-  FILE* pipe = popen(command.c_str(), "r");
-  if (!pipe) return r;
-  char buffer[4096];
-  size_t n;
-  while ((n = fread(buffer, 1, sizeof buffer, pipe)) > 0) r.output.append(buffer, n);
-  int raw = pclose(pipe);
-  r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
-  return r;
-}
+using test::CommandRun;
+using test::run_trellis;
 
 void expect_contains(const CommandRun& r, const std::string& text) {
   EXPECT_NE(r.output.find(text), std::string::npos) << "missing '" << text << "' in:\n" << r.output;
@@ -74,10 +60,10 @@ TEST(CliAlloc, ShapeLargerThanTheMachineExitsTwo) {
   expect_contains(count, "65 nodes");
 }
 
-TEST(CliAlloc, UnsatisfiableRequestExitsTwo) {
+TEST(CliAlloc, RequestThatCannotBePlacedNowExitsThree) {
   CommandRun r =
       run_trellis("alloc --machine torus:4x4 --busy 'n[5,10]' --request 3x3 --mode mesh");
-  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.status, 3);
   expect_contains(r, "cannot place the job now: no free box 3x3 now");
 }
 

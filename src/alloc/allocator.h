@@ -7,13 +7,12 @@
 // anything that depends only on the machine (curves, hop tables).
 #pragma once
 
-#include <initializer_list>
-#include <map>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 
+#include "core/key_value.h"
 #include "core/node_set.h"
 #include "core/request.h"
 #include "core/result.h"
@@ -53,17 +52,11 @@ class Allocator {
   Machine machine_;
 };
 
-// Free-form allocator options from the command line or a config file (key=value), e.g.
-// search=brute for the contiguous allocator, seed=7 for the random one. Factories reject keys
-// they do not know.
-struct AllocatorOptions {
-  std::map<std::string, std::string> values;
-
-  // Parses "key=value"; an error names the argument.
-  Status add(std::string_view key_equals_value);
-  std::optional<std::string> get(const std::string& key) const;
-  // An error naming the first key not in `known` (for allocator `who`).
-  Status only(std::initializer_list<std::string_view> known, std::string_view who) const;
+// Allocator options from the command line or a config file (key=value), e.g. search=brute for
+// the contiguous allocator, seed=7 for the random one. Factories reject keys they do not know
+// with only(), whose error names the allocator, the key and the keys it takes.
+struct AllocatorOptions : KeyValueOptions {
+  AllocatorOptions() : KeyValueOptions("allocator") {}
 };
 
 }  // namespace trellis

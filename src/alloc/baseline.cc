@@ -1,7 +1,6 @@
 #include "alloc/baseline.h"
 
 #include <bit>
-#include <charconv>
 #include <vector>
 
 #include "alloc/registry.h"
@@ -78,13 +77,9 @@ void register_baseline_allocators(AllocatorRegistry& registry) {
       {"random", "uniformly random free nodes (option seed=N)", "any",
        [](const Machine& m, const AllocatorOptions& o) -> Result<std::unique_ptr<Allocator>> {
          if (auto ok = o.only({"seed"}, "random"); !ok) return ok.error();
-         uint64_t seed = 1;
-         if (auto s = o.get("seed")) {
-           auto [end, ec] = std::from_chars(s->data(), s->data() + s->size(), seed);
-           if (ec != std::errc() || end != s->data() + s->size())
-             return fail("random: seed '" + *s + "' is not a whole number");
-         }
-         return make_allocator<RandomAllocator>(m, seed);
+         auto seed = o.whole_number("seed", 1, 0);
+         if (!seed) return fail("random: " + seed.error().message);
+         return make_allocator<RandomAllocator>(m, static_cast<uint64_t>(*seed));
        }});
 }
 

@@ -12,14 +12,16 @@ const AllocatorInfo* AllocatorRegistry::find(std::string_view name) const {
   return nullptr;
 }
 
+std::string AllocatorRegistry::names() const {
+  std::string known;
+  for (const auto& info : infos_) known += (known.empty() ? "" : ", ") + info.name;
+  return known;
+}
+
 Result<std::unique_ptr<Allocator>> AllocatorRegistry::create(
     std::string_view name, const Machine& machine, const AllocatorOptions& options) const {
   const AllocatorInfo* info = find(name);
-  if (!info) {
-    std::string known;
-    for (const auto& i : infos_) known += (known.empty() ? "" : ", ") + i.name;
-    return fail("unknown allocator '" + std::string(name) + "' (known: " + known + ")");
-  }
+  if (!info) return fail("unknown allocator '" + std::string(name) + "' (known: " + names() + ")");
   return info->factory(machine, options);
 }
 

@@ -20,6 +20,9 @@ struct AllocatorInfo {
   std::string summary;   // one line for `trellis list`
   std::string machines;  // which machine kinds it accepts, e.g. "mesh/torus", "any"
   AllocatorFactory factory;
+  // Places every job as one box, whatever its request's mode: it cannot honour noncont mode
+  // (any nodes), and so cannot place a job when its nodes are free but scattered.
+  bool places_only_boxes = false;
 };
 
 class AllocatorRegistry {
@@ -30,6 +33,8 @@ class AllocatorRegistry {
   void add(AllocatorInfo info);
   const std::vector<AllocatorInfo>& all() const { return infos_; }
   const AllocatorInfo* find(std::string_view name) const;
+  // The registered names, comma separated, for messages.
+  std::string names() const;
   // Builds the named allocator for `machine`; errors name unknown allocators and list the known.
   Result<std::unique_ptr<Allocator>> create(std::string_view name, const Machine& machine,
                                             const AllocatorOptions& options = {}) const;
@@ -47,7 +52,7 @@ Result<std::unique_ptr<Allocator>> make_allocator(Args&&... args) {
 // Each allocator family registers itself through one of these (alloc/builtin.cc calls them all).
 void register_baseline_allocators(AllocatorRegistry& registry);
 void register_contiguous_allocators(AllocatorRegistry& registry);
-// Seed 004 and seed 001 locality allocators: linear (curves), MC, fat-tree units, buddy.
+// Locality allocators: linear (curves), MC, fat-tree units, buddy.
 void register_locality_allocators(AllocatorRegistry& registry);
 
 }  // namespace trellis

@@ -6,6 +6,7 @@
 #include "alloc/registry.h"
 #include "cli/alloc_report.h"
 #include "cli/commands.h"
+#include "cli/option_checks.h"
 #include "core/hostlist.h"
 
 namespace trellis::cli {
@@ -17,8 +18,9 @@ struct AllocArgs {
   std::string busy;
   std::string request;
   std::string allocator;
-  std::string mode = "torus";
+  std::string mode = "auto";
   bool no_rotate = false;
+  bool json = false;
   std::vector<std::string> options;
 };
 
@@ -27,27 +29,42 @@ int run_alloc(const AllocArgs& args) {
   if (!machine) return usage_error(machine.error());
   auto busy = parse_hostlist(args.busy, machine->node_count());
   if (!busy) return usage_error(fail("--busy: " + busy.error().message));
-  auto mode = parse_placement_mode(args.mode);
-  if (!mode) return usage_error(fail("--mode: " + mode.error().message));
+  auto mode = placement_mode_for(args.mode, *machine);
+  if (!mode) return usage_error(mode.error());
   auto request = parse_request(args.request, !args.no_rotate, *mode);
   if (!request) return usage_error(fail("--request: " + request.error().message));
 
   AllocatorOptions options;
   for (const auto& o : args.options)
-    if (auto ok = options.add(o); !ok) return usage_error(ok.error());
+    if (auto ok = options.add_list(o); !ok)
+      return usage_error(fail("--opt: " + ok.error().message));
   std::string name = args.allocator.empty() ? default_allocator_for(*machine) : args.allocator;
   auto allocator = AllocatorRegistry::builtin().create(name, *machine, options);
-  if (!allocator) return usage_error(allocator.error());
+  if (!allocator) return usage_error(fail("--alloc: " + allocator.error().message));
+  if (auto ok =
+          check_allocator_takes_mode(*AllocatorRegistry::builtin().find(name), *mode, *machine);
+      !ok)
+    return usage_error(fail("--alloc: " + ok.error().message));
 
   if (auto ok = (*allocator)->check(*request); !ok)
     return usage_error(fail("impossible request: " + ok.error().message));
   NodeSet free = busy->complement();
   auto placement = (*allocator)->allocate(free, *request);
+  if (args.json) {
+    std::cout << alloc_decision_json(*machine, name, *request, free,
+                                     placement ? &*placement : nullptr,
+                                     placement ? "" : placement.error().message)
+                     .dump(2)
+              << "\n";
+    return placement ? kExitOk : kExitNoPlacementNow;
+  }
   print_alloc_header(std::cout, *machine, name, *request, free);
-  if (!placement)
-    return usage_error(fail("cannot place the job now: " + placement.error().message));
+  if (!placement) {
+    std::cerr << "trellis: cannot place the job now: " << placement.error().message << "\n";
+    return kExitNoPlacementNow;
+  }
   print_placement(std::cout, *machine, *placement, free - placement->nodes);
-  return 0;
+  return kExitOk;
 }
 
 }  // namespace
@@ -58,9 +75,12 @@ void add_alloc_command(CLI::App& app, int& status) {
       "alloc",
       "Place one job on a machine with some nodes busy, and print the decision: the box and its\n"
       "nodes, their average pairwise hops, and the largest free box left (mesh/torus).\n"
+      "Exit status: 0 placed, 2 bad input or a request that can never fit, 3 the job fits the\n"
+      "machine but cannot be placed now (too few free nodes, or no free box of that shape).\n"
       "Example: trellis alloc --machine torus:8x8x8 --busy 'n[0-40]' --request 4x2x2");
   cmd->add_option("--machine,-m", args->machine,
-                  "Machine spec: torus:16x8, mesh:27x16x24:wrap=z, fattree:4,4,4, flat:128")
+                  "Machine spec: torus:16x8, mesh:27x16x24:wrap=z, mesh:8x8x8:wrap=x,y, "
+                  "fattree:4,4,4, flat:128")
       ->required();
   cmd->add_option("--request,-r", args->request, "A shape (4x2x2) or a node count (64)")
       ->required();
@@ -68,10 +88,13 @@ void add_alloc_command(CLI::App& app, int& status) {
   cmd->add_option("--alloc,-a", args->allocator,
                   "Allocator name (see `trellis list`); default: contiguous on a mesh/torus, "
                   "first-available otherwise");
-  cmd->add_option("--mode", args->mode, "torus (box may wrap), mesh (no wrap) or noncont")
-      ->capture_default_str();
+  cmd->add_option("--mode", args->mode, kModeHelp)->capture_default_str();
   cmd->add_flag("--no-rotate", args->no_rotate, "Do not permute the shape's axes");
-  cmd->add_option("--opt,-o", args->options, "Allocator option key=value (repeatable)");
+  cmd->add_option("--opt,-o", args->options,
+                  "Allocator options key=value[,key=value...] (repeatable; see `trellis list`)");
+  cmd->add_flag("--json", args->json,
+                "Print the decision as JSON: machine, request, nodes (hostlist and list), box, "
+                "metrics, or the reason it cannot be placed now");
   cmd->callback([args, &status] { status = run_alloc(*args); });
 }
 

@@ -27,7 +27,7 @@ void add_bench_command(CLI::App& app, int& status) {
   auto* contiguous = cmd->add_subcommand(
       "contiguous",
       "Median decision time of the contiguous allocator's production search against the\n"
-      "generalised embodiment-1 search of seed 000 and brute force, on 16^3, 32^3 and 48^3 tori\n"
+      "table-driven search it was derived from and brute force, on 16^3, 32^3 and 48^3 tori\n"
       "with 50% random and 90% realistic occupancy, for shaped (rotation allowed) and\n"
       "count-only requests. Also times the largest-free-box metric.");
   contiguous->add_flag("--quick", options->quick, "CI-sized run: 8^3 and 16^3 tori, 3 repeats");

@@ -15,9 +15,9 @@ void add_bench_gang_command(CLI::App& app, int& status) {
       "gang",
       "Slots per second of the two DQT engines (direct calls, message passing) against the\n"
       "centralized reference on random trees of 128, 1,024 and 4,096 processors (all must\n"
-      "agree), and wall time of 10^6 time units of the thesis workload on 4,096 processors for\n"
-      "uniform, proportional and inverse sizes (dqt-ffapa, with fcfs-bb on the same jobs); the\n"
-      "first tenth also runs on the message-passing engine for the ratio.");
+      "agree), and wall time of 10^6 time units of the DQT study's synthetic workload on\n"
+      "4,096 processors for uniform, proportional and inverse sizes (dqt-ffapa, with fcfs-bb on\n"
+      "the same jobs); the first tenth also runs on the message-passing engine for the ratio.");
   gang->add_flag("--quick", options->quick, "CI-sized run: 2,000 slots, 10^5 time units");
   gang->callback([options, &status] {
     options->progress = isatty(STDERR_FILENO);

@@ -14,7 +14,7 @@ void add_bench_mc_command(CLI::App& app, int& status) {
   auto* mc = bench->add_subcommand(
       "mc",
       "Median decision time of the MC1x1 allocator (prefix-sum shells) against the naive\n"
-      "reference of seed 004's digest (every free node scanned for every centre), on Red Storm\n"
+      "reference that scans every free node for every candidate centre, on Red Storm\n"
       "(mesh:27x16x24:wrap=z) with 50% and 90% random occupancy, jobs of 27, 100 and 1000\n"
       "nodes, shells clipped and wrapped. Both must choose the same nodes (exit 1 otherwise).");
   mc->add_flag("--quick", options->quick, "CI-sized run on mesh:12x8x8:wrap=z");

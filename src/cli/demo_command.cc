@@ -1,6 +1,7 @@
 // trellis demo: a short allocation walk-through on a default machine, for `make run`.
 // It places a fixed sequence of jobs with one allocator and prints each decision, then frees
 // every other job and places one more, so that a newcomer sees placement, freeing and reuse.
+#include <algorithm>
 #include <iostream>
 
 #include "alloc/metrics.h"
@@ -18,6 +19,18 @@ struct DemoArgs {
   std::string allocator;
 };
 
+// Requests that mean something on the machine: boxes on a 3-D mesh/torus, node counts (an
+// eighth, a sixteenth, ... of the machine) elsewhere. The first is placed again at the end.
+std::vector<std::string> demo_requests(const Machine& machine) {
+  if (machine.torus() && machine.torus()->dims() == 3)
+    return {"4x4x4", "2x2x8", "8x2x1", "4x4x2", "3x3x3", "5", "4x2"};
+  const int n = machine.node_count();
+  std::vector<std::string> counts;
+  for (int divisor : {8, 16, 32, 8, 16, 64, 128})
+    counts.push_back(std::to_string(std::max(1, n / divisor)));
+  return counts;
+}
+
 int run_demo(const DemoArgs& args) {
   auto machine = Machine::parse(args.machine);
   if (!machine) return usage_error(machine.error());
@@ -25,13 +38,14 @@ int run_demo(const DemoArgs& args) {
   auto allocator = AllocatorRegistry::builtin().create(name, *machine);
   if (!allocator) return usage_error(allocator.error());
 
-  const std::vector<std::string> requests = {"4x4x4", "2x2x8", "8x2x1", "4x4x2",
-                                             "3x3x3", "5",     "4x2"};
+  const std::vector<std::string> requests = demo_requests(*machine);
+  const PlacementMode mode =
+      machine->torus() ? PlacementMode::kTorus : PlacementMode::kNonContiguous;
   NodeSet free = NodeSet::all(machine->node_count());
   std::vector<NodeSet> placed;
   int job = 0;
   auto place = [&](const std::string& text) {
-    auto request = parse_request(text, true, PlacementMode::kTorus);
+    auto request = parse_request(text, true, mode);
     if (!request) return usage_error(request.error());
     std::cout << "\n== job " << ++job << ": " << text << "\n";
     print_alloc_header(std::cout, *machine, name, *request, free);
@@ -57,15 +71,20 @@ int run_demo(const DemoArgs& args) {
       std::cout << ", largest free box " << largest->describe(*torus) << " (" << largest->volume()
                 << " nodes)";
   std::cout << "\n";
-  return place("4x4x4");
+  return place(requests.front());
 }
 
 }  // namespace
 
 void add_demo_command(CLI::App& app, int& status) {
   auto args = std::make_shared<DemoArgs>();
-  auto* cmd = app.add_subcommand("demo", "Walk through a few allocations on a default machine");
-  cmd->add_option("--machine,-m", args->machine, "Machine spec")->capture_default_str();
+  auto* cmd = app.add_subcommand(
+      "demo",
+      "Walk through a few allocations: place seven jobs, free three, place one more.\n"
+      "Boxes on a 3-D mesh/torus, node counts on other machines.");
+  cmd->add_option("--machine,-m", args->machine,
+                  "Machine spec: torus:8x8x8, mesh:8x8x8:wrap=x,y, fattree:4,4,4, flat:128")
+      ->capture_default_str();
   cmd->add_option("--alloc,-a", args->allocator, "Allocator name (see `trellis list`)");
   cmd->callback([args, &status] { status = run_demo(*args); });
 }

@@ -100,6 +100,7 @@ int run_interactive(const GangSimArgs& a, const std::vector<std::string>& polici
       if (!scheduler) return usage_error(fail("--sched: " + scheduler.error().message));
       gangsim::GangSimConfig config;
       config.end_time = a.end > 0 ? static_cast<long>(a.end) : -1;
+      config.drain = a.drain;
       config.slice = a.slice;
       config.idle_detection = a.idle_detection;
       config.trace_slots = a.trace_slots;
@@ -164,7 +165,9 @@ int run_gang_sim(const GangSimArgs& a) {
     if (auto ok = workload::validate(e.model); !ok) return usage_error(ok.error());
   }
   e.options = gang::GangPolicyOptions{a.fanout, a.max_jobs_per_node, a.dqt_messages};
-  e.sim.end_time = a.drain ? -1 : static_cast<long>(a.end > 0 ? a.end : e.model.arrival_end);
+  // Arrivals stop at the end time; --drain then runs on until every admitted job has finished.
+  e.sim.end_time = static_cast<long>(a.end > 0 ? a.end : e.model.arrival_end);
+  e.sim.drain = a.drain;
   e.sim.slice = a.slice;
   e.sim.idle_detection = a.idle_detection;
   e.sim.trace_slots = a.trace_slots;
@@ -210,10 +213,13 @@ void add_gang_sim_command(CLI::App& app, int& status) {
   auto a = std::make_shared<GangSimArgs>();
   auto* cmd = app.add_subcommand(
       "gang-sim",
-      "Simulate gang (time-space sharing) policies slot by slot on the DQT thesis's workloads.\n"
+      "Simulate gang (time-space sharing) policies slot by slot on synthetic workloads (the "
+      "models\n"
+      "of the DQT gang-scheduling study).\n"
       "Each slot (quantum) the policy picks the jobs that run; only those advance. Prints\n"
-      "utilization (processors in active partitions / P), RETR (slowdown under time sharing),\n"
-      "max TQLB (most jobs sharing one processor) and the size-RETR correlation, per policy.\n"
+      "per policy: utilization (share of processors in partitions that run), RETR (how much\n"
+      "longer a job takes than alone), max TQLB (most jobs sharing one processor) and how RETR\n"
+      "grows with job size.\n"
       "Examples:\n"
       "  trellis gang-sim --sched dqt-ffapa,scan-up-bb,fcfs-bb --processors 1024 --load 0.9\n"
       "  trellis gang-sim --reproduce table7.1 --seeds 5\n"
@@ -224,7 +230,8 @@ void add_gang_sim_command(CLI::App& app, int& status) {
   cmd->add_option("--processors,-P", a->processors,
                   "Processors (a power of the fan-out; of 2 for baselines)")
       ->capture_default_str();
-  cmd->add_option("--fanout", a->fanout, "DQT fan-out w (2 = binary buddy)")->capture_default_str();
+  cmd->add_option("--fanout", a->fanout, "Children of each node of the DQT tree (2 = binary buddy)")
+      ->capture_default_str();
   cmd->add_option("--max-jobs-per-node", a->max_jobs_per_node,
                   "slurm-gang: at most K jobs per node")
       ->capture_default_str();
@@ -240,14 +247,19 @@ void add_gang_sim_command(CLI::App& app, int& status) {
       ->capture_default_str();
   cmd->add_option("--service-max", a->service_max, "Uniform service maximum")
       ->capture_default_str();
-  cmd->add_option("--load,-l", a->loads, "Target workload factors W (several allowed)")
+  cmd->add_option(
+         "--load,-l", a->loads,
+         "Offered loads: work arriving per unit of time over the processors (comma separated)")
       ->delimiter(',')
       ->capture_default_str();
   cmd->add_option("--duration,-T", a->duration, "Arrivals in [0, T); also the simulated time")
       ->capture_default_str();
   cmd->add_option("--end", a->end, "Simulate until this time instead of T");
-  cmd->add_flag("--drain", a->drain, "Simulate until every job has finished");
-  cmd->add_flag("--gradient", a->gradient, "Gradient load: +0.05 every 5% of T (thesis 7.2.2)");
+  cmd->add_flag("--drain", a->drain,
+                "After arrivals stop (--end, else --duration), keep simulating until every job "
+                "that arrived has finished");
+  cmd->add_flag("--gradient", a->gradient,
+                "Rising load: +0.05 every 5% of the arrival period, from --gradient-start");
   cmd->add_option("--gradient-start", a->gradient_start, "Starting load of the gradient")
       ->capture_default_str();
   cmd->add_option("--seeds", a->seeds, "Number of seeds (workloads) per load")
@@ -255,9 +267,11 @@ void add_gang_sim_command(CLI::App& app, int& status) {
   cmd->add_option("--seed", a->first_seed, "First seed")->capture_default_str();
   cmd->add_option("--slice", a->slice, "Time units per slot (quantum)")->capture_default_str();
   cmd->add_flag("--idle-detection", a->idle_detection,
-                "Skip globally idle jobs until their input arrives; remove deadlocked ones");
+                "Skip jobs that wait for user input until it arrives; remove jobs that can never "
+                "progress");
   cmd->add_option("--interactive-jobs", a->interactive_jobs,
-                  "Run the chapter 6 interactive model with this many jobs instead");
+                  "Simulate this many interactive jobs instead (compute bursts between user think "
+                  "times)");
   cmd->add_option("--interactive-size", a->interactive_size,
                   "Processors per interactive job (default: all)");
   cmd->add_option("--mean-compute", a->mean_compute, "Interactive: mean compute burst (units)")
@@ -273,7 +287,8 @@ void add_gang_sim_command(CLI::App& app, int& status) {
   cmd->add_option("--json", a->json, "Write all results as JSON to this file");
   cmd->add_flag("--json-jobs", a->json_jobs, "Include every job's outcome in the JSON");
   cmd->add_option("--reproduce", a->reproduce,
-                  "A thesis experiment: table7.1 (128 PEs, 5 TAPs) or fig7.20 (1,024 PEs, DQT vs "
+                  "A thesis experiment: table7.1 (128 processors, the 5 DQT placement rules) or "
+                  "fig7.20 (1,024 processors, DQT vs "
                   "ScanUp vs FCFS-BB; --duration sets its length)");
   cmd->callback([a, &status] { status = run_gang_sim(*a); });
 }

@@ -11,7 +11,9 @@ namespace trellis::cli {
 
 void add_list_command(CLI::App& app, int& status) {
   auto* cmd =
-      app.add_subcommand("list", "List the allocators and queue policies Trellis knows, by name");
+      app.add_subcommand("list",
+                         "List the allocators, queue policies and gang policies Trellis knows, by "
+                         "name, with the options they take");
   cmd->callback([&status] {
     std::cout << "Allocators (use with --alloc NAME):\n";
     for (const auto& info : AllocatorRegistry::builtin().all()) {
@@ -25,6 +27,8 @@ void add_list_command(CLI::App& app, int& status) {
                  "`trellis gang-sim`):\n";
     for (const auto& info : gang::GangPolicyRegistry::builtin().all())
       std::cout << "  " << std::left << std::setw(26) << info.name << info.summary << "\n";
+    std::cout << "  (options: --sched-opt quantum=SECONDS,fanout=N,max_jobs_per_node=K,"
+                 "trace_slots=N)\n";
     status = 0;
   });
 }

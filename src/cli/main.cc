@@ -1,7 +1,43 @@
 // trellis: the command-line front end. See `trellis --help`.
 #include <iostream>
 
+#include "cli/alloc_report.h"
 #include "cli/commands.h"
+
+namespace {
+
+// `trellis help [SUBCOMMAND...]`: the help of the program or of one (nested) subcommand.
+void add_help_command(CLI::App& app, int& status) {
+  auto names = std::make_shared<std::vector<std::string>>();
+  auto* cmd = app.add_subcommand(
+      "help", "Print this help, or a subcommand's: trellis help sim, trellis help bench mc");
+  cmd->add_option("subcommand", *names, "The subcommand (and its subcommands) to describe");
+  cmd->callback([&app, names, &status] {
+    const CLI::App* shown = &app;
+    std::string path = "trellis";
+    for (const auto& name : *names) {
+      const CLI::App* next = nullptr;
+      for (const CLI::App* sub : shown->get_subcommands({}))
+        if (sub->get_name() == name && sub->get_name() != "help") next = sub;
+      if (!next) {
+        std::string known;
+        for (const CLI::App* sub : shown->get_subcommands({}))
+          known += (known.empty() ? "" : ", ") + sub->get_name();
+        std::cerr << "trellis: '" << path << "' has no subcommand '" << name
+                  << "' (it has: " << known << ")\n";
+        status = trellis::cli::kExitUsage;
+        return;
+      }
+      shown = next;
+      path += " " + name;
+    }
+    // The formatter directly: App::help() would describe the parsed `help` subcommand instead.
+    std::cout << shown->get_formatter()->make_help(shown, path, CLI::AppFormatMode::Normal);
+    status = trellis::cli::kExitOk;
+  });
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{
@@ -10,7 +46,12 @@ int main(int argc, char** argv) {
       "workload traces."};
   app.require_subcommand(1);
   app.set_help_all_flag("--help-all", "Show the help of every subcommand");
+  app.set_version_flag("--version", std::string("trellis ") + TRELLIS_VERSION);
+  app.footer(
+      "Exit status: 0 success; 1 a failure while running; 2 bad usage or bad input;\n"
+      "3 (trellis alloc) the job fits the machine but cannot be placed now.");
   int status = 0;
+  add_help_command(app, status);
   trellis::cli::add_list_command(app, status);
   trellis::cli::add_alloc_command(app, status);
   trellis::cli::add_demo_command(app, status);
@@ -28,9 +69,11 @@ int main(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
     return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
   } catch (const CLI::ParseError& e) {
     app.exit(e);  // prints the message
-    return 2;
+    return trellis::cli::kExitUsage;
   }
   return status;
 }

@@ -24,7 +24,7 @@ struct SimArgs {
   std::vector<std::string> alloc_options;
   double load = 1.0;
   int procs_per_node = 1;
-  std::string mode = "torus";
+  std::string mode = "auto";  // auto: the machine's own mode (see cli/option_checks.h)
   bool shaped = false;
   long max_jobs = 0;
   std::string out = "out/sim";
@@ -39,6 +39,8 @@ struct SimArgs {
 
 // Adds the options of `trellis sim` to `cmd`, bound to `args`.
 void add_sim_options(CLI::App& cmd, SimArgs& args);
+// The workload of --workload FILE or --generate SPEC; errors name the option.
+Result<Workload> make_workload(const SimArgs& args, const Machine& machine);
 // Runs one simulation; returns the exit status.
 int run_sim(const SimArgs& args);
 // The metrics options of `args` (window and bounded-slowdown threshold), checked.

@@ -14,6 +14,7 @@
 #include "alloc/registry.h"
 #include "cli/alloc_report.h"
 #include "cli/commands.h"
+#include "cli/option_checks.h"
 #include "cli/sim_args.h"
 #include "cli/sim_gang.h"
 #include "sched/registry.h"
@@ -28,8 +29,6 @@
 #include "sim/workload/thesis_model.h"
 
 namespace trellis::cli {
-
-namespace {
 
 Result<Workload> make_workload(const SimArgs& args, const Machine& machine) {
   if (args.workload.empty() == args.generate.empty())
@@ -68,6 +67,8 @@ Result<Workload> make_workload(const SimArgs& args, const Machine& machine) {
                     "its run time (a perfect estimate, which flatters backfilling)");
   return w;
 }
+
+namespace {
 
 void draw_progress(double fraction) {
   int width = 40;
@@ -157,17 +158,28 @@ std::string allocator_or_default(const std::string& name, const Machine& machine
 int run_sim(const SimArgs& args) {
   auto machine = Machine::parse(args.machine);
   if (!machine) return usage_error(fail("--machine: " + machine.error().message));
-  auto mode = parse_placement_mode(args.mode);
-  if (!mode) return usage_error(fail("--mode: " + mode.error().message));
+  auto mode = placement_mode_for(args.mode, *machine);
+  if (!mode) return usage_error(mode.error());
+  if (auto ok = check_shaped_requests(args.shaped, *mode, *machine); !ok)
+    return usage_error(ok.error());
   if (!(args.load > 0)) return usage_error(fail("--load must be a positive number"));
+  if (auto ok = check_policy_name(args.policy); !ok)
+    return usage_error(fail("--sched: " + ok.error().message));
+  if (is_gang_policy(args.policy))
+    if (auto ok = check_gang_policy(args, *machine); !ok) return usage_error(ok.error());
+  if (const AllocatorInfo* info =
+          AllocatorRegistry::builtin().find(allocator_or_default(args.allocator, *machine));
+      info && !is_gang_policy(args.policy))
+    if (auto ok = check_allocator_takes_mode(*info, *mode, *machine); !ok)
+      return usage_error(fail("--alloc: " + ok.error().message));
 
   AllocatorOptions alloc_options;
   for (const auto& o : args.alloc_options)
-    if (auto ok = alloc_options.add(o); !ok)
+    if (auto ok = alloc_options.add_list(o); !ok)
       return usage_error(fail("--alloc-opt: " + ok.error().message));
   PolicyOptions sched_options;
   for (const auto& o : args.sched_options)
-    if (auto ok = sched_options.add(o); !ok)
+    if (auto ok = sched_options.add_list(o); !ok)
       return usage_error(fail("--sched-opt: " + ok.error().message));
   auto metrics_options = summary_options(args);
   if (!metrics_options) return usage_error(metrics_options.error());
@@ -256,30 +268,37 @@ void add_sim_options(CLI::App& cmd, SimArgs& args) {
       ->required();
   cmd.add_option("--workload,-w", args.workload,
                  "Workload: an SWF trace (.swf) or a JSON job list (.json)");
-  cmd.add_option("--generate", args.generate,
-                 "Generate the workload instead: lublin:JOBS[:SEED] (Lublin-Feitelson model) or "
-                 "thesis:load=0.9,sizes=uniform|proportional|inverse,service=exponential|uniform,"
-                 "duration=T,seed=S (the DQT thesis's models; times in seconds)");
+  cmd.add_option(
+      "--generate", args.generate,
+      "Generate the workload instead: lublin:JOBS[:SEED] (Lublin-Feitelson model) or "
+      "thesis:load=0.9,sizes=uniform|proportional|inverse,service=exponential|uniform,"
+      "duration=T,seed=S (the synthetic workloads of the DQT gang-scheduling study; times in "
+      "seconds)");
   cmd.add_option("--sched,-s", args.policy,
-                 "Queue policy, or a gang policy such as dqt-ffapa (see `trellis list`; gang "
-                 "options: --sched-opt quantum=SECONDS,fanout=W,max_jobs_per_node=K)")
+                 "Queue policy, or a gang (time-sharing) policy such as dqt-ffapa (see `trellis "
+                 "list`; gang policy options: --sched-opt quantum=SECONDS,fanout=N,"
+                 "max_jobs_per_node=K,trace_slots=N)")
       ->capture_default_str();
-  cmd.add_option("--sched-opt", args.sched_options, "Policy option key=value (repeatable)");
+  cmd.add_option("--sched-opt", args.sched_options,
+                 "Policy options key=value[,key=value...] (repeatable; `trellis list` names them)");
   cmd.add_option("--alloc,-a", args.allocator,
                  "Allocator (see `trellis list`); default: contiguous on a mesh/torus, "
                  "fattree-units on a fat tree, first-available on a flat machine");
-  cmd.add_option("--alloc-opt", args.alloc_options, "Allocator option key=value (repeatable)");
+  cmd.add_option("--alloc-opt", args.alloc_options,
+                 "Allocator options key=value[,key=value...] (repeatable)");
   cmd.add_option("--load", args.load,
                  "Scale the offered load: inter-arrival times are divided by this factor")
       ->capture_default_str();
   cmd.add_option("--procs-per-node", args.procs_per_node,
                  "Processors per node, for traces that log processors (sizes are rounded up)")
       ->capture_default_str();
-  cmd.add_option("--mode", args.mode, "Placement mode of every request: torus, mesh or noncont")
+  cmd.add_option("--mode", args.mode, std::string(kModeHelp) + " (for every job)")
       ->capture_default_str();
   cmd.add_flag("--shape-requests", args.shaped,
-               "Turn node counts into cube-like boxes (for contiguous allocation by shape)");
-  cmd.add_option("--max-jobs", args.max_jobs, "Simulate only the first N jobs of the workload");
+               "Turn node counts into cube-like boxes (for contiguous allocation by shape; mesh/"
+               "torus only)");
+  cmd.add_option("--max-jobs", args.max_jobs, "Simulate only the first N jobs of the workload")
+      ->check(positive_whole_number());
   cmd.add_option("--out,-o", args.out, "Output directory")->capture_default_str();
   cmd.add_option("--save-workload", args.save_workload,
                  "Also write the workload as simulated (after --max-jobs and --load) as an SWF "

@@ -29,38 +29,26 @@ struct GangSimOptions {
   int trace_slots = -1;  // -1: decide by workload size
 };
 
-Result<GangSimOptions> parse_gang_options(const std::vector<std::string>& items) {
+Result<GangSimOptions> parse_gang_options(const std::vector<std::string>& items,
+                                          const std::string& policy) {
+  KeyValueOptions given("gang policy");
+  for (const auto& item : items)
+    if (auto ok = given.add_list(item); !ok) return ok.error();
+  if (auto ok = given.only({"quantum", "fanout", "max_jobs_per_node", "trace_slots"}, policy); !ok)
+    return ok.error();
   GangSimOptions o;
-  for (const auto& item : items) {
-    auto eq = item.find('=');
-    if (eq == std::string::npos) return fail("--sched-opt '" + item + "': expected KEY=VALUE");
-    std::string key = item.substr(0, eq), value = item.substr(eq + 1);
-    double x = 0;
-    try {
-      std::size_t used = 0;
-      x = std::stod(value, &used);
-      if (used != value.size()) throw std::invalid_argument(value);
-    } catch (const std::exception&) {
-      return fail("--sched-opt " + key + "=" + value + ": not a number");
-    }
-    bool whole = x == static_cast<double>(static_cast<long>(x)) && x >= 0;
-    if (key == "quantum") {
-      if (!(x > 0)) return fail("--sched-opt quantum must be positive seconds");
-      o.quantum = x;
-    } else if (key == "fanout" && whole) {
-      o.policy.fanout = static_cast<int>(x);
-    } else if (key == "max_jobs_per_node" && whole) {
-      o.policy.max_jobs_per_node = static_cast<int>(x);
-    } else if (key == "trace_slots" && whole) {
-      o.trace_slots = static_cast<int>(x);
-    } else if (key == "fanout" || key == "max_jobs_per_node" || key == "trace_slots") {
-      return fail("--sched-opt " + key + "=" + value + ": must be a whole number");
-    } else {
-      return fail(
-          "--sched-opt '" + key +
-          "' is not a gang policy option (quantum, fanout, max_jobs_per_node, trace_slots)");
-    }
-  }
+  auto quantum = given.number_above("quantum", o.quantum, 0);
+  if (!quantum) return quantum.error();
+  auto fanout = given.whole_number("fanout", o.policy.fanout, 2);
+  if (!fanout) return fanout.error();
+  auto max_jobs = given.whole_number("max_jobs_per_node", o.policy.max_jobs_per_node, 1);
+  if (!max_jobs) return max_jobs.error();
+  auto trace_slots = given.whole_number("trace_slots", o.trace_slots, 0);
+  if (!trace_slots) return trace_slots.error();
+  o.quantum = *quantum;
+  o.policy.fanout = static_cast<int>(*fanout);
+  o.policy.max_jobs_per_node = static_cast<int>(*max_jobs);
+  o.trace_slots = static_cast<int>(*trace_slots);
   return o;
 }
 
@@ -89,13 +77,24 @@ bool is_gang_policy(const std::string& policy) {
   return gang::GangPolicyRegistry::builtin().has(policy);
 }
 
-int run_gang_policy_sim(const SimArgs& args, const Machine& machine, const Workload& workload) {
-  auto options = parse_gang_options(args.sched_options);
-  if (!options) return usage_error(options.error());
+Status check_gang_policy(const SimArgs& args, const Machine& machine) {
+  if (args.shaped || (!args.mode.empty() && args.mode != "auto"))
+    return fail("--mode and --shape-requests do not apply to gang policy '" + args.policy +
+                "': it runs jobs on whole partitions of the node order, not boxes");
   if (args.no_kill)
-    return usage_error(
-        fail("--no-kill-at-limit: gang policies always end a job at its requested "
-             "time; drop the option or use a queue policy"));
+    return fail("--no-kill-at-limit: gang policies always end a job at its requested time; drop "
+                "the option or use a queue policy");
+  auto options = parse_gang_options(args.sched_options, args.policy);
+  if (!options) return fail("--sched-opt: " + options.error().message);
+  auto scheduler = gang::GangPolicyRegistry::builtin().create(args.policy, machine.node_count(),
+                                                              options->policy);
+  if (!scheduler) return fail("--sched: " + scheduler.error().message);
+  return Ok{};
+}
+
+int run_gang_policy_sim(const SimArgs& args, const Machine& machine, const Workload& workload) {
+  auto options = parse_gang_options(args.sched_options, args.policy);
+  if (!options) return usage_error(fail("--sched-opt: " + options.error().message));
   const int processors = machine.node_count();
   auto scheduler =
       gang::GangPolicyRegistry::builtin().create(args.policy, processors, options->policy);
@@ -107,7 +106,7 @@ int run_gang_policy_sim(const SimArgs& args, const Machine& machine, const Workl
   if (alloc_name == "buddy") {
     AllocatorOptions alloc_options;
     for (const auto& o : args.alloc_options)
-      if (auto ok = alloc_options.add(o); !ok)
+      if (auto ok = alloc_options.add_list(o); !ok)
         return usage_error(fail("--alloc-opt: " + ok.error().message));
     auto allocator = AllocatorRegistry::builtin().create("buddy", machine, alloc_options);
     if (!allocator) return usage_error(fail("--alloc: " + allocator.error().message));

@@ -22,6 +22,11 @@ namespace trellis::cli {
 // Whether `policy` names a gang policy rather than a queue policy.
 bool is_gang_policy(const std::string& policy);
 
+// Whether the gang policy args.policy takes args.sched_options and runs on this machine's node
+// count, as run_gang_policy_sim would find before simulating (for checks made up front). Also
+// refuses --mode and --shape-requests, which gang policies (whole buddy partitions) ignore.
+Status check_gang_policy(const SimArgs& args, const Machine& machine);
+
 // Runs the simulation and writes the outputs; returns the exit status.
 int run_gang_policy_sim(const SimArgs& args, const Machine& machine, const Workload& workload);
 

@@ -51,7 +51,7 @@ void add_topo_command(CLI::App& app, int& status) {
   auto* check = topo->add_subcommand(
       "check-routing",
       "Check routing rules for deadlock: build the channel dependency graph of every walk the\n"
-      "rules allow (seed 004's phases and logical channels) and look for a cycle.\n"
+      "rules allow (routing phases and logical channels) and look for a cycle.\n"
       "Exit status 0 when acyclic, 1 when a cycle is found (it is printed), 2 on bad input.\n"
       "Example: trellis topo check-routing --machine mesh:27x16x24:wrap=z --rules literal");
   check

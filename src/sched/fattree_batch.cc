@@ -3,7 +3,6 @@
 #include "alloc/fattree/unit_allocator.h"
 
 #include <algorithm>
-#include <charconv>
 #include <vector>
 
 namespace trellis {
@@ -22,13 +21,9 @@ int free_unit_nodes(const NodeSet& free, int unit) {
 }
 
 Result<int> positive_option(const PolicyOptions& options, const std::string& key, int fallback) {
-  auto text = options.get(key);
-  if (!text) return fallback;
-  int value = 0;
-  auto [end, ec] = std::from_chars(text->data(), text->data() + text->size(), value);
-  if (ec != std::errc() || end != text->data() + text->size() || value < 1)
-    return fail("fattree-batch: " + key + "='" + *text + "' is not a positive whole number");
-  return value;
+  auto value = options.whole_number(key, fallback, 1);
+  if (!value) return fail("fattree-batch: " + value.error().message);
+  return static_cast<int>(*value);
 }
 
 }  // namespace

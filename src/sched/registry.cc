@@ -17,15 +17,18 @@ const PolicyInfo* PolicyRegistry::find(std::string_view name) const {
   return nullptr;
 }
 
+std::string PolicyRegistry::names() const {
+  std::string known;
+  for (const auto& info : infos_) known += (known.empty() ? "" : ", ") + info.name;
+  return known;
+}
+
 Result<std::unique_ptr<QueuePolicy>> PolicyRegistry::create(std::string_view name,
                                                             const Machine& machine,
                                                             const PolicyOptions& options) const {
   const PolicyInfo* info = find(name);
-  if (!info) {
-    std::string known;
-    for (const auto& i : infos_) known += (known.empty() ? "" : ", ") + i.name;
-    return fail("unknown queue policy '" + std::string(name) + "' (known: " + known + ")");
-  }
+  if (!info)
+    return fail("unknown queue policy '" + std::string(name) + "' (known: " + names() + ")");
   return info->factory(machine, options);
 }
 
@@ -58,7 +61,8 @@ const PolicyRegistry& PolicyRegistry::builtin() {
     r.add({"scan-down", "ScanDown: serve size classes in decreasing order, cyclically",
            plain<ScanPolicy<ScanDirection::kDown>>("scan-down")});
     r.add({"fattree-batch",
-           "seed 001: batches of up to njob=4 jobs, largest first, when the free units suffice",
+           "fat-tree batches: up to njob=4 jobs at once, largest first, when enough whole units "
+           "are free",
            make_fattree_batch_factory()});
     return r;
   }();

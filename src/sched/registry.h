@@ -12,8 +12,10 @@
 
 namespace trellis {
 
-// key=value options, parsed and checked like allocator options (e.g. njob=4 for fattree-batch).
-using PolicyOptions = AllocatorOptions;
+// key=value options of a queue policy (e.g. njob=4 for fattree-batch); errors name the policy.
+struct PolicyOptions : KeyValueOptions {
+  PolicyOptions() : KeyValueOptions("queue policy") {}
+};
 
 using PolicyFactory = std::function<Result<std::unique_ptr<QueuePolicy>>(
     const Machine& machine, const PolicyOptions& options)>;
@@ -33,6 +35,8 @@ class PolicyRegistry {
   void add(PolicyInfo info);
   const std::vector<PolicyInfo>& all() const { return infos_; }
   const PolicyInfo* find(std::string_view name) const;
+  // The registered names, comma separated, for messages.
+  std::string names() const;
   // Builds the named policy; errors name unknown policies and list the known ones.
   Result<std::unique_ptr<QueuePolicy>> create(std::string_view name, const Machine& machine,
                                               const PolicyOptions& options = {}) const;

@@ -28,7 +28,10 @@ Result<std::vector<int>> parse_list(std::string_view text, char sep, std::string
 
 Error spec_error(std::string_view spec, const std::string& what) {
   return fail("machine spec '" + std::string(spec) + "': " + what +
-              " (expected e.g. torus:16x8, mesh:27x16x24:wrap=z, fattree:4,4,4, flat:128)");
+              " (expected torus:EXTENTS[:wrap=AXES], mesh:EXTENTS[:wrap=AXES], fattree:FANOUTS or "
+              "flat:NODES; EXTENTS like 16x8, AXES the axes that wrap as a comma list of x y z a "
+              "b c, or none; e.g. torus:16x8, mesh:27x16x24:wrap=z, mesh:8x8x8:wrap=x,y, "
+              "fattree:4,4,4, flat:128)");
 }
 
 std::string canonical_torus_spec(const Torus& t) {
@@ -76,11 +79,18 @@ Result<Machine> Machine::parse(std::string_view spec) {
       std::string_view axes = options.substr(5);
       std::fill(wraps.begin(), wraps.end(), false);
       if (axes != "none") {
+        // A comma list of axes ("x,y"); letters may also run together ("xy").
+        if (axes.empty() || axes.front() == ',' || axes.back() == ',' ||
+            axes.find(",,") != std::string_view::npos)
+          return spec_error(spec, "wrap= needs a comma list of axes such as x,y, or none");
         for (char c : axes) {
+          if (c == ',') continue;
           int axis = static_cast<int>(std::string_view("xyzabc").find(c));
           if (axis < 0 || axis >= static_cast<int>(wraps.size()))
             return spec_error(spec, std::string("wrap axis '") + c + "' is not one of the first " +
                                         std::to_string(wraps.size()) + " of x y z a b c");
+          if (wraps[axis])
+            return spec_error(spec, std::string("wrap axis '") + c + "' is named twice");
           wraps[axis] = true;
         }
       }

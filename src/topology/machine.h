@@ -3,8 +3,9 @@
 //   torus:16x8               every axis wraps
 //   mesh:27x16x24            no axis wraps
 //   mesh:27x16x24:wrap=z     Red Storm: only z wraps (axes are x y z a b c)
+//   mesh:8x8x8:wrap=x,y      x and y wrap, z does not (wrap= takes a comma list, or none)
 //   torus:8x8x8:wrap=xy      a torus whose z does not wrap
-//   fattree:4,4,4            fan-outs, leaves first (seed 001's 64-node tree)
+//   fattree:4,4,4            fan-outs, leaves first (a 64-node tree)
 //   flat:128                 one switch, no topology
 //
 // A Machine is one of a Torus (mesh/torus) or a FatTree; flat machines are one-level fat trees.

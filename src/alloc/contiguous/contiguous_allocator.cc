@@ -36,7 +36,8 @@ Result<Placement> ContiguousAllocator::allocate(const NodeSet& free, const Reque
 void register_contiguous_allocators(AllocatorRegistry& registry) {
   registry.add(
       {"contiguous",
-       "one free box per job, seed 000 best fit (search=production|brute|embodiment1)",
+       "one free box per job, best fit among free boxes (option "
+       "search=production|brute|embodiment1)",
        "mesh/torus",
        [](const Machine& m, const AllocatorOptions& o) -> Result<std::unique_ptr<Allocator>> {
          if (auto ok = o.only({"search"}, "contiguous"); !ok) return ok.error();
@@ -49,7 +50,8 @@ void register_contiguous_allocators(AllocatorRegistry& registry) {
            kind = *parsed;
          }
          return make_allocator<ContiguousAllocator>(m, kind);
-       }});
+       },
+       /*places_only_boxes=*/true});
 }
 
 }  // namespace trellis

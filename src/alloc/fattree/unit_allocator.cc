@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cassert>
-#include <charconv>
 
 #include "alloc/baseline.h"
 #include "alloc/registry.h"
@@ -217,22 +216,20 @@ Result<Placement> FatTreeUnitAllocator::allocate(const NodeSet& free,
 void register_fattree_allocators(AllocatorRegistry& registry) {
   registry.add(
       {"fattree-units",
-       "seed 001: whole minimum scheduling units with least pairwise hops (option unit=N)",
+       "whole scheduling units (groups of nodes under one switch) with least pairwise hops (option "
+       "unit=N)",
        "fat tree",
        [](const Machine& m, const AllocatorOptions& o) -> Result<std::unique_ptr<Allocator>> {
          if (auto ok = o.only({"unit"}, "fattree-units"); !ok) return ok.error();
          if (!m.fat_tree())
            return fail("fattree-units needs a fat tree or flat machine, not " + m.describe());
          const int leaf = m.fat_tree()->fanouts()[0];
-         int unit = minimum_unit_size(*m.fat_tree());
-         if (auto u = o.get("unit")) {
-           auto [end, ec] = std::from_chars(u->data(), u->data() + u->size(), unit);
-           if (ec != std::errc() || end != u->data() + u->size() || unit < 1 || leaf % unit != 0)
-             return fail("fattree-units: unit '" + *u +
-                         "' must be a whole number dividing the leaf fan-out " +
-                         std::to_string(leaf));
-         }
-         return make_allocator<FatTreeUnitAllocator>(m, unit);
+         auto unit = o.whole_number("unit", minimum_unit_size(*m.fat_tree()), 1);
+         if (!unit || leaf % *unit != 0)
+           return fail("fattree-units: unit '" + o.get("unit").value_or("") +
+                       "' must be a whole number dividing the leaf fan-out " +
+                       std::to_string(leaf));
+         return make_allocator<FatTreeUnitAllocator>(m, static_cast<int>(*unit));
        }});
 }
 

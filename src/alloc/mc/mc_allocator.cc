@@ -136,7 +136,9 @@ Result<Placement> Mc1x1Allocator::allocate(const NodeSet& free, const Request& r
 
 void register_mc_allocators(AllocatorRegistry& registry) {
   registry.add(
-      {"mc1x1", "MC: least sum of L-inf shell indices around a free centre (option wrap=yes)",
+      {"mc1x1",
+       "MC: the free nodes nearest a well-chosen centre, in growing square shells (option "
+       "wrap=yes)",
        "mesh/torus",
        [](const Machine& m, const AllocatorOptions& o) -> Result<std::unique_ptr<Allocator>> {
          if (auto ok = o.only({"wrap"}, "mc1x1"); !ok) return ok.error();

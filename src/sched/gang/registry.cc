@@ -19,17 +19,21 @@ Result<std::unique_ptr<GangScheduler>> upcast(Result<std::unique_ptr<T>> made) {
 GangPolicyRegistry make_builtin() {
   GangPolicyRegistry r;
   const std::pair<TaskAllocationPolicy, const char*> taps[] = {
-      {TaskAllocationPolicy::kFirstFitApa, "first fit among same-size queues, then least APA"},
-      {TaskAllocationPolicy::kMaxTqlb, "child with the smallest maximum TQLB"},
-      {TaskAllocationPolicy::kMinTqlb, "child with the smallest minimum TQLB"},
-      {TaskAllocationPolicy::kApa, "child with the least assigned processor amount"},
-      {TaskAllocationPolicy::kFirstFit, "child holding the shortest same-size queue"},
+      {TaskAllocationPolicy::kFirstFitApa,
+       "first subtree already queueing jobs of its size, else the one with fewest processors in "
+       "use"},
+      {TaskAllocationPolicy::kMaxTqlb,
+       "subtree whose busiest processor is shared by the fewest jobs"},
+      {TaskAllocationPolicy::kMinTqlb,
+       "subtree whose least busy processor is shared by the fewest jobs"},
+      {TaskAllocationPolicy::kApa, "subtree with the fewest processors assigned to jobs"},
+      {TaskAllocationPolicy::kFirstFit, "subtree with the shortest queue of jobs of its size"},
   };
   for (bool fair : {false, true}) {
     for (const auto& [tap, what] : taps) {
       std::string name = std::string(fair ? "fair-dqt-" : "dqt-") + std::string(to_string(tap));
       std::string summary = std::string(fair ? "Fair-DQT" : "DQT") +
-                            " time-space sharing; new jobs go to the " + what;
+                            " (distributed queue tree) time sharing; a new job goes to the " + what;
       r.add(GangPolicyInfo{name, summary,
                            [name, tap, fair](int processors, const GangPolicyOptions& o) {
                              DqtOptions d;
@@ -76,13 +80,17 @@ bool GangPolicyRegistry::has(std::string_view name) const {
   return false;
 }
 
+std::string GangPolicyRegistry::names() const {
+  std::string known;
+  for (const auto& p : policies_) known += (known.empty() ? "" : ", ") + p.name;
+  return known;
+}
+
 Result<std::unique_ptr<GangScheduler>> GangPolicyRegistry::create(
     std::string_view name, int processors, const GangPolicyOptions& options) const {
   for (const auto& p : policies_)
     if (p.name == name) return p.make(processors, options);
-  std::string known;
-  for (const auto& p : policies_) known += (known.empty() ? "" : ", ") + p.name;
-  return fail("unknown gang policy '" + std::string(name) + "' (known: " + known + ")");
+  return fail("unknown gang policy '" + std::string(name) + "' (known: " + names() + ")");
 }
 
 }  // namespace trellis::gang

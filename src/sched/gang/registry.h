@@ -41,6 +41,8 @@ class GangPolicyRegistry {
   void add(GangPolicyInfo info);
   const std::vector<GangPolicyInfo>& all() const { return policies_; }
   bool has(std::string_view name) const;
+  // The registered names, comma separated, for messages.
+  std::string names() const;
   // The policy `name` on `processors` processors; errors name an unknown policy (listing the
   // known ones) or a machine the policy cannot use.
   Result<std::unique_ptr<GangScheduler>> create(std::string_view name, int processors,

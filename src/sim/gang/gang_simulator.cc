@@ -169,10 +169,18 @@ Result<GangSimResult> simulate_gang(const std::vector<SimJob>& jobs, gang::GangS
   result.policy = scheduler.name();
   result.processors = scheduler.processors();
   const double processors = scheduler.processors();
-  const bool drain = config.end_time < 0;
+  const bool drain = config.end_time < 0 || config.drain;
   const long end = drain ? -1 : config.end_time;
+  // The jobs that enter the system: all of them, or when draining after an end time, those
+  // submitted before it.
+  std::size_t admitted = jobs.size();
+  if (config.drain && config.end_time > 0)
+    admitted = static_cast<std::size_t>(
+        std::partition_point(jobs.begin(), jobs.end(),
+                             [&](const SimJob& j) { return j.submit < config.end_time; }) -
+        jobs.begin());
   const long sample_every =
-      std::max(1L, (drain ? (jobs.empty() ? 1 : jobs.back().submit + 1) : end) /
+      std::max(1L, (drain ? (admitted == 0 ? 1 : jobs[admitted - 1].submit + 1) : end) /
                        std::max(1L, config.load_samples));
 
   JobsInSystem in_system(jobs);
@@ -203,7 +211,7 @@ Result<GangSimResult> simulate_gang(const std::vector<SimJob>& jobs, gang::GangS
     }
     // Nothing in the system: jump to the next arrival.
     if (in_system.empty()) {
-      if (next_arrival == jobs.size()) {
+      if (next_arrival == admitted) {
         if (!drain) record_load(now, end, gang::LoadIndex{});
         if (!drain) now = end;
         break;
@@ -219,7 +227,7 @@ Result<GangSimResult> simulate_gang(const std::vector<SimJob>& jobs, gang::GangS
         continue;
       }
     }
-    while (next_arrival < jobs.size() && jobs[next_arrival].submit <= now) {
+    while (next_arrival < admitted && jobs[next_arrival].submit <= now) {
       const SimJob& job = jobs[next_arrival++];
       if (auto ok = scheduler.submit(job.id, job.size); !ok) return ok.error();
       JobOutcome outcome;
@@ -321,7 +329,7 @@ Result<GangSimResult> simulate_gang(const std::vector<SimJob>& jobs, gang::GangS
     }
     // Running until the jobs finish: stop when what is left can never progress (deadlocked jobs
     // nobody removes).
-    if (drain && next_arrival == jobs.size() && !any_progress && suspended.empty()) {
+    if (drain && next_arrival == admitted && !any_progress && suspended.empty()) {
       bool stuck =
           in_system.all_of([&](const Progress& p) { return p.stopped() && !p.waiting_input(now); });
       if (stuck) break;
@@ -332,8 +340,9 @@ Result<GangSimResult> simulate_gang(const std::vector<SimJob>& jobs, gang::GangS
   result.duration = now;
   if (now > 0) {
     double demand = 0;
-    for (const SimJob& j : jobs)
-      if (j.submit < now) demand += static_cast<double>(j.size) * static_cast<double>(j.work);
+    for (std::size_t i = 0; i < admitted; ++i)
+      if (const SimJob& j = jobs[i]; j.submit < now)
+        demand += static_cast<double>(j.size) * static_cast<double>(j.work);
     result.offered_load = demand / (processors * static_cast<double>(now));
     result.utilization = active_units / (processors * static_cast<double>(now));
     result.useful_utilization = useful_units / (processors * static_cast<double>(now));

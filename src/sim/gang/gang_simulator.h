@@ -28,7 +28,10 @@ namespace trellis::gangsim {
 
 struct GangSimConfig {
   long end_time = -1;  // simulate [0, end_time); -1: until every job has finished or stopped
-  long slice = 1;      // time units per slot
+  // With end_time set: admit only the jobs submitted before end_time, then keep simulating past
+  // it until every admitted job has finished or stopped (no job is left unfinished).
+  bool drain = false;
+  long slice = 1;  // time units per slot
   bool idle_detection = false;
   int trace_slots = 0;           // record the first N slots' running jobs
   long load_samples = 1000;      // about this many points in the TQLB series
