@@ -67,13 +67,12 @@ size_t check_workload(const Scenario& setup, const std::string& policy_name, uin
   // Every reservation seen: the earliest promised start per job.
   std::map<JobId, Seconds> promised;
   SimOptions options;
-  options.on_pass = [&](Seconds now, std::span<const Job* const> queue, const Schedule& s) {
+  options.on_pass = [&](const PassResult& s, const BatchCore& core) {
     for (const Reservation& r : s.reservations) {
-      ASSERT_GT(r.start, now);
-      auto it =
-          std::find_if(queue.begin(), queue.end(), [&](const Job* j) { return j->id == r.job; });
-      ASSERT_NE(it, queue.end());
-      ASSERT_EQ(r.nodes.count(), (*it)->request.nodes);
+      ASSERT_GT(r.start, s.now);
+      const Job* reserved = core.find(r.job);  // a reserved job is still queued
+      ASSERT_NE(reserved, nullptr);
+      ASSERT_EQ(r.nodes.count(), reserved->request.nodes);
       auto [p, inserted] = promised.emplace(r.job, r.start);
       if (!inserted) p->second = std::min(p->second, r.start);
     }
@@ -171,7 +170,7 @@ TEST(PolicyInvariantsOracle, DetectsABrokenPromise) {
   std::vector<Job> jobs = {testing::make_job(1, 0, 4, 100), testing::make_job(2, 1, 4, 10)};
   std::map<JobId, Seconds> promised;
   SimOptions options;
-  options.on_pass = [&](Seconds, std::span<const Job* const>, const Schedule& s) {
+  options.on_pass = [&](const PassResult& s, const BatchCore&) {
     for (const Reservation& r : s.reservations) promised.emplace(r.job, r.start);
   };
   SimResult result = simulate(machine, alloc, policy, jobs, options);

@@ -120,8 +120,8 @@ TEST(HandSchedule, EasyHeadReservationIsTheShapeNotTheCount) {
   auto policy = PolicyRegistry::builtin().create("easy", m);
   SimOptions options;
   bool seen = false;
-  options.on_pass = [&](Seconds now, std::span<const Job* const>, const Schedule& s) {
-    if (now != 2) return;
+  options.on_pass = [&](const PassResult& s, const BatchCore&) {
+    if (s.now != 2) return;
     ASSERT_EQ(s.reservations.size(), 1u);
     EXPECT_EQ(s.reservations[0].job, 5);
     EXPECT_EQ(s.reservations[0].start, 30);

@@ -3,11 +3,14 @@
 #include <algorithm>
 #include <chrono>
 #include <limits>
+#include <memory>
 #include <queue>
+#include <stdexcept>
 #include <unordered_map>
 
 #include "alloc/locality_metrics.h"
 #include "alloc/metrics.h"
+#include "sched/batch_core.h"
 
 namespace trellis {
 
@@ -79,31 +82,19 @@ SimResult simulate(const Machine& machine, const Allocator& allocator, const Que
   const int n = machine.node_count();
   result.machine_nodes = n;
   TimedAllocator timed(machine, allocator);
+  auto core_owner = std::make_unique<BatchCore>(machine, timed, policy);
+  BatchCore* core = core_owner.get();
 
   std::vector<const Job*> arrivals;
   arrivals.reserve(input.size());
-  for (const Job& job : input) {
-    if (job.request.nodes > n) {
-      result.rejected.push_back(rejected_job(job, "needs " + std::to_string(job.request.nodes) +
-                                                      " nodes, the machine has " +
-                                                      std::to_string(n)));
-    } else if (auto ok = allocator.check(job.request); !ok) {
-      result.rejected.push_back(rejected_job(job, ok.error().message));
-    } else {
-      arrivals.push_back(&job);
-    }
-  }
+  for (const Job& job : input) arrivals.push_back(&job);
   std::stable_sort(arrivals.begin(), arrivals.end(), [](const Job* a, const Job* b) {
     return a->submit != b->submit ? a->submit < b->submit : a->id < b->id;
   });
   result.jobs.reserve(arrivals.size());
 
-  NodeSet free = NodeSet::all(n);
-  std::vector<RunningJob> running;
-  std::unordered_map<JobId, size_t> running_index;  // job id -> position in `running`
+  std::unordered_map<JobId, size_t> record_of;  // running job -> its index in result.jobs
   std::priority_queue<Ending, std::vector<Ending>, std::greater<>> endings;
-  std::vector<const Job*> queue;
-  std::vector<Reservation> reservations;
   constexpr Seconds kNever = std::numeric_limits<Seconds>::infinity();
   Seconds wake = kNever;
   size_t next_arrival = 0;
@@ -120,45 +111,48 @@ SimResult simulate(const Machine& machine, const Allocator& allocator, const Que
   int last_box = 0;
   long events = 0;
 
-  while (next_arrival < arrivals.size() || !endings.empty() || (wake < kNever && !queue.empty())) {
+  while (next_arrival < arrivals.size() || !endings.empty() ||
+         (wake < kNever && !core->queue().empty())) {
     Seconds now = kNever;
     if (next_arrival < arrivals.size()) now = arrivals[next_arrival]->submit;
     if (!endings.empty()) now = std::min(now, endings.top().time);
-    if (!queue.empty()) now = std::min(now, wake);
+    if (!core->queue().empty()) now = std::min(now, wake);
 
+    bool changed = now == wake;  // a promised start is due
     while (!endings.empty() && endings.top().time <= now) {
       const JobRecord& done = result.jobs[endings.top().record];
       endings.pop();
-      size_t at = running_index.at(done.id);
-      free |= running[at].nodes;
-      running_index.erase(done.id);
-      if (at + 1 != running.size()) {
-        running[at] = std::move(running.back());
-        running_index[running[at].id] = at;
-      }
-      running.pop_back();
+      (void)core->ended(done.id, done.end);  // it is running: the record was made at its start
+      record_of.erase(done.id);
       ++finished;
+      changed = true;
     }
-    while (next_arrival < arrivals.size() && arrivals[next_arrival]->submit <= now)
-      queue.push_back(arrivals[next_arrival++]);
+    while (next_arrival < arrivals.size() && arrivals[next_arrival]->submit <= now) {
+      const Job& job = *arrivals[next_arrival++];
+      if (auto ok = core->submit(job, now); !ok)
+        result.rejected.push_back(rejected_job(job, ok.error().message));
+      else
+        changed = true;
+    }
+    if (!changed) continue;  // only jobs that can never run arrived: nothing to decide
 
-    if (!options.kill_at_time_limit) {
-      // A job past its estimate is expected to end now: the policy plans with what it knows.
-      for (RunningJob& r : running) r.expected_end = std::max(r.expected_end, now);
-    }
     auto pass_start = Clock::now();
-    Schedule decided = policy.schedule({now, queue, running, free, reservations}, timed);
+    PassResult decided = core->pass(now);
     double pass_time = seconds_since(pass_start);
     result.pass_seconds += pass_time;
     result.max_pass_seconds = std::max(result.max_pass_seconds, pass_time);
     ++result.passes;
-    if (options.on_pass) options.on_pass(now, queue, decided);
+    if (options.on_pass) options.on_pass(decided, *core);
+    if (result.passes == options.restart_after_pass) {
+      auto restarted = std::make_unique<BatchCore>(machine, timed, policy);
+      if (auto ok = restarted->restore(core->snapshot()); !ok)
+        throw std::logic_error("restoring the core's own snapshot failed: " + ok.error().message);
+      core_owner = std::move(restarted);
+      core = core_owner.get();
+    }
 
-    std::vector<bool> started(queue.size(), false);
-    for (StartDecision& d : decided.starts) {
-      const Job& job = *queue[d.queue_index];
-      started[d.queue_index] = true;
-      NodeSet& nodes = d.placement.nodes;
+    for (CoreDecision& d : decided.decisions) {
+      const Job& job = *core->find(d.job);
       JobRecord record;
       record.id = job.id;
       record.submit = job.submit;
@@ -168,32 +162,23 @@ SimResult simulate(const Machine& machine, const Allocator& allocator, const Que
       record.nodes = job.request.nodes;
       record.requested_nodes = job.request.nodes;
       record.user = job.user;
-      record.box = d.placement.box;
+      record.box = d.box;
       record.timed_out = options.kill_at_time_limit && job.run_time > job.time_limit;
       record.end = now + (record.timed_out ? job.time_limit : job.run_time);
       if (options.record_placements) {
-        record.runs = runs_of(nodes);
-        record.average_hops = average_pairwise_hops(machine, nodes);
+        record.runs = runs_of(d.nodes);
+        record.average_hops = average_pairwise_hops(machine, d.nodes);
         if (const FatTree* tree = machine.fat_tree())
-          record.leaf_switches = leaf_switches_spanned(*tree, nodes);
+          record.leaf_switches = leaf_switches_spanned(*tree, d.nodes);
       }
-      free -= nodes;
       endings.push({record.end, result.jobs.size()});
-      running_index[job.id] = running.size();
-      running.push_back({job.id, now, now + job.time_limit, std::move(nodes), job.request.nodes});
+      record_of[job.id] = result.jobs.size();
       result.jobs.push_back(std::move(record));
     }
-    if (!decided.starts.empty()) {
-      size_t kept = 0;
-      for (size_t i = 0; i < queue.size(); ++i)
-        if (!started[i]) queue[kept++] = queue[i];
-      queue.resize(kept);
-    }
-    reservations = std::move(decided.reservations);
-    wake = kNever;
-    for (const Reservation& r : reservations)
-      if (r.start > now) wake = std::min(wake, r.start);
+    wake = core->next_wakeup().value_or(kNever);
 
+    const auto& queue = core->queue();
+    const NodeSet& free = core->free();
     TimelineSample sample{now, n - free.count(), static_cast<int>(queue.size()), false, -1};
     if (options.record_placements && machine.torus()) {
       if (now >= next_box_measurement) {
@@ -212,13 +197,16 @@ SimResult simulate(const Machine& machine, const Allocator& allocator, const Que
 
     if (options.progress && (++events & 4095) == 0)
       options.progress(static_cast<double>(finished) / static_cast<double>(arrivals.size()));
-    if (!queue.empty() && running.empty() && decided.starts.empty() && wake == kNever &&
+    if (!queue.empty() && core->running().empty() && decided.decisions.empty() && wake == kNever &&
         next_arrival == arrivals.size()) {
       // Nothing runs, nothing will arrive and the policy starts nothing: the rest can never run.
-      for (const Job* job : queue)
+      std::vector<JobId> stuck;
+      for (const Job* job : queue) {
         result.rejected.push_back(
             rejected_job(*job, "the policy never started it on an empty machine"));
-      queue.clear();
+        stuck.push_back(job->id);
+      }
+      for (JobId id : stuck) (void)core->cancel(id, now);
     }
   }
   if (options.progress) options.progress(1.0);

@@ -1,4 +1,6 @@
-// Simulator: replays a workload through a queue policy and an allocator on a virtual clock.
+// Simulator: replays a workload through a queue policy and an allocator on a virtual clock, by
+// driving a BatchCore (sched/batch_core.h), the same scheduling core the controller daemon drives
+// with the wall clock. The simulator only keeps time, turns job ends into events and measures.
 //
 // Events are job arrivals, job ends and the start times of the policy's reservations (so a
 // reserved job starts on time even when no job ends then). At each instant the simulator first
@@ -20,6 +22,7 @@
 #include <vector>
 
 #include "alloc/allocator.h"
+#include "sched/batch_core.h"
 #include "sched/policy.h"
 #include "topology/machine.h"
 
@@ -35,9 +38,12 @@ struct SimOptions {
   bool kill_at_time_limit = true;
   // Called now and then with the fraction of jobs finished, for a progress bar.
   std::function<void(double)> progress;
-  // Called after each policy pass with the instant, the queue the policy saw and its decisions;
-  // tests use it to check that promises (reservations) are kept.
-  std::function<void(Seconds, std::span<const Job* const>, const Schedule&)> on_pass;
+  // Called after each scheduling pass with its decisions and the core as they left it (a reserved
+  // job is still queued: core.find(id)); tests use it to check that promises are kept.
+  std::function<void(const PassResult&, const BatchCore&)> on_pass;
+  // After this many passes, carry on with a fresh core restored from the old one's snapshot, as a
+  // restarted controller does (-1: never). The schedule must not change: tests check it.
+  long restart_after_pass = -1;
 };
 
 struct JobRecord {

@@ -1,0 +1,158 @@
+#include "sched/batch_core.h"
+
+#include <algorithm>
+#include <limits>
+
+namespace trellis {
+
+BatchCore::BatchCore(const Machine& machine, const Allocator& allocator, const QueuePolicy& policy)
+    : machine_(machine),
+      allocator_(allocator),
+      policy_(policy),
+      free_(NodeSet::all(machine.node_count())),
+      down_(machine.node_count()) {}
+
+Status BatchCore::submit(const Job& job, Seconds /*now*/) {
+  const int n = machine_.node_count();
+  if (job.request.nodes > n)
+    return fail("needs " + std::to_string(job.request.nodes) + " nodes, the machine has " +
+                std::to_string(n));
+  if (auto ok = allocator_.check(job.request); !ok) return ok.error();
+  auto [it, fresh] = jobs_.emplace(job.id, job);
+  if (!fresh) return fail("job " + std::to_string(job.id) + " is already in the system");
+  queue_.push_back(&it->second);
+  return Ok{};
+}
+
+void BatchCore::remove_running(JobId id) {
+  size_t at = running_index_.at(id);
+  running_index_.erase(id);
+  // Swap-remove: the order of running_ is the order policies see, and it is part of the schedule
+  // (kept as the simulator always had it, so schedules stay identical).
+  if (at + 1 != running_.size()) {
+    running_[at] = std::move(running_.back());
+    running_index_[running_[at].id] = at;
+  }
+  running_.pop_back();
+  jobs_.erase(id);
+}
+
+Status BatchCore::ended(JobId job, Seconds /*now*/) {
+  auto it = running_index_.find(job);
+  if (it == running_index_.end()) return fail("job " + std::to_string(job) + " is not running");
+  free_ |= running_[it->second].nodes - down_;
+  remove_running(job);
+  return Ok{};
+}
+
+Status BatchCore::cancel(JobId job, Seconds now) {
+  if (running_index_.count(job)) return ended(job, now);
+  auto at = std::find_if(queue_.begin(), queue_.end(), [&](const Job* j) { return j->id == job; });
+  if (at == queue_.end()) return fail("job " + std::to_string(job) + " is not in the system");
+  queue_.erase(at);
+  std::erase_if(reservations_, [&](const Reservation& r) { return r.job == job; });
+  jobs_.erase(job);
+  return Ok{};
+}
+
+Status BatchCore::node_down(NodeId node, Seconds /*now*/) {
+  if (node < 0 || node >= machine_.node_count())
+    return fail("node " + std::to_string(node) + " is not on the machine");
+  down_.set(node);
+  free_.reset(node);
+  return Ok{};
+}
+
+Status BatchCore::node_up(NodeId node, Seconds /*now*/) {
+  if (node < 0 || node >= machine_.node_count())
+    return fail("node " + std::to_string(node) + " is not on the machine");
+  down_.reset(node);
+  bool held = std::any_of(running_.begin(), running_.end(),
+                          [&](const RunningJob& r) { return r.nodes.test(node); });
+  if (!held) free_.set(node);
+  return Ok{};
+}
+
+PassResult BatchCore::pass(Seconds now) {
+  last_pass_ = now;
+  // A job past its expected end (it overran an estimate that was not a kill limit) is expected to
+  // end at any moment: the policy plans with what it knows.
+  for (RunningJob& r : running_) r.expected_end = std::max(r.expected_end, now);
+  Schedule decided = policy_.schedule({now, queue_, running_, free_, reservations_}, allocator_);
+  PassResult result;
+  result.now = now;
+  if (!decided.starts.empty()) {
+    std::vector<bool> started(queue_.size(), false);
+    for (StartDecision& d : decided.starts) {
+      const Job& job = *queue_[d.queue_index];
+      started[d.queue_index] = true;
+      free_ -= d.placement.nodes;
+      running_index_[job.id] = running_.size();
+      running_.push_back({job.id, now, now + job.time_limit, d.placement.nodes, job.request.nodes});
+      result.decisions.push_back(
+          {CoreDecision::Kind::kStart, job.id, std::move(d.placement.nodes), d.placement.box});
+    }
+    size_t kept = 0;
+    for (size_t i = 0; i < queue_.size(); ++i)
+      if (!started[i]) queue_[kept++] = queue_[i];
+    queue_.resize(kept);
+  }
+  reservations_ = std::move(decided.reservations);
+  result.reservations = reservations_;
+  return result;
+}
+
+std::optional<Seconds> BatchCore::next_wakeup() const {
+  if (queue_.empty()) return std::nullopt;
+  std::optional<Seconds> wake;
+  for (const Reservation& r : reservations_)
+    if (r.start > last_pass_ && (!wake || r.start < *wake)) wake = r.start;
+  return wake;
+}
+
+const Job* BatchCore::find(JobId id) const {
+  auto it = jobs_.find(id);
+  return it == jobs_.end() ? nullptr : &it->second;
+}
+
+CoreSnapshot BatchCore::snapshot() const {
+  CoreSnapshot s;
+  for (const Job* j : queue_) s.queue.push_back(*j);
+  s.running = running_;
+  for (const RunningJob& r : running_) s.running_jobs.push_back(jobs_.at(r.id));
+  s.reservations = reservations_;
+  s.down = down_;
+  s.last_pass = last_pass_;
+  return s;
+}
+
+Status BatchCore::restore(const CoreSnapshot& s) {
+  const int n = machine_.node_count();
+  if (s.down.size() != n || s.running.size() != s.running_jobs.size())
+    return fail("the snapshot is not of this machine's core");
+  NodeSet held(n);
+  for (const RunningJob& r : s.running) {
+    if (r.nodes.size() != n || !(held & r.nodes).empty())
+      return fail("the snapshot gives a node to two running jobs (job " + std::to_string(r.id) +
+                  ")");
+    held |= r.nodes;
+  }
+  jobs_.clear();
+  queue_.clear();
+  running_index_.clear();
+  for (const Job& j : s.running_jobs) jobs_.emplace(j.id, j);
+  for (const Job& j : s.queue) {
+    auto [it, fresh] = jobs_.emplace(j.id, j);
+    if (!fresh) return fail("job " + std::to_string(j.id) + " appears twice in the snapshot");
+    queue_.push_back(&it->second);
+  }
+  running_ = s.running;
+  for (size_t i = 0; i < running_.size(); ++i) running_index_[running_[i].id] = i;
+  down_ = s.down;
+  free_ = NodeSet::all(n) - held - down_;
+  reservations_ = s.reservations;
+  last_pass_ = s.last_pass;
+  return Ok{};
+}
+
+}  // namespace trellis

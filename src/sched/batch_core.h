@@ -1,0 +1,60 @@
+// BatchCore: the SchedulingCore of queue policies (FCFS, EASY, conservative, Scan, fat-tree
+// batch). It owns the queue, the running jobs, the free and down nodes and the policy's
+// reservations; a pass hands them to the policy (which keeps no state of its own) and applies
+// what it decides: started jobs leave the queue and take their nodes, the reservations are kept
+// for the next pass.
+//
+//   BatchCore core(machine, allocator, policy);
+//   core.submit(job, 0);
+//   for (const CoreDecision& d : core.pass(0).decisions) launch(d.job, d.nodes);
+//   core.ended(job.id, 600);
+#pragma once
+
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+#include "sched/core.h"
+
+namespace trellis {
+
+class BatchCore : public SchedulingCore {
+ public:
+  // The allocator and policy must outlive the core.
+  BatchCore(const Machine& machine, const Allocator& allocator, const QueuePolicy& policy);
+
+  Status submit(const Job& job, Seconds now) override;
+  Status ended(JobId job, Seconds now) override;
+  Status cancel(JobId job, Seconds now) override;
+  Status node_down(NodeId node, Seconds now) override;
+  Status node_up(NodeId node, Seconds now) override;
+  PassResult pass(Seconds now) override;
+  std::optional<Seconds> next_wakeup() const override;
+  CoreSnapshot snapshot() const override;
+  Status restore(const CoreSnapshot& snapshot) override;
+
+  // Read-only views, for observers (metrics, tests).
+  const std::vector<const Job*>& queue() const { return queue_; }
+  const std::vector<RunningJob>& running() const { return running_; }
+  const NodeSet& free() const { return free_; }
+  // The queued or running job `id`, or nullptr.
+  const Job* find(JobId id) const;
+
+ private:
+  void remove_running(JobId id);
+
+  const Machine& machine_;
+  const Allocator& allocator_;
+  const QueuePolicy& policy_;
+  // Every job in the core by id; node-based, so the pointers in queue_ stay valid.
+  std::unordered_map<JobId, Job> jobs_;
+  std::vector<const Job*> queue_;  // waiting, in priority (arrival) order
+  std::vector<RunningJob> running_;
+  std::unordered_map<JobId, size_t> running_index_;  // id -> position in running_
+  NodeSet free_;                                     // up and not held by a running job
+  NodeSet down_;
+  std::vector<Reservation> reservations_;
+  Seconds last_pass_ = 0;
+};
+
+}  // namespace trellis
