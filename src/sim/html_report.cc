@@ -161,8 +161,10 @@ function metricValue(v, unit) {
   var human = unit === 's' && typeof v === 'number' ? duration(v) : null;
   return human ? text + ' (' + human + ')' : text;
 }
+var known = Object.keys(DEFS).filter(function (k) { return k in m; });
+var unknown = Object.keys(m).filter(function (k) { return !(k in DEFS); });
 table(document.getElementById('summary'), ['metric', 'value', 'definition'],
-  Object.keys(m).map(function (k) {
+  known.concat(unknown).map(function (k) {
     var d = DEFS[k] || [k, '', ''];
     return [{text: d[0] + (d[1] ? ' (' + d[1] + ')' : '')}, metricValue(m[k], d[1]), {text: d[2]}]; }));
 
@@ -192,7 +194,8 @@ function timeAxis() {
   } else {
     axis.type = 'value';
     axis.name = 'time since trace start (' + unit[1] + ')';
-    axis.axisLabel.formatter = function (v) { return fmt(+v.toPrecision(6)); };
+    var decimals = Math.max(0, 2 - Math.floor(Math.log10(span / unit[0])));
+    axis.axisLabel.formatter = function (v) { return String(+v.toFixed(decimals)); };
   }
   return axis;
 }
@@ -200,12 +203,17 @@ function timeAxis() {
 // The Gantt chart. Rectangles and bands carry their times in seconds too (last two values), so
 // the page can add up the node-seconds it really drew.
 var drawn = {busy: 0, rects: 0};
+// A band's grey darkens with the share of its cell kept busy: light for a little, dark for all.
+function shade(share) {
+  var level = Math.round(215 - 150 * Math.min(1, Math.max(0, share)));
+  return 'rgb(' + level + ',' + level + ',' + (level + 10) + ')';
+}
 function rectItem(fill, stroke, dash, busyShare) {
   return function (params, api) {
     var top = api.value(2), bottom = api.value(3);
     var share = busyShare ? api.value(4) : 1;
     var p0 = api.coord([api.value(0), top]);
-    var p1 = api.coord([api.value(1), top + (bottom - top) * share]);
+    var p1 = api.coord([api.value(1), bottom]);
     var cs = params.coordSys;
     var shape = echarts.graphic.clipRectByRect(
       {x: p0[0], y: Math.min(p0[1], p1[1]), width: Math.max(p1[0] - p0[0], 0.5),
@@ -216,7 +224,7 @@ function rectItem(fill, stroke, dash, busyShare) {
     drawn.busy += (e - n) * (bottom - top) * share;
     drawn.rects++;
     return {type: 'rect', shape: shape, style: {
-      fill: fill || palette[api.value(4) % palette.length], stroke: stroke,
+      fill: busyShare ? shade(share) : fill || palette[api.value(4) % palette.length], stroke: stroke,
       lineWidth: stroke === 'none' ? 0 : (dash ? 1.5 : 0.3), lineDash: dash || null}};
   };
 }
@@ -236,20 +244,21 @@ var ganttSeries = [
    progressive: 0, itemStyle: {color: '#fff', borderColor: '#c00', borderWidth: 2, borderType: 'dashed'},
    renderItem: rectItem(null, '#c00', [4, 2]), tooltip: {formatter: jobTip}}];
 if (g.mode === 'aggregated')
-  ganttSeries.push({name: 'other jobs, summed (fill height = busy share)', type: 'custom',
-    encode: {x: [0, 1], y: [2, 3]}, data: bands, progressive: 0, itemStyle: {color: '#8a8a8a'},
-    renderItem: rectItem('#8a8a8a', 'none', null, true),
+  ganttSeries.push({name: 'other jobs, summed (darker = busier)', type: 'custom',
+    encode: {x: [0, 1], y: [2, 3]}, data: bands, progressive: 0, itemStyle: {color: shade(0.6)},
+    renderItem: rectItem(null, 'none', null, true),
     tooltip: {formatter: function (p) { var v = p.value;
       return 'nodes ' + v[2] + '..' + (v[3] - 1) + ', ' + timeText(v[5]) + ' to ' + timeText(v[6]) +
              '<br>busy ' + fmt(100 * v[4]) + '% of this cell'; }}});
 document.getElementById('gantt-note').innerHTML = g.mode === 'aggregated'
-  ? '<span class="note">' + g.total_jobs + ' jobs are too many to draw one by one: the ' + g.shown_jobs +
-    ' with the most node-seconds are drawn as jobs; the others are summed into grey bands of ' +
+  ? '<span class="note">' + g.total_jobs + ' jobs are too many to draw one by one: ' + (g.shown_jobs
+    ? 'the ' + g.shown_jobs + ' long-running ones with the most node-seconds are drawn as jobs; the others'
+    : 'they') + ' are summed into grey cells of ' +
     fmt(g.band_seconds / unit[0]) + ' ' + unit[1] + ' × ' + fmt(D.nodes / g.band_rows) +
-    ' node(s) whose filled height is the share of that cell they kept busy, so every busy node-second is drawn.</span>'
-  : g.total_jobs + ' jobs, one rectangle per run of consecutive nodes' +
-    (g.total_rectangles > g.total_jobs ? ' and per interval it ran (time-shared jobs run in several)' : '') +
-    '. Drag the sliders or scroll to zoom.';
+    ' node(s), shaded by the share of the cell they kept busy (light: a little, dark: all of it), so every busy ' +
+    'node-second is drawn (' + fmt(g.busy_node_seconds) + ' in all).</span>'
+  : g.total_jobs + ' jobs, one rectangle per run of consecutive nodes and per interval the job ran ' +
+    '(a time-shared job runs in several). Drag the sliders or scroll to zoom.';
 var gantt = drawChart('gantt', {
   useUTC: true,
   tooltip: {},
@@ -262,8 +271,8 @@ var gantt = drawChart('gantt', {
               labelFormatter: function () { return ''; }},
              {type: 'inside', yAxisIndex: 0, filterMode: 'weakFilter'}],
   xAxis: timeAxis(),
-  yAxis: {type: 'value', name: 'node (allocator order)', nameLocation: 'middle', nameGap: 50,
-          min: 0, max: D.nodes, inverse: true, axisLabel: {hideOverlap: true}},
+  yAxis: {type: 'value', name: 'node (allocator order, ' + D.nodes + ' nodes)', nameLocation: 'middle',
+          nameGap: 50, min: 0, max: D.nodes, inverse: true, axisLabel: {hideOverlap: true, showMaxLabel: false}},
   series: ganttSeries
 });
 var extent = [X(tmin), X(tmax)];
@@ -294,7 +303,8 @@ drawChart('timeline', {
   grid: {left: 80, right: 80, top: 50, bottom: 80},
   dataZoom: [{type: 'slider', bottom: 10, labelFormatter: function () { return ''; }}, {type: 'inside'}],
   xAxis: timeAxis(),
-  yAxis: [{type: 'value', name: 'nodes', max: D.nodes, axisLabel: {hideOverlap: true}},
+  yAxis: [{type: 'value', name: 'busy nodes (of ' + D.nodes + ')', max: D.nodes,
+           axisLabel: {hideOverlap: true, showMaxLabel: false}},
           {type: 'value', name: 'queued jobs', axisLabel: {hideOverlap: true}}],
   series: timelineSeries
 });
@@ -314,7 +324,7 @@ drawChart('slowdown', {
 // Occupancy: every node a square cell (grey when free), each slice of the machine outlined.
 function occupancyMap(el, inst, title) {
   var cell = Math.max(3, Math.min(26, Math.floor((el.clientWidth - 20) / occ.width)));
-  el.style.height = (cell * occ.height + 50) + 'px';
+  el.style.height = (cell * occ.height + 55) + 'px';
   var counts = {busy: 0, free: 0};
   var data = occ.cells.map(function (c, node) { return [c[0], c[1], inst.jobs[node]]; });
   var outlines = [];
@@ -322,10 +332,10 @@ function occupancyMap(el, inst, title) {
   function option(inst, data) {
     counts.busy = 0; counts.free = 0;
     return {
-      title: {text: title(inst), textStyle: {fontSize: 12}},
+      title: {text: title(inst), textStyle: {fontSize: 12, lineHeight: 15}},
       tooltip: {formatter: function (p) { return p.seriesIndex ? '' :
         'cell (' + p.value[0] + ',' + p.value[1] + '): ' + (p.value[2] < 0 ? 'free' : 'job ' + p.value[2]); }},
-      grid: {left: 10, top: 35, width: cell * occ.width, height: cell * occ.height},
+      grid: {left: 10, top: 42, width: cell * occ.width, height: cell * occ.height},
       xAxis: {type: 'value', min: 0, max: occ.width, show: false},
       yAxis: {type: 'value', min: 0, max: occ.height, inverse: true, show: false},
       series: [{type: 'custom', data: data, progressive: 0, encode: {x: 0, y: 1},
@@ -365,13 +375,14 @@ if (!occ || !occ.instants.length) {
     '), at the instants by which the run had done ' +
     occ.quantiles.map(function (q) { return Math.round(100 * q) + '%'; }).join(', ') +
     ' of its busy node-seconds. Below, a slider shows any of ' + occ.instants.length + ' recorded instants.';
-  var busyTitle = function (inst) { return timeText(inst.time) + ': ' + inst.busy + ' of ' + D.nodes + ' busy'; };
+  var shortTime = function (t) { return unix !== null ? dateText(t, true) : fmt(t / unit[0]) + ' ' + unit[1]; };
+  var busyTitle = function (inst) { return shortTime(inst.time) + '\n' + inst.busy + ' of ' + D.nodes + ' nodes busy'; };
   occ.maps.forEach(function (index, k) {
     var div = document.createElement('div');
     div.id = 'occupancy-' + k;
     document.getElementById('occupancy').appendChild(div);
     occupancyMap(div, occ.instants[index], function (inst) {
-      return Math.round(100 * occ.quantiles[k]) + '% of the work done\n' + busyTitle(inst); });
+      return Math.round(100 * occ.quantiles[k]) + '% of the work done: ' + busyTitle(inst); });
   });
   document.getElementById('occupancy-explorer').style.display = '';
   var slider = document.getElementById('occupancy-slider');
