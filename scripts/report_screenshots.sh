@@ -42,8 +42,8 @@ echo "report_screenshots: running the simulations"
   --sched easy --load 1,1.5 --seed 1,2,3 --out "$runs/lublin-compare" >/dev/null
 
 echo "report_screenshots: writing"
-shot "$runs/nasa/report.html" "$out/nasa-report.png" 3000
-shot "$runs/lublin/report.html" "$out/lublin-report.png" 3000
-shot "$runs/gang/report.html" "$out/gang-report.png" 2200
+shot "$runs/nasa/report.html" "$out/nasa-report.png" 3600
+shot "$runs/lublin/report.html" "$out/lublin-report.png" 3800
+shot "$runs/gang/report.html" "$out/gang-report.png" 3000
 shot "$runs/nasa-compare/compare.html" "$out/nasa-compare.png" 2600
 shot "$runs/lublin-compare/compare.html" "$out/lublin-compare.png" 3000

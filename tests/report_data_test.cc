@@ -278,6 +278,35 @@ TEST(ReportData, OccupancyInstantsHoldExactlyTheBusyNodes) {
   }
 }
 
+TEST(ReportData, TimelineCountsBusyNodesFromTheJobsAndThinsFaithfully) {
+  Machine machine = *Machine::parse("torus:4x4");
+  SimResult r;
+  r.machine_nodes = 16;
+  r.jobs.push_back(job(1, 0, 90, {{0, 3}}));
+  r.jobs.push_back(job(2, 42, 43, {{4, 15}}));     // a one-second peak of 16 busy nodes
+  r.jobs.push_back(job(3, 1100, 1101, {{0, 3}}));  // after a long idle gap
+  // The scheduler's samples: every second up to 99 (the job ends with nobody waiting have none).
+  for (int i = 0; i < 100; ++i)
+    r.timeline.push_back({static_cast<Seconds>(i), 4, i % 3, false, -1});
+  ReportLimits limits;
+  limits.max_timeline_points = 20;
+  json tl = run_report_data(machine, r, summarize(r), json::object(), limits)["timeline"];
+  EXPECT_TRUE(tl["thinned"].get<bool>());
+  ASSERT_LE(tl["time"].size(), 20u);
+  std::vector<double> time = tl["time"];
+  std::vector<int> busy = tl["busy"];
+  EXPECT_TRUE(std::is_sorted(time.begin(), time.end()));
+  EXPECT_NE(std::find(busy.begin(), busy.end(), 16), busy.end()) << "the peak was thinned away";
+  // Idle over the gap, busy at 1100, idle again at the end.
+  size_t at_1100 = std::find(time.begin(), time.end(), 1100.0) - time.begin();
+  ASSERT_LT(at_1100, time.size());
+  ASSERT_GE(at_1100, 1u);
+  EXPECT_EQ(busy[at_1100 - 1], 0);
+  EXPECT_EQ(busy[at_1100], 4);
+  EXPECT_EQ(time.back(), 1101);
+  EXPECT_EQ(busy.back(), 0);
+}
+
 TEST(ReportData, PagesCarryTheDataTheyWereGiven) {
   Machine machine = *Machine::parse("torus:4x4");
   SimResult r = tiled_run(3);

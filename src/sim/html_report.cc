@@ -34,6 +34,7 @@ td, th { border: 1px solid #ccc; padding: 0.2em 0.6em; text-align: right; }
 th { background: #f3f3f3; } td:first-child, th:first-child { text-align: left; }
 td.text { text-align: left; color: #555; }
 .note { color: #a40; }
+.caption { font-size: 0.85em; font-weight: 600; margin-bottom: 0.2em; }
 .warning { background: #fff3cd; border: 1px solid #e0b84c; padding: 0.6em 1em; }
 )css";
 
@@ -286,7 +287,7 @@ ganttEl.setAttribute('data-shapes', String(drawn.rects));
 
 var tl = D.timeline;
 document.getElementById('timeline-note').innerHTML = tl.thinned
-  ? '<span class="note">Downsampled: ' + tl.time.length + ' points, each the busiest instant of its stretch.</span>'
+  ? '<span class="note">Downsampled: ' + tl.time.length + ' points: the busiest and the last instant of each stretch.</span>'
   : 'State after each scheduling instant.';
 var timelineSeries = [
   {name: 'busy nodes', type: 'line', step: 'end', showSymbol: false, areaStyle: {opacity: 0.3},
@@ -322,20 +323,24 @@ drawChart('slowdown', {
 });
 
 // Occupancy: every node a square cell (grey when free), each slice of the machine outlined.
+// The caption above the map says when it is (HTML, so long captions wrap instead of overlapping).
 function occupancyMap(el, inst, title) {
+  var caption = document.createElement('div');
+  caption.className = 'caption';
+  el.parentNode.insertBefore(caption, el);
   var cell = Math.max(3, Math.min(26, Math.floor((el.clientWidth - 20) / occ.width)));
-  el.style.height = (cell * occ.height + 55) + 'px';
+  el.style.height = (cell * occ.height + 20) + 'px';
   var counts = {busy: 0, free: 0};
   var data = occ.cells.map(function (c, node) { return [c[0], c[1], inst.jobs[node]]; });
   var outlines = [];
   for (var s = 0; s < occ.slices; s++) outlines.push([s * (occ.slice_width + 1), 0]);
   function option(inst, data) {
     counts.busy = 0; counts.free = 0;
+    caption.textContent = title(inst);
     return {
-      title: {text: title(inst), textStyle: {fontSize: 12, lineHeight: 15}},
       tooltip: {formatter: function (p) { return p.seriesIndex ? '' :
         'cell (' + p.value[0] + ',' + p.value[1] + '): ' + (p.value[2] < 0 ? 'free' : 'job ' + p.value[2]); }},
-      grid: {left: 10, top: 42, width: cell * occ.width, height: cell * occ.height},
+      grid: {left: 10, top: 8, width: cell * occ.width, height: cell * occ.height},
       xAxis: {type: 'value', min: 0, max: occ.width, show: false},
       yAxis: {type: 'value', min: 0, max: occ.height, inverse: true, show: false},
       series: [{type: 'custom', data: data, progressive: 0, encode: {x: 0, y: 1},
@@ -376,13 +381,14 @@ if (!occ || !occ.instants.length) {
     occ.quantiles.map(function (q) { return Math.round(100 * q) + '%'; }).join(', ') +
     ' of its busy node-seconds. Below, a slider shows any of ' + occ.instants.length + ' recorded instants.';
   var shortTime = function (t) { return unix !== null ? dateText(t, true) : fmt(t / unit[0]) + ' ' + unit[1]; };
-  var busyTitle = function (inst) { return shortTime(inst.time) + '\n' + inst.busy + ' of ' + D.nodes + ' nodes busy'; };
+  var busyTitle = function (inst) { return shortTime(inst.time) + ': ' + inst.busy + ' of ' + D.nodes + ' nodes busy'; };
   occ.maps.forEach(function (index, k) {
-    var div = document.createElement('div');
+    var box = document.createElement('div'), div = document.createElement('div');
     div.id = 'occupancy-' + k;
-    document.getElementById('occupancy').appendChild(div);
+    box.appendChild(div);
+    document.getElementById('occupancy').appendChild(box);
     occupancyMap(div, occ.instants[index], function (inst) {
-      return Math.round(100 * occ.quantiles[k]) + '% of the work done: ' + busyTitle(inst); });
+      return Math.round(100 * occ.quantiles[k]) + '% of the work done, at ' + busyTitle(inst); });
   });
   document.getElementById('occupancy-explorer').style.display = '';
   var slider = document.getElementById('occupancy-slider');

@@ -166,26 +166,60 @@ json gantt(const SimResult& result, const RunSummary& summary, int node_count,
   return out;
 }
 
-json timeline(const SimResult& result, size_t max_points) {
-  const auto& tl = result.timeline;
-  size_t stride =
-      std::max<size_t>(1, (tl.size() + max_points - 1) / std::max<size_t>(1, max_points));
-  json t = json::array(), busy = json::array(), queued = json::array(), box = json::array();
-  for (size_t i = 0; i < tl.size(); i += stride) {
-    // The busiest sample of each stride, so thinning does not hide peaks.
-    size_t pick = i;
-    for (size_t k = i; k < std::min(tl.size(), i + stride); ++k)
-      if (tl[k].busy_nodes > tl[pick].busy_nodes) pick = k;
-    t.push_back(tl[i].time);
-    busy.push_back(tl[pick].busy_nodes);
-    queued.push_back(tl[pick].queued_jobs);
-    box.push_back(tl[pick].largest_free_box);
+// The busy nodes over time from the jobs' own intervals (exact whatever the scheduler sampled:
+// a run's timeline has no sample when a job ends with nobody waiting), with the queue length and
+// largest free box of the timeline's latest sample at or before each instant.
+std::vector<TimelineSample> busy_timeline(const SimResult& result) {
+  std::vector<std::pair<Seconds, int>> changes;
+  for (const JobRecord& j : result.jobs) {
+    int nodes = 0;
+    for (auto [first, last] : j.runs) nodes += last - first + 1;
+    if (j.runs.empty()) nodes = j.nodes;
+    for (auto [from, to] : held_intervals(j)) {
+      changes.emplace_back(from, nodes);
+      changes.emplace_back(to, -nodes);
+    }
   }
-  if (!tl.empty() && (tl.size() - 1) % stride != 0) {
-    t.push_back(tl.back().time);
-    busy.push_back(tl.back().busy_nodes);
-    queued.push_back(tl.back().queued_jobs);
-    box.push_back(tl.back().largest_free_box);
+  std::sort(changes.begin(), changes.end());
+  std::vector<TimelineSample> out;
+  const auto& tl = result.timeline;
+  size_t c = 0, s = 0;
+  int busy = 0;
+  TimelineSample state;
+  while (c < changes.size() || s < tl.size()) {
+    Seconds t = c < changes.size() && (s >= tl.size() || changes[c].first <= tl[s].time)
+                    ? changes[c].first
+                    : tl[s].time;
+    for (; c < changes.size() && changes[c].first == t; ++c) busy += changes[c].second;
+    for (; s < tl.size() && tl[s].time == t; ++s) state = tl[s];
+    // Before the first sample: whether boxes are recorded at all (-1: no), as the page asks.
+    if (s == 0) state.largest_free_box = tl.empty() ? -1 : tl[0].largest_free_box;
+    state.time = t;
+    state.busy_nodes = busy;
+    out.push_back(state);
+  }
+  return out;
+}
+
+json timeline(const SimResult& result, size_t max_points) {
+  const std::vector<TimelineSample> tl = busy_timeline(result);
+  // Two points per stretch: its busiest sample, so thinning does not hide peaks, and its last, so
+  // the state held until the next stretch (across an idle gap, say) is the one the run was in.
+  size_t stride =
+      std::max<size_t>(1, (2 * tl.size() + max_points - 1) / std::max<size_t>(2, max_points));
+  json t = json::array(), busy = json::array(), queued = json::array(), box = json::array();
+  auto add = [&](const TimelineSample& s) {
+    t.push_back(s.time);
+    busy.push_back(s.busy_nodes);
+    queued.push_back(s.queued_jobs);
+    box.push_back(s.largest_free_box);
+  };
+  for (size_t i = 0; i < tl.size(); i += stride) {
+    size_t last = std::min(tl.size(), i + stride) - 1, pick = i;
+    for (size_t k = i; k <= last; ++k)
+      if (tl[k].busy_nodes > tl[pick].busy_nodes) pick = k;
+    add(tl[pick]);
+    if (last != pick) add(tl[last]);
   }
   return {{"time", std::move(t)},
           {"busy", std::move(busy)},
