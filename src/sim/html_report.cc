@@ -287,7 +287,7 @@ ganttEl.setAttribute('data-shapes', String(drawn.rects));
 
 var tl = D.timeline;
 document.getElementById('timeline-note').innerHTML = tl.thinned
-  ? '<span class="note">Downsampled: ' + tl.time.length + ' points: the busiest and the last instant of each stretch.</span>'
+  ? '<span class="note">Downsampled: ' + tl.time.length + ' points: the first, busiest and last instant of each short stretch of time.</span>'
   : 'State after each scheduling instant.';
 var timelineSeries = [
   {name: 'busy nodes', type: 'line', step: 'end', showSymbol: false, areaStyle: {opacity: 0.3},

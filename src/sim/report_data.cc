@@ -203,10 +203,13 @@ std::vector<TimelineSample> busy_timeline(const SimResult& result) {
 
 json timeline(const SimResult& result, size_t max_points) {
   const std::vector<TimelineSample> tl = busy_timeline(result);
-  // Two points per stretch: its busiest sample, so thinning does not hide peaks, and its last, so
-  // the state held until the next stretch (across an idle gap, say) is the one the run was in.
-  size_t stride =
-      std::max<size_t>(1, (2 * tl.size() + max_points - 1) / std::max<size_t>(2, max_points));
+  // Thinned by time: in each of max_points / 3 equal stretches of the run, its first sample, its
+  // busiest (so peaks stay) and its last (so the state held into the next stretch, across an idle
+  // gap say, is the one the run was in).
+  const size_t stretches = std::max<size_t>(1, max_points / 3);
+  const bool thinned = tl.size() > std::max<size_t>(1, max_points);
+  const Seconds t0 = tl.empty() ? 0 : tl.front().time;
+  const Seconds width = tl.empty() ? 0 : (tl.back().time - t0) / static_cast<double>(stretches);
   json t = json::array(), busy = json::array(), queued = json::array(), box = json::array();
   auto add = [&](const TimelineSample& s) {
     t.push_back(s.time);
@@ -214,18 +217,24 @@ json timeline(const SimResult& result, size_t max_points) {
     queued.push_back(s.queued_jobs);
     box.push_back(s.largest_free_box);
   };
-  for (size_t i = 0; i < tl.size(); i += stride) {
-    size_t last = std::min(tl.size(), i + stride) - 1, pick = i;
-    for (size_t k = i; k <= last; ++k)
-      if (tl[k].busy_nodes > tl[pick].busy_nodes) pick = k;
-    add(tl[pick]);
-    if (last != pick) add(tl[last]);
+  auto stretch_of = [&](Seconds time) {
+    return width > 0 ? std::min(stretches - 1, static_cast<size_t>((time - t0) / width)) : 0;
+  };
+  for (size_t first = 0; first < tl.size();) {
+    size_t last = first, peak = first;
+    if (thinned)
+      while (last + 1 < tl.size() && stretch_of(tl[last + 1].time) == stretch_of(tl[first].time))
+        if (tl[++last].busy_nodes > tl[peak].busy_nodes) peak = last;
+    add(tl[first]);
+    if (peak != first) add(tl[peak]);
+    if (last != peak) add(tl[last]);
+    first = last + 1;
   }
   return {{"time", std::move(t)},
           {"busy", std::move(busy)},
           {"queued", std::move(queued)},
           {"largest_free_box", std::move(box)},
-          {"thinned", stride > 1}};
+          {"thinned", thinned}};
 }
 
 json slowdown(const SimResult& result) {

@@ -9,8 +9,8 @@
 //               node rows, so the rectangles and bands together hold every busy node-second
 //               (busy_node_seconds) exactly.
 //   timeline    busy nodes, queued jobs and the largest free box (mesh/torus) after each instant
-//               (thinned to at most max_timeline_points: the busiest and the last sample of each
-//               stretch)
+//               (thinned to at most max_timeline_points: the first, busiest and last sample of
+//               each of max_timeline_points / 3 equal stretches of time)
 //   slowdown    job counts by size class (powers of two) and bounded-slowdown bin
 //   occupancy   mesh/torus only: the grid cell of every node (x across, y down; the z slices of a
 //               3-D machine side by side; higher axes folded into z) and, at up to a few hundred of
