@@ -514,7 +514,7 @@ var curves = loads.length > 1;
 document.body.setAttribute('data-charts-expected', String(CHARTS.length * (curves ? 2 : 1)));
 document.getElementById('charts-note').textContent = seeded
   ? 'Bars: the mean over seeds; whiskers: min..max.' : 'One bar per run.';
-function short(text) { return text.length > 26 ? text.slice(0, 25) + '…' : text; }
+function short(text) { return text.length > 34 ? text.slice(0, 33) + '…' : text; }
 // Whiskers [x, low, high] as a custom series over the same axes.
 function whiskers(points, color) {
   return {type: 'custom', silent: true, data: points, z: 10, encode: {x: 0, y: [1, 2]},
