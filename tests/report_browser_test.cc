@@ -245,10 +245,25 @@ TEST(ReportBrowser, CalendarAxisWhenTheTraceIsDated) {
   size_t at = html.find(key);
   ASSERT_NE(at, std::string::npos);
   html.insert(at + key.size(), "\"unix_start_time\":749458803,");
+  // And metrics the page does not know, one not computed (null) and one an object.
+  const std::string metrics_key = "\"metrics\":{";
+  at = html.find(metrics_key);
+  ASSERT_NE(at, std::string::npos);
+  html.insert(at + metrics_key.size(), "\"future_metric_s\":null,\"users\":{\"7\":{\"jobs\":3}},");
+  const std::string hops_key = "\"mean_pairwise_hops\":";
+  at = html.find(hops_key, at);
+  ASSERT_NE(at, std::string::npos);
+  size_t value_end = html.find_first_of(",}", at);
+  html.replace(at + hops_key.size(), value_end - at - hops_key.size(), "null");
   fs::path dated = tmp.path() / "dated.html";
   std::ofstream(dated) << html;
   std::string dom = expect_renders(dated, tmp.path(), 3);
   EXPECT_NE(dom.find("date (UTC)"), std::string::npos);
+  EXPECT_NE(dom.find("<td class=\"text\">future_metric_s</td><td>n/a</td>"), std::string::npos);
+  EXPECT_NE(dom.find("<td class=\"text\">Mean pairwise hops (hops)</td><td>n/a</td>"),
+            std::string::npos);
+  EXPECT_NE(dom.find("<td class=\"text\">users</td><td>{\"7\":{\"jobs\":3}}</td>"),
+            std::string::npos);
   auto summary = nlohmann::json::parse(read_file(tmp.path() / "summary.json"));
   expect_gantt_covers_run(dom, summary["metrics"], 64);
 }
