@@ -284,6 +284,7 @@ ganttEl.setAttribute('data-x-min-s', String(toSeconds(extent[0])));
 ganttEl.setAttribute('data-x-max-s', String(toSeconds(extent[1])));
 ganttEl.setAttribute('data-busy-node-seconds', String(drawn.busy));
 ganttEl.setAttribute('data-shapes', String(drawn.rects));
+ganttEl.setAttribute('data-time-unit', unix !== null ? 'date' : unit[1]);
 
 var tl = D.timeline;
 document.getElementById('timeline-note').innerHTML = tl.thinned

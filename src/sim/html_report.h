@@ -13,7 +13,8 @@
 // data-charts-expected), any script error (data-errors) and how far it overflows the window
 // horizontally (data-page-overflow, pixels), so a headless browser can check it. The Gantt chart's
 // element also records its x-axis range (data-x-min-s, data-x-max-s, trace seconds) and the
-// node-seconds it drew (data-busy-node-seconds); each occupancy map its data-busy-cells,
+// node-seconds it drew (data-busy-node-seconds) and its time unit (data-time-unit: s, minutes,
+// hours, days, or date); each occupancy map its data-busy-cells,
 // data-free-cells and data-nodes.
 #pragma once
 
