@@ -3,7 +3,7 @@
 #   make test  installs dependencies, builds, runs every test
 JOBS ?= 2
 
-.PHONY: deps build run test test-asan bench format clean
+.PHONY: deps build run test test-asan bench format clean screenshots
 
 deps:
 	@bash scripts/bootstrap.sh
@@ -28,6 +28,11 @@ test-asan: deps
 
 bench: build
 	@./build/release/trellis bench contiguous
+
+# PNGs of the HTML reports (NASA iPSC and Lublin traces, a gang run, two comparisons) in
+# out/screenshots, taken with headless Chromium.
+screenshots: build
+	@bash scripts/report_screenshots.sh out/screenshots
 
 format:
 	@clang-format -i $$(git ls-files '*.h' '*.cc')

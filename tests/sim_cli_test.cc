@@ -1,61 +1,27 @@
 // End-to-end tests of `trellis sim` and `trellis sim-compare`: outputs, exit codes and error
 // messages, and the HTML reports opened in headless Chromium (no script errors, every chart drawn).
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
-#include <sstream>
+
+#include "browser.h"
 
 #include "sim_test_support.h"
 
 namespace trellis {
 namespace {
 
+using browser_test::Command;
+using browser_test::expect_renders;
+using browser_test::have_chromium;
+using browser_test::read_file;
+using browser_test::shell;
+using browser_test::TempDir;
 namespace fs = std::filesystem;
-
-struct Command {
-  int status;
-  std::string out;
-};
-
-// Runs a shell command, capturing stdout and stderr together.
-Command shell(const std::string& command) {
-  std::string out;
-  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
-  char buffer[4096];
-  size_t n;
-  while ((n = fread(buffer, 1, sizeof buffer, pipe)) > 0) out.append(buffer, n);
-  int status = pclose(pipe);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
-}
-
-std::string read_file(const fs::path& path) {
-  std::ifstream in(path);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "trellis-sim-XXXXXX").string();
-    path_ = mkdtemp(pattern.data());
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
 
 const std::string kTrellis = TRELLIS_BINARY;
 
@@ -132,57 +98,6 @@ TEST(SimCli, CompareRunsTheWholeGrid) {
   EXPECT_NE(data["runs"][0]["metrics"]["makespan_s"], data["runs"][1]["metrics"]["makespan_s"]);
 }
 
-// Opens `html` in headless Chromium and checks that the page drew every chart it meant to, with
-// no script error.
-// The value of attribute `name` in an HTML start tag ("" when absent).
-std::string attribute(const std::string& tag, const std::string& name) {
-  size_t at = tag.find(" " + name + "=\"");
-  if (at == std::string::npos) return "";
-  size_t start = at + name.size() + 3;
-  return tag.substr(start, tag.find('"', start) - start);
-}
-
-void expect_renders(const fs::path& html, const fs::path& scratch, int min_charts) {
-  fs::path profile = scratch / "chromium-profile";
-  fs::create_directories(profile);
-  fs::path dom = scratch / "dom.html", log = scratch / "chromium.log";
-  std::string cmd =
-      "timeout 120 /usr/bin/chromium --headless --no-sandbox --disable-gpu "
-      "--disable-quic --no-first-run --disable-background-networking "
-      "--disable-component-update --disable-sync --user-data-dir=" +
-      profile.string() +
-      " --enable-logging=stderr --v=0 --virtual-time-budget=15000 --dump-dom file://" +
-      html.string() + " > " + dom.string() + " 2> " + log.string();
-  ASSERT_EQ(std::system(cmd.c_str()), 0) << read_file(log);
-  std::string page = read_file(dom);
-  // The report's <body> records what its scripts did: charts expected, charts drawn, errors.
-  // (Embedded frames have bodies of their own; take the one that carries the record.)
-  std::string tag;
-  for (size_t at = page.find("<body"); at != std::string::npos; at = page.find("<body", at + 1)) {
-    std::string candidate = page.substr(at, page.find('>', at) - at);
-    if (candidate.find("data-charts-rendered") != std::string::npos) {
-      tag = candidate;
-      break;
-    }
-  }
-  ASSERT_FALSE(tag.empty()) << "no report body in the DOM";
-  int rendered = std::stoi(attribute(tag, "data-charts-rendered"));
-  int expected = std::stoi(attribute(tag, "data-charts-expected"));
-  EXPECT_EQ(attribute(tag, "data-errors"), "") << "script errors";
-  EXPECT_EQ(rendered, expected);
-  EXPECT_GE(rendered, min_charts);
-  size_t canvases = 0;
-  for (size_t at = page.find("<canvas"); at != std::string::npos; at = page.find("<canvas", at + 1))
-    ++canvases;
-  EXPECT_GE(canvases, static_cast<size_t>(rendered)) << "charts without a drawing surface";
-  std::string console = read_file(log);
-  EXPECT_EQ(console.find("Uncaught"), std::string::npos) << console;
-}
-
-bool have_chromium() {
-  return fs::exists("/usr/bin/chromium");
-}
-
 TEST(SimReport, RendersInHeadlessChromium) {
   if (!have_chromium()) GTEST_SKIP() << "/usr/bin/chromium is not installed";
   TempDir tmp;
@@ -190,7 +105,7 @@ TEST(SimReport, RendersInHeadlessChromium) {
       shell(kTrellis + " sim --machine torus:8x8x4 --workload " + kTrace +
             " --max-jobs 300 --sched easy --alloc random --quiet --out " + tmp.path().string());
   ASSERT_EQ(r.status, 0) << r.out;
-  // Gantt, utilization/queue, slowdown histogram and four occupancy maps.
+  // Gantt, utilization/queue, slowdown histogram, four occupancy maps and the one with a slider.
   expect_renders(tmp.path() / "report.html", tmp.path(), 7);
 }
 

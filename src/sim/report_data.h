@@ -1,19 +1,27 @@
 // The data behind a run's HTML report, as one JSON document the page's script draws from:
-//   gantt       rectangles [start, end, first node, last node + 1, job id, nodes, wait], one per
-//               run of consecutive node ids of a job (node ids are the allocator's order); when a
-//               run has more than max_rectangles of them, the jobs with the most node-seconds are
-//               kept and the page says how many were left out
+//   gantt       the run's busy node-time over [first submit, last end] (t_min, t_max). With few
+//               enough rectangles, every job is drawn: one rectangle
+//               [from, to, first node, last node + 1, job id, nodes, wait, timed out] per run of
+//               consecutive node ids (allocator order) and per interval the job ran (a gang job
+//               runs in several). With more, the jobs with the most node-seconds whose intervals
+//               are long enough to see stay rectangles and the rest are summed into bands
+//               [from, to, first node, last node + 1, busy fraction] over a grid of time bins x
+//               node rows, so the rectangles and bands together hold every busy node-second
+//               (busy_node_seconds) exactly.
 //   timeline    busy nodes, queued jobs and the largest free box (mesh/torus) after each instant
-//   (evenly thinned to at most
-//               max_timeline_points, always keeping the last)
+//               (thinned to at most max_timeline_points: the first, busiest and last sample of
+//               each of max_timeline_points / 3 equal stretches of time)
 //   slowdown    job counts by size class (powers of two) and bounded-slowdown bin
-//   occupancy   mesh/torus only: which job holds each node at a few instants, laid out as a grid
-//               (x across, y down; the z slices of a 3-D machine side by side; higher axes folded
-//               into z)
+//   occupancy   mesh/torus only: the grid cell of every node (x across, y down; the z slices of a
+//               3-D machine side by side; higher axes folded into z) and, at up to a few hundred of
+//               the run's instants, the job holding each node (-1: free); `maps` names the instants
+//               at quantiles of busy node-seconds, where the machine is doing the run's work
 #pragma once
 
 #include <cstddef>
 #include <nlohmann/json.hpp>
+#include <utility>
+#include <vector>
 
 #include "sim/run_metrics.h"
 #include "sim/simulator.h"
@@ -22,10 +30,17 @@
 namespace trellis {
 
 struct ReportLimits {
-  size_t max_rectangles = 40000;
+  size_t max_rectangles = 20000;  // beyond this, short jobs are summed into bands
+  int gantt_time_bins = 400;      // the bands' grid
+  int gantt_node_rows = 128;
   size_t max_timeline_points = 4000;
-  int occupancy_instants = 4;  // at equal fractions of the run: 1/5, 2/5, ... for 4
+  int occupancy_maps = 4;               // at busy-time quantiles 1/5, 2/5, ... for 4
+  size_t max_occupancy_instants = 300;  // for the slider
+  size_t max_occupancy_cells = 300000;  // instants x nodes
 };
+
+// The intervals `job` held its nodes: running_intervals, or [start, end) when it ran unbroken.
+std::vector<std::pair<Seconds, Seconds>> held_intervals(const JobRecord& job);
 
 nlohmann::json run_report_data(const Machine& machine, const SimResult& result,
                                const RunSummary& summary, const nlohmann::json& about,

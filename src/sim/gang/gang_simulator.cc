@@ -192,6 +192,7 @@ Result<GangSimResult> simulate_gang(const std::vector<SimJob>& jobs, gang::GangS
   long now = 0;
   long last_progress = 0;
   std::vector<std::pair<JobId, long>> finished;  // in the current slot, and when
+  std::size_t recorded_spans = 0;
 
   auto record_load = [&](long from, long to, gang::LoadIndex load) {
     max_tqlb_units += static_cast<double>(load.max) * (to - from);
@@ -277,13 +278,26 @@ Result<GangSimResult> simulate_gang(const std::vector<SimJob>& jobs, gang::GangS
         placed.first = r.first;
         placed.partition = r.size;
       }
+      long active_until = now;
       for (long t = now; t < slot_end && !p.finished; ++t) {
         active_units += r.size;
+        active_until = t + 1;
         if (p.run_unit(t)) {
           useful_units += r.size;
           any_progress = true;
         }
         if (p.finished) finished.emplace_back(r.job, t + 1);
+      }
+      if (config.record_activity && active_until > now) {
+        JobOutcome& o = result.jobs[p.outcome];
+        if (!o.active_spans.empty() && o.active_spans.back().second == now) {
+          o.active_spans.back().second = active_until;  // ran in the slot before too
+        } else if (o.spans_complete && recorded_spans < config.max_active_spans) {
+          o.active_spans.emplace_back(now, active_until);
+          ++recorded_spans;
+        } else {
+          o.spans_complete = false;
+        }
       }
     }
     now = slot_end;

@@ -16,8 +16,10 @@
 //   correlation  Pearson's r between log2(size) and RETR over finished jobs.
 #pragma once
 
+#include <cstddef>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/result.h"
@@ -33,9 +35,13 @@ struct GangSimConfig {
   bool drain = false;
   long slice = 1;  // time units per slot
   bool idle_detection = false;
-  int trace_slots = 0;           // record the first N slots' running jobs
-  long load_samples = 1000;      // about this many points in the TQLB series
-  bool record_activity = false;  // keep an ActivitySample at every change (for timelines)
+  int trace_slots = 0;       // record the first N slots' running jobs
+  long load_samples = 1000;  // about this many points in the TQLB series
+  // Keep an ActivitySample at every change (for timelines) and each job's active spans.
+  bool record_activity = false;
+  // At most this many active spans over all jobs (about 16 bytes each); past it the jobs still
+  // running have spans_complete = false and record no more.
+  std::size_t max_active_spans = std::size_t{1} << 21;
   std::function<void(long now, long end)> progress;  // called now and then on long runs
 };
 
@@ -53,6 +59,10 @@ struct JobOutcome {
   long done = 0;    // compute units done
   double retr = 0;  // (end - submit) / work for finished jobs
   JobFate fate = JobFate::kUnfinished;
+  // With config.record_activity: the time units [from, to) in which it was switched in, in order,
+  // consecutive slots merged into one span.
+  std::vector<std::pair<long, long>> active_spans;
+  bool spans_complete = true;  // false when max_active_spans cut its record short
 };
 
 struct SlotRecord {

@@ -47,6 +47,25 @@ std::vector<std::pair<NodeId, NodeId>> runs_of(const NodeSet& nodes) {
   return runs;
 }
 
+// The spans `outcome` was switched in, in seconds within [start, end); empty when it ran from start
+// to end without a break. Spans past the simulator's record cap become one interval up to `end`.
+std::vector<std::pair<Seconds, Seconds>> running_intervals(const JobOutcome& outcome, Seconds start,
+                                                           Seconds end, double quantum) {
+  std::vector<std::pair<Seconds, Seconds>> intervals;
+  for (auto [from, to] : outcome.active_spans) {
+    Seconds a = std::max(start, static_cast<double>(from) * quantum);
+    Seconds b = std::min(end, static_cast<double>(to) * quantum);
+    if (b > a) intervals.emplace_back(a, b);
+  }
+  if (!outcome.spans_complete) {
+    Seconds tail = intervals.empty() ? start : intervals.back().second;
+    if (end > tail) intervals.emplace_back(tail, end);
+  }
+  if (intervals.size() == 1 && intervals[0].first == start && intervals[0].second == end)
+    intervals.clear();
+  return intervals;
+}
+
 }  // namespace
 
 SimResult to_sim_result(const Machine& machine, const Curve& order, const GangSimResult& gang,
@@ -76,6 +95,7 @@ SimResult to_sim_result(const Machine& machine, const Curve& order, const GangSi
     r.requested_nodes = job.request.nodes;
     r.user = job.user;
     r.timed_out = job.time_limit > 0 && job.run_time > job.time_limit;  // quantize() cuts there
+    r.running_intervals = running_intervals(*o, r.start, r.end, quantum);
     if (record_placements) {
       NodeSet nodes(machine.node_count());
       for (int p = o->first; p < o->first + o->partition; ++p) nodes.set(order.node_at(p));

@@ -25,7 +25,10 @@ struct QuantizedWorkload {
 // batch simulator's jobs do (the limit stays a kill limit).
 QuantizedWorkload quantize(const std::vector<Job>& jobs, int processors, double quantum);
 
-// The SimResult of a gang run of `jobs` (the workload quantize() was given).
+// The SimResult of a gang run of `jobs` (the workload quantize() was given). Each job's
+// running_intervals are the slots it was switched in (from the gang run's active spans, recorded
+// with GangSimConfig::record_activity), so no two jobs hold a node at the same time; a job whose
+// spans passed the simulator's cap runs without a break from its last recorded span to its end.
 SimResult to_sim_result(const Machine& machine, const Curve& order, const GangSimResult& gang,
                         const std::vector<Job>& jobs, const QuantizedWorkload& quantized,
                         double quantum, bool record_placements);
