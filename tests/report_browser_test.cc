@@ -56,6 +56,7 @@ double csv_node_seconds(const fs::path& csv) {
     std::istringstream row(line);
     std::string cell;
     while (std::getline(row, cell, ',')) cells.push_back(cell);
+    if (cells.at(column.at("end")).empty()) continue;  // rejected (RJ): never ran
     total += std::stod(cells.at(column.at("nodes"))) *
              (std::stod(cells.at(column.at("end"))) - std::stod(cells.at(column.at("start"))));
   }
