@@ -374,7 +374,8 @@ function occupancyMap(el, inst, title) {
 }
 if (!occ || !occ.instants.length) {
   document.getElementById('occupancy-note').textContent = occ
-    ? 'No placements recorded.' : 'Occupancy maps are drawn for mesh/torus machines only.';
+    ? (occ.omitted || 'No placements recorded.')
+    : 'Occupancy maps are drawn for mesh/torus machines only.';
 } else {
   document.getElementById('occupancy-note').textContent = 'Which job holds each node (one colour per job, ' +
     'light grey = free; x across, y down' + (occ.slices > 1 ? ', z slices side by side' : '') +

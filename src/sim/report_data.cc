@@ -316,6 +316,11 @@ json occupancy(const Torus& torus, const SimResult& result, Seconds t_min, Secon
   const int y_extent = torus.dims() > 1 ? torus.extent(1) : 1;
   const int nodes = torus.node_count();
   const int slices = nodes / (x_extent * y_extent);
+  if (static_cast<size_t>(nodes) > limits.max_occupancy_nodes)
+    return {{"instants", json::array()},
+            {"omitted", "Occupancy maps are drawn for machines of up to " +
+                            std::to_string(limits.max_occupancy_nodes) + " nodes; this one has " +
+                            std::to_string(nodes) + "."}};
   json cells = json::array();
   for (NodeId id = 0; id < nodes; ++id) {
     Coords c = torus.coords(id);

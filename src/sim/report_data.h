@@ -12,7 +12,8 @@
 //               (thinned to at most max_timeline_points: the first, busiest and last sample of
 //               each of max_timeline_points / 3 equal stretches of time)
 //   slowdown    job counts by size class (powers of two) and bounded-slowdown bin
-//   occupancy   mesh/torus only: the grid cell of every node (x across, y down; the z slices of a
+//   occupancy   mesh/torus of up to max_occupancy_nodes only: the grid cell of every node (x
+//   across, y down; the z slices of a
 //               3-D machine side by side; higher axes folded into z) and, at up to a few hundred of
 //               the run's instants, the job holding each node (-1: free); `maps` names the instants
 //               at quantiles of busy node-seconds, where the machine is doing the run's work
@@ -37,6 +38,7 @@ struct ReportLimits {
   int occupancy_maps = 4;               // at busy-time quantiles 1/5, 2/5, ... for 4
   size_t max_occupancy_instants = 300;  // for the slider
   size_t max_occupancy_cells = 300000;  // instants x nodes
+  size_t max_occupancy_nodes = 65536;   // larger machines get no map (one cell per node)
 };
 
 // The intervals `job` held its nodes: running_intervals, or [start, end) when it ran unbroken.
