@@ -50,7 +50,7 @@ bool compare_round_robin(int processors, long slots, std::ostream& out) {
   }
   gang::ReferenceRoundRobin reference(*tree, queues, false);
 
-  using Slots = std::vector<std::vector<gang::RunningJob>>;
+  using Slots = std::vector<std::vector<gang::SlotJob>>;
   auto run = [&](auto& engine, Slots& into) {
     into.resize(static_cast<std::size_t>(slots));
     auto start = Clock::now();
@@ -62,7 +62,7 @@ bool compare_round_robin(int processors, long slots, std::ostream& out) {
   const double message_seconds = run(**messages, by_messages);
   const double reference_seconds = run(reference, by_reference);
 
-  auto by_processor = [](std::vector<gang::RunningJob> slot) {
+  auto by_processor = [](std::vector<gang::SlotJob> slot) {
     std::sort(slot.begin(), slot.end(),
               [](const auto& x, const auto& y) { return x.first < y.first; });
     return slot;

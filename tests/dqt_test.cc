@@ -45,9 +45,9 @@ std::unique_ptr<Engine> tree_with_queues(int processors, int fanout,
 }
 
 // Which job each processor runs in the slot ("-" for idle).
-std::vector<std::string> per_processor(const std::vector<RunningJob>& slot, int processors) {
+std::vector<std::string> per_processor(const std::vector<SlotJob>& slot, int processors) {
   std::vector<std::string> pe(processors, "-");
-  for (const RunningJob& r : slot)
+  for (const SlotJob& r : slot)
     for (int p = r.first; p < r.first + r.size; ++p) pe[p] = label(r.job);
   return pe;
 }
@@ -158,7 +158,7 @@ TYPED_TEST(DqtEngine, EveryJobRunsWithinMaxTqlbSlotsAndPartitionsNeverOverlap) {
           if (a == b) continue;
           ASSERT_FALSE(tree->is_ancestor_or_self(active[a], active[b])) << "trial " << trial;
         }
-      for (const RunningJob& r : s) runs[r.job].push_back(slot);
+      for (const SlotJob& r : s) runs[r.job].push_back(slot);
     }
     // Every window of max-TQLB consecutive slots runs every job at least once.
     for (int node = 0; node < static_cast<int>(lengths.size()); ++node) {
@@ -198,7 +198,7 @@ TYPED_TEST(DqtEngine, BalancedTreeKeepsEveryProcessorBusy) {
     std::map<JobId, int> count;
     for (int slot = 0; slot < 3 * target; ++slot) {
       int busy = 0;
-      for (const RunningJob& r : dqt->next_slot()) {
+      for (const SlotJob& r : dqt->next_slot()) {
         busy += r.size;
         ++count[r.job];
       }
@@ -225,7 +225,7 @@ TYPED_TEST(DqtEngine, FairDqtRunsEveryJobExactlyOncePerLap) {
     for (int slot = 0; slot < 8 * dqt->load().max + 4; ++slot) {
       const auto& s = dqt->next_slot();
       if (first_lap < 0) first_lap = dqt->laps();
-      for (const RunningJob& r : s) ++per_lap[dqt->laps()][r.job];
+      for (const SlotJob& r : s) ++per_lap[dqt->laps()][r.job];
     }
     long last_lap = dqt->laps();
     // Every complete lap (not the one still running) ran each job exactly once.
@@ -273,17 +273,17 @@ TYPED_TEST(DqtEngine, MatchesTheCentralizedReference) {
       for (int j = 0; j < lengths[n]; ++j) queues[n].push_back(q(static_cast<int>(n), j));
     ReferenceRoundRobin reference(*tree, queues, fair);
     for (int slot = 0; slot < 6 * std::max(dqt->load().max, 1) + 3; ++slot) {
-      std::vector<RunningJob> got = dqt->next_slot();
+      std::vector<SlotJob> got = dqt->next_slot();
       std::sort(got.begin(), got.end(),
-                [](const RunningJob& a, const RunningJob& b) { return a.first < b.first; });
+                [](const SlotJob& a, const SlotJob& b) { return a.first < b.first; });
       ASSERT_EQ(got, reference.next_slot()) << "trial " << trial << " slot " << slot;
     }
   }
 }
 
-std::vector<RunningJob> by_processor(std::vector<RunningJob> slot) {
+std::vector<SlotJob> by_processor(std::vector<SlotJob> slot) {
   std::sort(slot.begin(), slot.end(),
-            [](const RunningJob& a, const RunningJob& b) { return a.first < b.first; });
+            [](const SlotJob& a, const SlotJob& b) { return a.first < b.first; });
   return slot;
 }
 
@@ -324,13 +324,13 @@ TEST(DqtEngines, DirectCallsChooseTheSlotsMessagePassingChooses) {
         ASSERT_EQ((*messages)->node_of(id), (*direct)->node_of(id)) << "trial " << trial;
       }
       auto expected = by_processor((*messages)->next_slot());
-      const std::vector<RunningJob> got = by_processor((*direct)->next_slot());
+      const std::vector<SlotJob> got = by_processor((*direct)->next_slot());
       ASSERT_EQ(got, expected) << "trial " << trial << " step " << step;
       ASSERT_EQ((*direct)->laps(), (*messages)->laps()) << "trial " << trial << " step " << step;
       ASSERT_EQ((*direct)->load().max, (*messages)->load().max);
       ASSERT_EQ((*direct)->load().min, (*messages)->load().min);
       compared_jobs += static_cast<long>(got.size());
-      for (const RunningJob& r : got) {
+      for (const SlotJob& r : got) {
         double u = coin(rng);
         if (u < 0.12) {
           (*messages)->finish(r.job);

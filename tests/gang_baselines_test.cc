@@ -12,8 +12,8 @@
 namespace trellis::gang {
 namespace {
 
-std::map<JobId, RunningJob> by_job(const std::vector<RunningJob>& slot) {
-  std::map<JobId, RunningJob> out;
+std::map<JobId, SlotJob> by_job(const std::vector<SlotJob>& slot) {
+  std::map<JobId, SlotJob> out;
   for (const auto& r : slot) out[r.job] = r;
   return out;
 }
@@ -177,7 +177,7 @@ TEST(GangPolicies, NeverOverlapAndFinishEveryJob) {
         std::vector<char> used(processors, 0);
         std::vector<JobId> done;
         std::vector<JobId> ran;
-        for (const RunningJob& r : (*s)->next_slot()) {
+        for (const SlotJob& r : (*s)->next_slot()) {
           ASSERT_FALSE(suspended.count(r.job))
               << info.name << ": suspended job " << r.job << " ran";
           ASSERT_EQ(r.size, BuddySystem::block_size(sizes.at(r.job))) << info.name;

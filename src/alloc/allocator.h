@@ -17,6 +17,7 @@
 #include "core/request.h"
 #include "core/result.h"
 #include "topology/box.h"
+#include "topology/curve.h"
 #include "topology/machine.h"
 
 namespace trellis {
@@ -43,6 +44,10 @@ class Allocator {
   // nodes are a subset of `free` with exactly request.nodes members. An error means the request
   // does not fit now; it says why.
   virtual Result<Placement> allocate(const NodeSet& free, const Request& request) const = 0;
+
+  // The order in which this allocator lays nodes out, when it works along a curve (buddy, the
+  // linear allocators); nullptr otherwise. Gang policies place their partitions along it.
+  virtual const Curve* node_order() const { return nullptr; }
 
  protected:
   explicit Allocator(const Machine& machine) : machine_(machine) {}

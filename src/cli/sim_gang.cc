@@ -8,7 +8,6 @@
 #include <iostream>
 #include <sstream>
 
-#include "alloc/buddy/buddy_allocator.h"
 #include "alloc/registry.h"
 #include "cli/alloc_report.h"
 #include "sched/gang/registry.h"
@@ -82,8 +81,9 @@ Status check_gang_policy(const SimArgs& args, const Machine& machine) {
     return fail("--mode and --shape-requests do not apply to gang policy '" + args.policy +
                 "': it runs jobs on whole partitions of the node order, not boxes");
   if (args.no_kill)
-    return fail("--no-kill-at-limit: gang policies always end a job at its requested time; drop "
-                "the option or use a queue policy");
+    return fail(
+        "--no-kill-at-limit: gang policies always end a job at its requested time; drop "
+        "the option or use a queue policy");
   auto options = parse_gang_options(args.sched_options, args.policy);
   if (!options) return fail("--sched-opt: " + options.error().message);
   auto scheduler = gang::GangPolicyRegistry::builtin().create(args.policy, machine.node_count(),
@@ -100,22 +100,20 @@ int run_gang_policy_sim(const SimArgs& args, const Machine& machine, const Workl
       gang::GangPolicyRegistry::builtin().create(args.policy, processors, options->policy);
   if (!scheduler) return usage_error(fail("--sched: " + scheduler.error().message));
 
-  // The order of the gang's processors on the machine.
-  Curve order = Curve::identity(processors);
+  // The order of the gang's processors on the machine: the allocator's curve when it works along
+  // one (buddy, the default, or a linear allocator), else the node ids.
   std::string alloc_name = args.allocator.empty() ? "buddy" : args.allocator;
-  if (alloc_name == "buddy") {
-    AllocatorOptions alloc_options;
-    for (const auto& o : args.alloc_options)
-      if (auto ok = alloc_options.add_list(o); !ok)
-        return usage_error(fail("--alloc-opt: " + ok.error().message));
-    auto allocator = AllocatorRegistry::builtin().create("buddy", machine, alloc_options);
-    if (!allocator) return usage_error(fail("--alloc: " + allocator.error().message));
-    if (const auto* buddy = dynamic_cast<const BuddyAllocator*>(allocator->get()))
-      order = buddy->curve();
-  } else if (!args.quiet) {
-    std::cerr << "trellis sim: gang policies place jobs on buddy partitions; allocator '"
-              << alloc_name << "' is not used (nodes taken in id order)\n";
-  }
+  AllocatorOptions alloc_options;
+  for (const auto& o : args.alloc_options)
+    if (auto ok = alloc_options.add_list(o); !ok)
+      return usage_error(fail("--alloc-opt: " + ok.error().message));
+  auto allocator = AllocatorRegistry::builtin().create(alloc_name, machine, alloc_options);
+  if (!allocator) return usage_error(fail("--alloc: " + allocator.error().message));
+  const Curve* curve = (*allocator)->node_order();
+  Curve order = curve ? *curve : Curve::identity(processors);
+  if (!curve && !args.quiet)
+    std::cerr << "trellis sim: allocator '" << alloc_name
+              << "' has no node order; gang partitions are taken in node id order\n";
 
   gangsim::QuantizedWorkload quantized =
       gangsim::quantize(workload.jobs, processors, options->quantum);
@@ -135,7 +133,7 @@ int run_gang_policy_sim(const SimArgs& args, const Machine& machine, const Workl
     std::cout << "trellis sim: " << quantized.jobs.size() << " jobs from " << workload.source
               << " on " << machine.spec() << ", gang policy " << args.policy << " (quantum "
               << options->quantum << " s), partitions along the "
-              << (alloc_name == "buddy" ? "buddy allocator's curve" : "node ids") << std::endl;
+              << (curve ? alloc_name + " allocator's curve" : std::string("node ids")) << std::endl;
   auto start = std::chrono::steady_clock::now();
   auto gang_result = gangsim::simulate_gang(quantized.jobs, **scheduler, config);
   double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

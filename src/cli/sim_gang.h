@@ -9,9 +9,9 @@
 //   max_jobs_per_node=K  slurm-gang's oversubscription limit (default 4)
 //   trace_slots=N        slots to write to slots.txt (default 200 when the workload has at most
 //                        500 jobs, else 0)
-// Partitions are aligned blocks along the buddy allocator's curve with `--alloc buddy`
-// (options as for that allocator); any other allocator is not used, and the nodes are taken in
-// id order.
+// Partitions are aligned blocks along the allocator's node order (Allocator::node_order): the
+// buddy allocator's curve by default (options as for that allocator), a linear allocator's curve,
+// or the node ids for an allocator without one.
 #pragma once
 
 #include "cli/sim_args.h"

@@ -34,6 +34,7 @@ class BuddyAllocator : public Allocator {
   Status check(const Request& request) const override;
 
   const Curve& curve() const { return curve_; }
+  const Curve* node_order() const override { return &curve_; }
 
  private:
   Curve curve_;

@@ -29,6 +29,7 @@ class LinearAllocator : public Allocator {
   Result<Placement> allocate(const NodeSet& free, const Request& request) const override;
 
   const Curve& curve() const { return curve_; }
+  const Curve* node_order() const override { return &curve_; }
 
  private:
   Curve curve_;

@@ -126,7 +126,7 @@ void DirectDqt::activate(TreeNodeId node) {
   }
 }
 
-const std::vector<RunningJob>& DirectDqt::next_slot() {
+const std::vector<SlotJob>& DirectDqt::next_slot() {
   selected_.clear();
   // The root answers rounded when the whole tree has lapped: start the next lap in this slot.
   if (next_turn(tree_.root()) && summaries_[tree_.root()].jobs > 0) {
@@ -135,7 +135,7 @@ const std::vector<RunningJob>& DirectDqt::next_slot() {
   }
   running_.clear();
   for (TreeNodeId n : selected_)
-    running_.push_back(RunningJob{nodes_[n].own.current(), first_processor_[n], tree_.size(n)});
+    running_.push_back(SlotJob{nodes_[n].own.current(), first_processor_[n], tree_.size(n)});
   return running_;
 }
 

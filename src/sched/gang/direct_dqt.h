@@ -39,7 +39,7 @@ class DirectDqt final : public GangScheduler {
   Status submit(JobId job, int size) override;
   // Queues a job at a given tree node, bypassing the task allocation policy (as Dqt::submit_at).
   Status submit_at(JobId job, TreeNodeId node);
-  const std::vector<RunningJob>& next_slot() override;
+  const std::vector<SlotJob>& next_slot() override;
   void finish(JobId job) override;
   bool suspend(JobId job) override;
   void resume(JobId job) override;
@@ -91,7 +91,7 @@ class DirectDqt final : public GangScheduler {
   std::vector<int> first_processor_;
   DqtJobs jobs_;
   std::vector<TreeNodeId> selected_;  // this slot's selections
-  std::vector<RunningJob> running_;
+  std::vector<SlotJob> running_;
   long laps_ = 0;
 };
 

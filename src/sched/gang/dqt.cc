@@ -73,7 +73,7 @@ void Dqt::deliver_all() {
   }
 }
 
-const std::vector<RunningJob>& Dqt::next_slot() {
+const std::vector<SlotJob>& Dqt::next_slot() {
   candidates_.clear();
   lap_started_this_slot_ = false;
   Message turn;
@@ -89,8 +89,7 @@ const std::vector<RunningJob>& Dqt::next_slot() {
   active_nodes_.erase(std::unique(active_nodes_.begin(), active_nodes_.end()), active_nodes_.end());
   running_.clear();
   for (TreeNodeId n : active_nodes_)
-    running_.push_back(
-        RunningJob{nodes_[n].running_job(), tree_.first_processor(n), tree_.size(n)});
+    running_.push_back(SlotJob{nodes_[n].running_job(), tree_.first_processor(n), tree_.size(n)});
   return running_;
 }
 

@@ -37,7 +37,7 @@ class Dqt final : public GangScheduler, private DqtNodeHost {
   // Queues a job at a given tree node, bypassing the task allocation policy: for replaying a
   // recorded placement and for the thesis's worked examples.
   Status submit_at(JobId job, TreeNodeId node);
-  const std::vector<RunningJob>& next_slot() override;
+  const std::vector<SlotJob>& next_slot() override;
   void finish(JobId job) override;
   bool suspend(JobId job) override;
   void resume(JobId job) override;
@@ -75,7 +75,7 @@ class Dqt final : public GangScheduler, private DqtNodeHost {
   DqtJobs jobs_;
   std::vector<TreeNodeId> candidates_;  // nodes that selected a job during this slot
   std::vector<TreeNodeId> active_nodes_;
-  std::vector<RunningJob> running_;
+  std::vector<SlotJob> running_;
   bool lap_started_this_slot_ = false;
   long laps_ = 0;
 };

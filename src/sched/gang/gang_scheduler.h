@@ -7,7 +7,7 @@
 //
 //   auto s = GangPolicyRegistry::builtin().create("dqt-ffapa", 128);
 //   (*s)->submit(7, 16);
-//   for (const RunningJob& r : (*s)->next_slot()) ...;   // job 7 on processors [r.first, +16)
+//   for (const SlotJob& r : (*s)->next_slot()) ...;   // job 7 on processors [r.first, +16)
 //   (*s)->finish(7);                                     // it finished in that slot
 #pragma once
 
@@ -19,12 +19,13 @@
 
 namespace trellis::gang {
 
-// One job's place in a slot: it runs on processors [first, first + size).
-struct RunningJob {
+// One job's place in a slot: it runs on processors [first, first + size). (Not a RunningJob of
+// sched/policy.h: that is a batch job holding nodes until it ends; this is one slot's tenancy.)
+struct SlotJob {
   JobId job = 0;
   int first = 0;
   int size = 0;  // the partition's size (the job's size rounded up to a partition)
-  friend bool operator==(const RunningJob&, const RunningJob&) = default;
+  friend bool operator==(const SlotJob&, const SlotJob&) = default;
 };
 
 // The load index of thesis section 7.1.4, generalised: for each processor, the number of jobs
@@ -46,7 +47,7 @@ class GangScheduler {
   virtual Status submit(JobId job, int size) = 0;
   // Decides the next slot: the jobs that run in it, in no particular order. The reference stays
   // valid until the next call of any method.
-  virtual const std::vector<RunningJob>& next_slot() = 0;
+  virtual const std::vector<SlotJob>& next_slot() = 0;
   // The job ran in the last slot and is finished (or was removed, e.g. deadlocked).
   virtual void finish(JobId job) = 0;
   // Global idle detection: the job ran in the last slot and now waits for input. Returns true

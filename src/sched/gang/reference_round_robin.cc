@@ -31,10 +31,10 @@ void ReferenceRoundRobin::reset(TreeNodeId n) {
   for (int k = 0; k < children(n); ++k) reset(tree_.child(n, k));
 }
 
-void ReferenceRoundRobin::turn(TreeNodeId n, std::vector<RunningJob>& out) {
+void ReferenceRoundRobin::turn(TreeNodeId n, std::vector<SlotJob>& out) {
   Node& node = nodes_[n];
   if (!own_exhausted(n)) {
-    out.push_back(RunningJob{queues_[n][node.next], tree_.first_processor(n), tree_.size(n)});
+    out.push_back(SlotJob{queues_[n][node.next], tree_.first_processor(n), tree_.size(n)});
     node.next = (node.next + 1) % queues_[n].size();
     ++node.ran;
     return;
@@ -51,13 +51,13 @@ void ReferenceRoundRobin::turn(TreeNodeId n, std::vector<RunningJob>& out) {
   }
 }
 
-std::vector<RunningJob> ReferenceRoundRobin::next_slot() {
-  std::vector<RunningJob> out;
+std::vector<SlotJob> ReferenceRoundRobin::next_slot() {
+  std::vector<SlotJob> out;
   if (empty_subtree(tree_.root())) return out;
   if (would_round(tree_.root())) reset(tree_.root());
   turn(tree_.root(), out);
   std::sort(out.begin(), out.end(),
-            [](const RunningJob& a, const RunningJob& b) { return a.first < b.first; });
+            [](const SlotJob& a, const SlotJob& b) { return a.first < b.first; });
   return out;
 }
 

@@ -26,7 +26,7 @@ class ReferenceRoundRobin {
   ReferenceRoundRobin(PartitionTree tree, std::vector<std::vector<JobId>> queues, bool fair);
 
   // The jobs of the next slot, in tree-node order.
-  std::vector<RunningJob> next_slot();
+  std::vector<SlotJob> next_slot();
 
  private:
   struct Node {
@@ -38,7 +38,7 @@ class ReferenceRoundRobin {
   bool own_exhausted(TreeNodeId n) const { return nodes_[n].ran >= queues_[n].size(); }
   bool would_round(TreeNodeId n) const;
   void reset(TreeNodeId n);
-  void turn(TreeNodeId n, std::vector<RunningJob>& out);
+  void turn(TreeNodeId n, std::vector<SlotJob>& out);
   int children(TreeNodeId n) const { return tree_.is_leaf(n) ? 0 : tree_.fanout(); }
 
   PartitionTree tree_;

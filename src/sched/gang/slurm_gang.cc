@@ -64,7 +64,7 @@ void SlurmGang::admit_pending() {
   }
 }
 
-const std::vector<RunningJob>& SlurmGang::next_slot() {
+const std::vector<SlotJob>& SlurmGang::next_slot() {
   row_.clear();
   row_nodes_.clear();
   std::deque<JobId> left_out;
@@ -77,13 +77,13 @@ const std::vector<RunningJob>& SlurmGang::next_slot() {
       continue;
     }
     row_nodes_.set_range(a.first, a.first + a.size);
-    row_.push_back(RunningJob{job, a.first, a.size});
+    row_.push_back(SlotJob{job, a.first, a.size});
     ran.push_back(job);
   }
   rotation_ = std::move(left_out);
   rotation_.insert(rotation_.end(), ran.begin(), ran.end());
   std::sort(row_.begin(), row_.end(),
-            [](const RunningJob& a, const RunningJob& b) { return a.first < b.first; });
+            [](const SlotJob& a, const SlotJob& b) { return a.first < b.first; });
   return row_;
 }
 

@@ -25,7 +25,7 @@ class SlurmGang final : public GangScheduler {
   const std::string& name() const override { return name_; }
   int processors() const override { return processors_; }
   Status submit(JobId job, int size) override;
-  const std::vector<RunningJob>& next_slot() override;
+  const std::vector<SlotJob>& next_slot() override;
   void finish(JobId job) override;
   bool suspend(JobId job) override;
   void resume(JobId job) override;
@@ -54,7 +54,7 @@ class SlurmGang final : public GangScheduler {
   std::deque<std::pair<JobId, int>> pending_;  // (job, block size), FIFO
   std::unordered_map<JobId, Admitted> admitted_;
   std::deque<JobId> rotation_;  // admitted, not suspended, in row-building order
-  std::vector<RunningJob> row_;
+  std::vector<SlotJob> row_;
   NodeSet row_nodes_;
   LoadIndex load_;
 };

@@ -21,19 +21,19 @@ Status SpaceSharing::submit(JobId job, int size) {
 bool SpaceSharing::try_start(const Waiting& waiting) {
   auto first = buddy_.allocate(waiting.size);
   if (!first) return false;
-  running_[waiting.job] = RunningJob{waiting.job, *first, block_size(waiting.size)};
+  running_[waiting.job] = SlotJob{waiting.job, *first, block_size(waiting.size)};
   --waiting_;
   return true;
 }
 
-const std::vector<RunningJob>& SpaceSharing::next_slot() {
+const std::vector<SlotJob>& SpaceSharing::next_slot() {
   if (!changed_) return slot_;
   changed_ = false;
   start_jobs();
   slot_.clear();
   for (const auto& [job, r] : running_) slot_.push_back(r);
   std::sort(slot_.begin(), slot_.end(),
-            [](const RunningJob& a, const RunningJob& b) { return a.first < b.first; });
+            [](const SlotJob& a, const SlotJob& b) { return a.first < b.first; });
   return slot_;
 }
 

@@ -17,7 +17,7 @@ class SpaceSharing : public GangScheduler {
   const std::string& name() const override { return name_; }
   int processors() const override { return buddy_.processors(); }
   Status submit(JobId job, int size) override;
-  const std::vector<RunningJob>& next_slot() override;
+  const std::vector<SlotJob>& next_slot() override;
   void finish(JobId job) override;
   // A batch system cannot skip an idle job: it keeps its processors.
   bool suspend(JobId) override { return false; }
@@ -43,8 +43,8 @@ class SpaceSharing : public GangScheduler {
  private:
   std::string name_;
   BuddySystem buddy_;
-  std::unordered_map<JobId, RunningJob> running_;
-  std::vector<RunningJob> slot_;
+  std::unordered_map<JobId, SlotJob> running_;
+  std::vector<SlotJob> slot_;
   int waiting_ = 0;
   bool changed_ = true;
 };

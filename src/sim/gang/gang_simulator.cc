@@ -243,7 +243,7 @@ Result<GangSimResult> simulate_gang(const std::vector<SimJob>& jobs, gang::GangS
       in_system.add(job.id, p);
     }
 
-    const std::vector<gang::RunningJob>& running = scheduler.next_slot();
+    const std::vector<gang::SlotJob>& running = scheduler.next_slot();
     // A scheduler with nothing to run does not wait for its timer: it starts the next slot as
     // soon as work is there (an arrival, or the input a suspended job waits for).
     const long length = running.empty() ? 1 : config.slice;
@@ -251,16 +251,15 @@ Result<GangSimResult> simulate_gang(const std::vector<SimJob>& jobs, gang::GangS
     if (static_cast<int>(result.trace.size()) < config.trace_slots) {
       // Schedulers name a slot's jobs in any order; the trace reads left to right.
       SlotRecord record{now, running};
-      std::sort(
-          record.running.begin(), record.running.end(),
-          [](const gang::RunningJob& a, const gang::RunningJob& b) { return a.first < b.first; });
+      std::sort(record.running.begin(), record.running.end(),
+                [](const gang::SlotJob& a, const gang::SlotJob& b) { return a.first < b.first; });
       result.trace.push_back(std::move(record));
     }
     record_load(now, slot_end, scheduler.load());
     ++result.slots;
     if (config.record_activity) {
       ActivitySample a{now, 0, static_cast<int>(running.size()), scheduler.jobs_in_system()};
-      for (const gang::RunningJob& r : running) a.active_processors += r.size;
+      for (const gang::SlotJob& r : running) a.active_processors += r.size;
       const ActivitySample* last = result.activity.empty() ? nullptr : &result.activity.back();
       if (!last || last->active_processors != a.active_processors ||
           last->running_jobs != a.running_jobs || last->jobs_in_system != a.jobs_in_system)
@@ -269,7 +268,7 @@ Result<GangSimResult> simulate_gang(const std::vector<SimJob>& jobs, gang::GangS
 
     finished.clear();
     bool any_progress = false;
-    for (const gang::RunningJob& r : running) {
+    for (const gang::SlotJob& r : running) {
       Progress& p = in_system.at(r.job);
       if (!p.started) {
         p.started = true;
@@ -315,7 +314,7 @@ Result<GangSimResult> simulate_gang(const std::vector<SimJob>& jobs, gang::GangS
       in_system.erase(id);
     }
     if (config.idle_detection) {
-      for (const gang::RunningJob& r : running) {
+      for (const gang::SlotJob& r : running) {
         Progress* found = in_system.find(r.job);
         if (found == nullptr) continue;
         Progress& p = *found;

@@ -67,7 +67,7 @@ struct JobOutcome {
 
 struct SlotRecord {
   long time = 0;
-  std::vector<gang::RunningJob> running;  // left to right (by first processor)
+  std::vector<gang::SlotJob> running;  // left to right (by first processor)
 };
 
 // The machine at the start of a slot whose numbers differ from the slot before.
