@@ -6,7 +6,6 @@
 #include <memory>
 #include <queue>
 #include <stdexcept>
-#include <unordered_map>
 
 #include "alloc/locality_metrics.h"
 #include "alloc/metrics.h"
@@ -93,7 +92,6 @@ SimResult simulate(const Machine& machine, const Allocator& allocator, const Que
   });
   result.jobs.reserve(arrivals.size());
 
-  std::unordered_map<JobId, size_t> record_of;  // running job -> its index in result.jobs
   std::priority_queue<Ending, std::vector<Ending>, std::greater<>> endings;
   constexpr Seconds kNever = std::numeric_limits<Seconds>::infinity();
   Seconds wake = kNever;
@@ -123,7 +121,6 @@ SimResult simulate(const Machine& machine, const Allocator& allocator, const Que
       const JobRecord& done = result.jobs[endings.top().record];
       endings.pop();
       (void)core->ended(done.id, done.end);  // it is running: the record was made at its start
-      record_of.erase(done.id);
       ++finished;
       changed = true;
     }
@@ -172,7 +169,6 @@ SimResult simulate(const Machine& machine, const Allocator& allocator, const Que
           record.leaf_switches = leaf_switches_spanned(*tree, d.nodes);
       }
       endings.push({record.end, result.jobs.size()});
-      record_of[job.id] = result.jobs.size();
       result.jobs.push_back(std::move(record));
     }
     wake = core->next_wakeup().value_or(kNever);
