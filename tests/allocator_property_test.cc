@@ -9,6 +9,21 @@
 namespace trellis {
 namespace {
 
+TEST(DefaultAllocator, OneRulePerMachineKindNamingARegisteredAllocatorThatAcceptsIt) {
+  const std::vector<std::pair<std::string, std::string>> expected = {
+      {"torus:8x8", "contiguous"},
+      {"mesh:4x4x4", "contiguous"},
+      {"fattree:4,4,4", "fattree-units"},
+      {"flat:16", "first-available"}};
+  for (const auto& [spec, name] : expected) {
+    auto machine = Machine::parse(spec);
+    ASSERT_TRUE(machine) << spec;
+    EXPECT_EQ(default_allocator_for(*machine), name) << spec;
+    EXPECT_TRUE(AllocatorRegistry::builtin().create(default_allocator_for(*machine), *machine))
+        << spec;
+  }
+}
+
 TEST(AllocatorProperty, NeverBusyNeverWrongCountAlwaysRepeatable) {
   const char* specs[] = {"mesh:6x5x4",    "torus:8x8",       "mesh:6x4x4:wrap=z",
                          "fattree:4,4,4", "fattree:2,2,2,2", "flat:40"};

@@ -12,6 +12,12 @@ const AllocatorInfo* AllocatorRegistry::find(std::string_view name) const {
   return nullptr;
 }
 
+std::string default_allocator_for(const Machine& machine) {
+  if (machine.torus()) return "contiguous";
+  if (machine.kind() == Machine::Kind::kFatTree) return "fattree-units";
+  return "first-available";
+}
+
 std::string AllocatorRegistry::names() const {
   std::string known;
   for (const auto& info : infos_) known += (known.empty() ? "" : ", ") + info.name;

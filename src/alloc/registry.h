@@ -43,6 +43,10 @@ class AllocatorRegistry {
   std::vector<AllocatorInfo> infos_;
 };
 
+// The allocator every command uses when none is named: contiguous on a mesh/torus, fattree-units
+// on a fat tree, first-available on a flat machine.
+std::string default_allocator_for(const Machine& machine);
+
 // Builds an allocator of type A as a factory's result.
 template <typename A, typename... Args>
 Result<std::unique_ptr<Allocator>> make_allocator(Args&&... args) {

@@ -87,7 +87,7 @@ void add_alloc_command(CLI::App& app, int& status) {
   cmd->add_option("--busy,-b", args->busy, "Busy nodes as a hostlist, e.g. 'n[0-40,77]'");
   cmd->add_option("--alloc,-a", args->allocator,
                   "Allocator name (see `trellis list`); default: contiguous on a mesh/torus, "
-                  "first-available otherwise");
+                  "fattree-units on a fat tree, first-available on a flat machine");
   cmd->add_option("--mode", args->mode, kModeHelp)->capture_default_str();
   cmd->add_flag("--no-rotate", args->no_rotate, "Do not permute the shape's axes");
   cmd->add_option("--opt,-o", args->options,

@@ -13,10 +13,6 @@ int usage_error(const Error& error) {
   return kExitUsage;
 }
 
-std::string default_allocator_for(const Machine& machine) {
-  return machine.torus() ? "contiguous" : "first-available";
-}
-
 void print_alloc_header(std::ostream& out, const Machine& machine, const std::string& allocator,
                         const Request& request, const NodeSet& free) {
   out << "machine:    " << machine.spec() << " (" << machine.describe() << "), " << free.count()

@@ -18,9 +18,6 @@ inline constexpr int kExitNoPlacementNow = 3;  // trellis alloc: the job cannot 
 // Prints "trellis: <message>" to stderr and returns exit status 2 (usage or input error).
 int usage_error(const Error& error);
 
-// The allocator a command uses when none is named: contiguous on a mesh/torus.
-std::string default_allocator_for(const Machine& machine);
-
 // The request line says the placement mode only on a mesh/torus, where it means something.
 void print_alloc_header(std::ostream& out, const Machine& machine, const std::string& allocator,
                         const Request& request, const NodeSet& free);
