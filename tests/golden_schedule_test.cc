@@ -30,10 +30,8 @@ std::string trim(const std::string& s) {
 }
 
 std::string expand(std::string text) {
-  for (auto [key, value] : {std::pair<std::string, std::string>{"${SHARED}", testing::shared_dir()},
-                            {"${DATA}", TRELLIS_SOURCE_DIR "/data/workloads"}})
-    for (size_t at; (at = text.find(key)) != std::string::npos;)
-      text.replace(at, key.size(), value);
+  const std::string key = "${DATA}", value = testing::workloads_dir();
+  for (size_t at; (at = text.find(key)) != std::string::npos;) text.replace(at, key.size(), value);
   return text;
 }
 

@@ -192,8 +192,8 @@ TEST(SimCli, RejectedJobsAreListedWithReasonsAndHints) {
 TEST(SimCli, WarnsWhenTheTraceWasRecordedOnALargerMachine) {
   TempDir tmp;
   CommandRun r =
-      run_trellis("sim --machine torus:8x8 --workload " + testing::shared_dir() +
-                  "/workloads/NASA-iPSC-1993-3.1-cln.swf --max-jobs 50 --metrics-only --out " +
+      run_trellis("sim --machine torus:8x8 --workload " + testing::workloads_dir() +
+                  "/NASA-iPSC-1993-3.1-cln.swf.gz --max-jobs 50 --metrics-only --out " +
                   tmp.path().string());
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_NE(r.output.find("was recorded on 128 processors, but torus:8x8 has 64 nodes"),

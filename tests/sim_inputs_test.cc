@@ -40,7 +40,10 @@ std::string swf_error(const std::string& line) {
 TEST(CsvLine, ParseCsvLineReadsBackWhatCsvFieldWrote) {
   const std::vector<std::string> fields = {"plain", "", "a,b", "say \"hi\"", "n[0-3,12]"};
   std::string line;
-  for (size_t i = 0; i < fields.size(); ++i) line += (i ? "," : "") + csv_field(fields[i]);
+  for (const std::string& field : fields) {
+    if (&field != &fields.front()) line += ',';
+    line += csv_field(field);
+  }
   EXPECT_EQ(line, "plain,,\"a,b\",\"say \"\"hi\"\"\",\"n[0-3,12]\"");
   EXPECT_EQ(parse_csv_line(line), fields);
   EXPECT_EQ(parse_csv_line(line + "\r"), fields);  // a CRLF line end
@@ -182,13 +185,40 @@ TEST(SwfFiles, UpperCaseAndGzipTracesAreRead) {
   EXPECT_EQ(compressed->jobs[0].run_time, 10);
   std::ofstream(dir / "broken.swf.gz") << "not gzip at all\n";
   auto broken = load_workload((dir / "broken.swf.gz").string());
-  // zlib reads a file without a gzip header as plain text: the text is then checked as SWF.
+  // A .gz name promises gzip data: anything else is refused before it is parsed.
   EXPECT_FALSE(broken);
+}
+
+// Gzip from memory (the embedded bench trace): members may be concatenated; a cut stream fails.
+TEST(SwfFiles, GunzipReadsConcatenatedMembersAndRefusesTruncatedData) {
+  auto gzip = [](const std::string& text) {
+    uLongf size = compressBound(static_cast<uLong>(text.size())) + 32;
+    std::string out(size, '\0');
+    z_stream stream{};
+    deflateInit2(&stream, 9, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY);
+    stream.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(text.data()));
+    stream.avail_in = static_cast<uInt>(text.size());
+    stream.next_out = reinterpret_cast<Bytef*>(out.data());
+    stream.avail_out = static_cast<uInt>(out.size());
+    deflate(&stream, Z_FINISH);
+    out.resize(stream.total_out);
+    deflateEnd(&stream);
+    return out;
+  };
+  std::string first = gzip("1 0 -1 10 4\n"), second = gzip("2 5 -1 20 8\n");
+  auto both = gunzip(first + second, "mem");
+  ASSERT_TRUE(both) << both.error().message;
+  EXPECT_EQ(*both, "1 0 -1 10 4\n2 5 -1 20 8\n");
+  auto cut = gunzip(first.substr(0, first.size() - 6), "mem");
+  ASSERT_FALSE(cut);
+  EXPECT_EQ(cut.error().message.rfind("mem: not a readable gzip file", 0), 0u)
+      << cut.error().message;
+  EXPECT_FALSE(gunzip("not gzip at all", "mem"));
 }
 
 // Issue item 11: the 25 skipped records of the HPC2N sample went unmentioned.
 TEST(SwfFiles, SkippedRecordsAreCountedWithTheirLines) {
-  auto w = load_workload(testing::shared_dir() + "/workloads/HPC2N-2002-2.2-cln.first3171.swf");
+  auto w = load_workload(testing::workloads_dir() + "/HPC2N-2002-2.2-cln.first3171.swf.gz");
   ASSERT_TRUE(w) << w.error().message;
   EXPECT_EQ(w->skipped, 25);
   ASSERT_FALSE(w->notes.empty());
