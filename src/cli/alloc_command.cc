@@ -51,16 +51,17 @@ int run_alloc(const AllocArgs& args) {
   NodeSet free = busy->complement();
   auto placement = (*allocator)->allocate(free, *request);
   if (args.json) {
-    std::cout << alloc_decision_json(*machine, name, *request, free,
-                                     placement ? &*placement : nullptr,
-                                     placement ? "" : placement.error().message)
+    std::cout << alloc_decision_json(
+                     *machine, name, *request, free, placement ? &*placement : nullptr,
+                     placement ? "" : why_not_placed(*machine, *request, free, placement.error()))
                      .dump(2)
               << "\n";
     return placement ? kExitOk : kExitNoPlacementNow;
   }
   print_alloc_header(std::cout, *machine, name, *request, free);
   if (!placement) {
-    std::cerr << "trellis: cannot place the job now: " << placement.error().message << "\n";
+    std::cerr << "trellis: cannot place the job now: "
+              << why_not_placed(*machine, *request, free, placement.error()) << "\n";
     return kExitNoPlacementNow;
   }
   print_placement(std::cout, *machine, *placement, free - placement->nodes);

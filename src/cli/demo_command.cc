@@ -51,7 +51,8 @@ int run_demo(const DemoArgs& args) {
     print_alloc_header(std::cout, *machine, name, *request, free);
     auto placement = (*allocator)->allocate(free, *request);
     if (!placement) {
-      std::cout << "not placed: " << placement.error().message << "\n";
+      std::cout << "not placed: " << why_not_placed(*machine, *request, free, placement.error())
+                << "\n";
       placed.emplace_back(free.size());
       return 0;
     }
