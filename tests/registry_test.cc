@@ -46,6 +46,7 @@ TEST(Registry, AddFindNamesCreateAndUnknownNames) {
   auto bad = shapes.create("triangle", 0);  // the factory's own error passes through
   ASSERT_FALSE(bad);
   EXPECT_EQ(bad.error().message, "scale must be at least 1");
+  EXPECT_EQ(bad.error().code, Error::Code::kInvalidArgument);  // fail(message)'s default
   auto unknown = shapes.create("circle", 1);
   ASSERT_FALSE(unknown);
   EXPECT_EQ(unknown.error().code, Error::Code::kNotFound);

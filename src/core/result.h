@@ -34,25 +34,6 @@ struct Error {
   Code code = Code::kInvalidArgument;
 };
 
-// The code's name in snake case ("does_not_fit_now"), for logs and JSON.
-inline const char* to_string(Error::Code code) {
-  switch (code) {
-    case Error::Code::kInvalidArgument:
-      return "invalid_argument";
-    case Error::Code::kNotFound:
-      return "not_found";
-    case Error::Code::kDoesNotFitNow:
-      return "does_not_fit_now";
-    case Error::Code::kNeverFits:
-      return "never_fits";
-    case Error::Code::kUnavailable:
-      return "unavailable";
-    case Error::Code::kInternal:
-      return "internal";
-  }
-  return "internal";
-}
-
 // Builds an Error; a free function so call sites read `return fail("...")`. Without a code the
 // error is an invalid argument, the common case at input boundaries.
 inline Error fail(std::string message) {
