@@ -191,10 +191,9 @@ TEST(SimCli, RejectedJobsAreListedWithReasonsAndHints) {
 // Item 11: a trace recorded on a larger machine was not mentioned.
 TEST(SimCli, WarnsWhenTheTraceWasRecordedOnALargerMachine) {
   TempDir tmp;
-  CommandRun r =
-      run_trellis("sim --machine torus:8x8 --workload " + testing::workloads_dir() +
-                  "/NASA-iPSC-1993-3.1-cln.swf.gz --max-jobs 50 --metrics-only --out " +
-                  tmp.path().string());
+  CommandRun r = run_trellis("sim --machine torus:8x8 --workload " + testing::workloads_dir() +
+                             "/NASA-iPSC-1993-3.1-cln.swf.gz --max-jobs 50 --metrics-only --out " +
+                             tmp.path().string());
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_NE(r.output.find("was recorded on 128 processors, but torus:8x8 has 64 nodes"),
             std::string::npos)

@@ -46,8 +46,8 @@ TEST(Swf, RoundTripsThroughTheWriter) {
 }
 
 TEST(Swf, RoundTripsTheSharedTraces) {
-  for (const char* name : {"NASA-iPSC-1993-3.1-cln.swf.gz", "HPC2N-2002-2.2-cln.first3171.swf.gz",
-                           "lublin_256.swf"}) {
+  for (const char* name :
+       {"NASA-iPSC-1993-3.1-cln.swf.gz", "HPC2N-2002-2.2-cln.first3171.swf.gz", "lublin_256.swf"}) {
     std::string path = testing::workloads_dir() + "/" + name;
     auto trace = read_swf_file(path);
     ASSERT_TRUE(trace.ok()) << trace.error().message;
