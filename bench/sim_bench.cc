@@ -12,7 +12,12 @@
 #include "sim/lublin.h"
 #include "sim/run_metrics.h"
 #include "sim/simulator.h"
+#include "sim/swf.h"
 #include "sim/workload.h"
+
+// Defined by the generated trellis_nasa_ipsc_swf_gz.S (trellis_embed_file in CMakeLists.txt).
+extern "C" const char trellis_nasa_ipsc_swf_gz_begin[];
+extern "C" const char trellis_nasa_ipsc_swf_gz_end[];
 
 namespace trellis::bench {
 
@@ -41,24 +46,44 @@ Timed simulate_timed(const Machine& machine, const std::string& allocator_name,
   return {seconds, summarize(result)};
 }
 
+// The NASA iPSC trace built into the binary (CMakeLists.txt embeds the bundled .swf.gz).
+Result<std::vector<Job>> embedded_nasa_jobs() {
+  const std::string source = "NASA-iPSC-1993-3.1-cln.swf.gz (embedded)";
+  auto text =
+      gunzip({trellis_nasa_ipsc_swf_gz_begin,
+              static_cast<size_t>(trellis_nasa_ipsc_swf_gz_end - trellis_nasa_ipsc_swf_gz_begin)},
+             source);
+  if (!text) return text.error();
+  auto trace = parse_swf(*text, source);
+  if (!trace) return trace.error();
+  return swf_to_jobs(*trace).jobs;
+}
+
+Result<std::vector<Job>> bench_jobs(const SimBenchOptions& options) {
+  if (options.workload.empty()) return embedded_nasa_jobs();
+  auto workload = load_workload(options.workload);
+  if (!workload) return workload.error();
+  return std::move(workload->jobs);
+}
+
 int nasa(const SimBenchOptions& options, std::ostream& out) {
-  std::string path = options.shared_dir + "/workloads/NASA-iPSC-1993-3.1-cln.swf";
   auto start = Clock::now();
-  auto workload = load_workload(path);
+  auto workload = bench_jobs(options);
   double parse = seconds_since(start);
   if (!workload) {
-    out << "NASA iPSC: " << workload.error().message << "\n";
+    out << "trace: " << workload.error().message << "\n";
     return 2;
   }
   Machine machine = *Machine::parse("torus:8x4x4");
-  out << "NASA iPSC/860 trace: " << workload->jobs.size() << " jobs on " << machine.spec()
+  out << (options.workload.empty() ? "NASA iPSC/860 trace (embedded)" : options.workload) << ": "
+      << workload->size() << " jobs on " << machine.spec()
       << " (128 nodes), EASY; reading the SWF took " << std::fixed << std::setprecision(3) << parse
       << " s\n";
   out << "  allocator         records   wall (s)   jobs/s     mean wait (s)  us/alloc  vs "
          "first-available\n";
   for (bool record : {true, false}) {
-    Timed reference = simulate_timed(machine, "first-available", workload->jobs, record);
-    Timed contiguous = simulate_timed(machine, "contiguous", workload->jobs, record);
+    Timed reference = simulate_timed(machine, "first-available", *workload, record);
+    Timed contiguous = simulate_timed(machine, "contiguous", *workload, record);
     for (const auto& [name, t] :
          {std::pair{"contiguous", contiguous}, {"first-available", reference}}) {
       out << "  " << std::left << std::setw(18) << name << std::setw(10) << (record ? "yes" : "no")

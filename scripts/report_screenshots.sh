@@ -2,15 +2,13 @@
 # Screenshots of the HTML reports (report.html and compare.html) for the NASA iPSC/860 trace and the
 # Lublin trace, taken in headless Chromium, so the pages can be looked at without a browser.
 #   scripts/report_screenshots.sh [OUTDIR]     (default out/screenshots; needs build/release/trellis)
-# The NASA trace is read from ../shared/workloads/ (relative to the repo root), or from
-# $TRELLIS_WORKLOADS when set.
+# Both traces are the project's own, in data/workloads/ (the NASA trace gzipped).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=$(realpath -m "${1:-$root/out/screenshots}")
 trellis=${TRELLIS:-$root/build/release/trellis}
 chromium=${CHROMIUM:-/usr/bin/chromium}
-workloads=${TRELLIS_WORKLOADS:-$root/../shared/workloads}
-nasa=$workloads/NASA-iPSC-1993-3.1-cln.swf
+nasa=$root/data/workloads/NASA-iPSC-1993-3.1-cln.swf.gz
 lublin=$root/data/workloads/lublin_256.swf
 for f in "$trellis" "$chromium" "$nasa" "$lublin"; do
   [[ -e $f ]] || { echo "report_screenshots: missing $f" >&2; exit 1; }

@@ -1,60 +1,21 @@
-// Helpers for end-to-end tests of the command line and the HTML reports: run a shell command, read
-// a file, a scratch directory, and open a page in headless Chromium to read what its scripts
+// Helpers for end-to-end tests of the HTML reports (running the CLI, reading files and scratch
+// directories are in cli_run.h): open a page in headless Chromium to read what its scripts
 // recorded in the DOM (the reports' data-charts-rendered / data-charts-expected / data-errors).
 #pragma once
 
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
-#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
+
+#include "cli_run.h"
 
 namespace trellis::browser_test {
 
 namespace fs = std::filesystem;
 
-struct Command {
-  int status;
-  std::string out;
-};
-
-// Runs a shell command, capturing stdout and stderr together.
-inline Command shell(const std::string& command) {
-  std::string out;
-  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
-  char buffer[4096];
-  size_t n;
-  while ((n = fread(buffer, 1, sizeof buffer, pipe)) > 0) out.append(buffer, n);
-  int status = pclose(pipe);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
-}
-
-inline std::string read_file(const fs::path& path) {
-  std::ifstream in(path);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "trellis-sim-XXXXXX").string();
-    path_ = mkdtemp(pattern.data());
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
+using test::read_text;
 
 inline bool have_chromium() {
   return fs::exists("/usr/bin/chromium");
@@ -99,12 +60,12 @@ inline std::string open_in_chromium(const fs::path& html, const fs::path& scratc
       "--dump-dom file://" +
       html.string() + " > " + dom.string() + " 2> " + log.string();
   if (std::system(cmd.c_str()) != 0) {
-    ADD_FAILURE() << "chromium failed: " << read_file(log);
+    ADD_FAILURE() << "chromium failed: " << read_text(log);
     return "";
   }
-  std::string console = read_file(log);
+  std::string console = read_text(log);
   EXPECT_EQ(console.find("Uncaught"), std::string::npos) << console;
-  return read_file(dom);
+  return read_text(dom);
 }
 
 // The report's <body> start tag: it records what its scripts did (charts expected, charts drawn,

@@ -223,6 +223,21 @@ TEST(CliAlloc, ModeIsShownOnlyOnAMeshOrTorus) {
   EXPECT_TRUE(contains(torus, "request:    4 nodes (torus mode)")) << torus.output;
 }
 
+TEST(CliAlloc, AllocAndSimPickTheSameDefaultAllocator) {
+  for (std::string spec : {"fattree:4,4,4", "torus:8x8", "flat:16"}) {
+    TempDir dir;
+    CommandRun sim =
+        run_trellis("sim -m " + spec + " --generate lublin:20:1 --quiet --out " + dir.str());
+    ASSERT_EQ(sim.status, 0) << sim.output;
+    std::string chosen =
+        nlohmann::json::parse(test::read_text(dir.path() / "summary.json"))["allocator"];
+    CommandRun alloc = run_trellis("alloc -m " + spec + " -r 4");
+    EXPECT_TRUE(contains(alloc, "allocator:  " + chosen + "\n")) << spec << ": " << alloc.output;
+    CommandRun demo = run_trellis("demo -m " + spec);
+    EXPECT_TRUE(contains(demo, "allocator:  " + chosen + "\n")) << spec << ": " << demo.output;
+  }
+}
+
 TEST(CliDemo, UsesRequestsThatFitTheMachineKind) {
   CommandRun tree = run_trellis("demo --machine fattree:4,4,4");
   EXPECT_EQ(tree.status, 0) << tree.output;

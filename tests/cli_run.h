@@ -1,4 +1,5 @@
-// Running the built `trellis` binary in end-to-end tests: one helper for every CLI test file.
+// The one shared helper header of the end-to-end tests: run the built `trellis` binary (or any
+// shell command), read a file whole, and a scratch directory that removes itself.
 #pragma once
 
 #include <stdlib.h>
@@ -17,11 +18,10 @@ struct CommandRun {
   std::string output;  // stdout and stderr together
 };
 
-// Runs `trellis ARGS` through the shell (ARGS may hold quotes and redirections).
-inline CommandRun run_trellis(const std::string& args) {
+// Runs `command` through the shell, capturing its stdout and stderr together.
+inline CommandRun run_command(const std::string& command) {
   CommandRun r;
-  std::string command = std::string(TRELLIS_BINARY) + " " + args + " 2>&1";
-  FILE* pipe = popen(command.c_str(), "r");
+  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
   if (!pipe) return r;
   char buffer[4096];
   size_t n;
@@ -31,10 +31,16 @@ inline CommandRun run_trellis(const std::string& args) {
   return r;
 }
 
+// Runs `trellis ARGS` through the shell (ARGS may hold quotes and redirections).
+inline CommandRun run_trellis(const std::string& args) {
+  return run_command(std::string(TRELLIS_BINARY) + " " + args);
+}
+
 inline bool contains(const CommandRun& r, const std::string& text) {
   return r.output.find(text) != std::string::npos;
 }
 
+// The whole content of the file at `path` ("" when it cannot be read).
 inline std::string read_text(const std::filesystem::path& path) {
   std::ifstream in(path);
   std::ostringstream s;

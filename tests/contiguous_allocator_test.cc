@@ -142,7 +142,7 @@ TEST(ContiguousAllocator, AllocationAndFreeingNeverCorruptTheFreeSet) {
   }
 }
 
-TEST(ContiguousAllocator, SaysWhyARequestDoesNotFitNow) {
+TEST(ContiguousAllocator, ARequestThatDoesNotFitNowSaysSoByItsCode) {
   Machine m = machine("torus:4x4");
   auto a = contiguous(m);
   NodeSet free = NodeSet::all(16);
@@ -150,8 +150,11 @@ TEST(ContiguousAllocator, SaysWhyARequestDoesNotFitNow) {
   free.reset(10);
   auto p = a->allocate(free, Request::box({3, 3}, true, PlacementMode::kMesh));
   ASSERT_FALSE(p.ok());
-  EXPECT_NE(p.error().message.find("no free box 3x3 now"), std::string::npos) << p.error().message;
-  EXPECT_NE(p.error().message.find("largest free box"), std::string::npos);
+  EXPECT_EQ(p.error().code, Error::Code::kDoesNotFitNow) << p.error().message;
+  // A 5x1 box is longer than the machine: it never fits, whatever is free.
+  auto never = a->allocate(free, Request::box({5, 1}, false, PlacementMode::kMesh));
+  ASSERT_FALSE(never.ok());
+  EXPECT_EQ(never.error().code, Error::Code::kNeverFits) << never.error().message;
 }
 
 }  // namespace

@@ -3,7 +3,6 @@
 // every job's id, start, end and hostlist and compared with the recorded file; a refactoring of the
 // scheduling core must reproduce them exactly. TRELLIS_RECORD_GOLDEN=1 records them instead.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 #include <zlib.h>
 
 #include <cstdlib>
@@ -11,6 +10,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "cli_run.h"
+#include "sim/outputs.h"
 #include "sim/swf.h"
 #include "sim_test_support.h"
 
@@ -29,10 +30,8 @@ std::string trim(const std::string& s) {
 }
 
 std::string expand(std::string text) {
-  for (auto [key, value] : {std::pair<std::string, std::string>{"${SHARED}", testing::shared_dir()},
-                            {"${DATA}", TRELLIS_SOURCE_DIR "/data/workloads"}})
-    for (size_t at; (at = text.find(key)) != std::string::npos;)
-      text.replace(at, key.size(), value);
+  const std::string key = "${DATA}", value = testing::workloads_dir();
+  for (size_t at; (at = text.find(key)) != std::string::npos;) text.replace(at, key.size(), value);
   return text;
 }
 
@@ -47,27 +46,12 @@ std::vector<GoldenRun> golden_runs() {
   return runs;
 }
 
-// One CSV line split into fields (quoted fields may hold commas).
-std::vector<std::string> split_csv(const std::string& line) {
-  std::vector<std::string> out(1);
-  bool quoted = false;
-  for (char c : line) {
-    if (c == '"')
-      quoted = !quoted;
-    else if (c == ',' && !quoted)
-      out.emplace_back();
-    else
-      out.back() += c;
-  }
-  return out;
-}
-
 // "id,start,end,hostlist" per job that ran, in the order of the CSV.
 std::string schedule_of(const std::string& csv) {
   std::istringstream in(csv);
   std::string line;
   std::getline(in, line);
-  auto header = split_csv(line);
+  auto header = parse_csv_line(line);
   auto column = [&](const std::string& name) {
     auto it = std::find(header.begin(), header.end(), name);
     EXPECT_NE(it, header.end()) << name;
@@ -77,7 +61,7 @@ std::string schedule_of(const std::string& csv) {
          hostlist = column("hostlist"), state = column("state");
   std::string out = "id,start,end,hostlist\n";
   while (std::getline(in, line)) {
-    auto f = split_csv(line);
+    auto f = parse_csv_line(line);
     if (f.size() != header.size() || f[state] == "RJ") continue;
     out += f[id] + "," + f[start] + "," + f[end] + "," + f[hostlist] + "\n";
   }
@@ -88,17 +72,10 @@ class GoldenSchedules : public ::testing::TestWithParam<GoldenRun> {};
 
 TEST_P(GoldenSchedules, MatchTheRecordedSchedule) {
   const GoldenRun& run = GetParam();
-  std::string pattern = (fs::temp_directory_path() / "trellis-golden-XXXXXX").string();
-  fs::path out = mkdtemp(pattern.data());
-  std::string command = std::string(TRELLIS_BINARY) + " sim " + run.arguments + " --quiet --out " +
-                        out.string() + " 2>&1";
-  int status = std::system(command.c_str());
-  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << command;
-  std::ifstream csv_in(out / "jobs.csv");
-  std::stringstream csv;
-  csv << csv_in.rdbuf();
-  std::string schedule = schedule_of(csv.str());
-  fs::remove_all(out);
+  test::TempDir out;
+  test::CommandRun sim = test::run_trellis("sim " + run.arguments + " --quiet --out " + out.str());
+  ASSERT_EQ(sim.status, 0) << run.arguments << "\n" << sim.output;
+  std::string schedule = schedule_of(test::read_text(out.path() / "jobs.csv"));
   fs::path golden = fs::path(TRELLIS_SOURCE_DIR) / "tests/golden" / (run.name + ".csv.gz");
   if (std::getenv("TRELLIS_RECORD_GOLDEN")) {
     gzFile file = gzopen(golden.c_str(), "wb9");

@@ -64,6 +64,35 @@ TEST(NodeSet, RangesAcrossWordBoundaries) {
   EXPECT_EQ(NodeSet::all(130).complement().count(), 0);
 }
 
+TEST(NodeSet, RunsAreTheMaximalConsecutiveStretches) {
+  using Runs = std::vector<std::pair<NodeId, NodeId>>;
+  EXPECT_EQ(NodeSet(10).runs(), Runs{});
+  EXPECT_EQ(NodeSet::of(10, {1, 2, 3, 7}).runs(), (Runs{{1, 3}, {7, 7}}));
+  EXPECT_EQ(NodeSet::all(130).runs(), (Runs{{0, 129}}));
+  NodeSet across(200);
+  across.set_range(60, 70);
+  across.set_range(127, 129);
+  across.set_range(199, 200);
+  EXPECT_EQ(across.runs(), (Runs{{60, 69}, {127, 128}, {199, 199}}));
+  // Property: on random sets, the runs cover exactly the members and never touch each other.
+  std::mt19937 rng(7);
+  for (int round = 0; round < 200; ++round) {
+    int size = 1 + static_cast<int>(rng() % 300);
+    NodeSet nodes(size);
+    for (NodeId id = 0; id < size; ++id)
+      if (rng() % 3) nodes.set(id);
+    NodeSet rebuilt(size);
+    NodeId previous_last = -2;
+    for (auto [first, last] : nodes.runs()) {
+      EXPECT_LE(first, last);
+      EXPECT_GT(first, previous_last + 1) << "adjacent runs should have been one";
+      rebuilt.set_range(first, last + 1);
+      previous_last = last;
+    }
+    EXPECT_EQ(rebuilt, nodes);
+  }
+}
+
 TEST(Hostlist, FormatsCompactRanges) {
   EXPECT_EQ(format_hostlist(NodeSet::of(20, {0, 1, 2, 3, 12})), "n[0-3,12]");
   EXPECT_EQ(format_hostlist(NodeSet::of(20, {5})), "n5");

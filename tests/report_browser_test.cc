@@ -15,23 +15,23 @@
 
 #include "browser.h"
 #include "sim/html_report.h"
+#include "sim/outputs.h"
 
 namespace trellis {
 namespace {
 
 using browser_test::attribute;
-using browser_test::Command;
 using browser_test::element_tag;
 using browser_test::expect_renders;
 using browser_test::have_chromium;
 using browser_test::int_attribute;
-using browser_test::read_file;
 using browser_test::report_body;
-using browser_test::shell;
-using browser_test::TempDir;
+using test::CommandRun;
+using test::read_text;
+using test::run_trellis;
+using test::TempDir;
 namespace fs = std::filesystem;
 
-const std::string kTrellis = TRELLIS_BINARY;
 const std::string kTrace = TRELLIS_SOURCE_DIR "/data/workloads/lublin_256.swf";
 
 double number(const std::string& text) {
@@ -41,21 +41,15 @@ double number(const std::string& text) {
 
 // Node-seconds of the jobs in jobs.csv: nodes * (end - start), columns named in its header.
 double csv_node_seconds(const fs::path& csv) {
-  std::istringstream in(read_file(csv));
+  std::istringstream in(read_text(csv));
   std::string line;
   std::getline(in, line);
   std::map<std::string, size_t> column;
-  {
-    std::istringstream header(line);
-    std::string name;
-    for (size_t i = 0; std::getline(header, name, ','); ++i) column[name] = i;
-  }
+  std::vector<std::string> header = parse_csv_line(line);
+  for (size_t i = 0; i < header.size(); ++i) column[header[i]] = i;
   double total = 0;
   while (std::getline(in, line)) {
-    std::vector<std::string> cells;
-    std::istringstream row(line);
-    std::string cell;
-    while (std::getline(row, cell, ',')) cells.push_back(cell);
+    std::vector<std::string> cells = parse_csv_line(line);
     if (cells.at(column.at("end")).empty()) continue;  // rejected (RJ): never ran
     total += std::stod(cells.at(column.at("nodes"))) *
              (std::stod(cells.at(column.at("end"))) - std::stod(cells.at(column.at("start"))));
@@ -116,12 +110,12 @@ void expect_maps_cover_machine(const std::string& dom, int nodes, int maps) {
 TEST(ReportBrowser, RunReportDrawsTheWholeRunAndEveryNode) {
   if (!have_chromium()) GTEST_SKIP() << "/usr/bin/chromium is not installed";
   TempDir tmp;
-  Command r =
-      shell(kTrellis + " sim --machine torus:8x8 --workload " + kTrace +
-            " --max-jobs 400 --sched easy --alloc contiguous --quiet --out " + tmp.path().string());
-  ASSERT_EQ(r.status, 0) << r.out;
+  CommandRun r = run_trellis("sim --machine torus:8x8 --workload " + kTrace +
+                             " --max-jobs 400 --sched easy --alloc contiguous --quiet --out " +
+                             tmp.path().string());
+  ASSERT_EQ(r.status, 0) << r.output;
   std::string dom = expect_renders(tmp.path() / "report.html", tmp.path(), 8);
-  auto summary = nlohmann::json::parse(read_file(tmp.path() / "summary.json"));
+  auto summary = nlohmann::json::parse(read_text(tmp.path() / "summary.json"));
   expect_gantt_covers_run(dom, summary["metrics"], 64, tmp.path() / "jobs.csv");
   EXPECT_NE(element_text(dom, "gantt-note").find("one rectangle per run"), std::string::npos);
   // 400 jobs of the Lublin trace span days.
@@ -136,25 +130,25 @@ TEST(ReportBrowser, ManyJobsAreSummedWithoutLosingBusyTime) {
   if (!have_chromium()) GTEST_SKIP() << "/usr/bin/chromium is not installed";
   TempDir tmp;
   // 10,000 jobs on 64 nodes scattered at random: more rectangles than the page draws one by one.
-  Command r = shell(kTrellis + " sim --machine torus:8x8 --workload " + kTrace +
-                    " --sched easy --alloc random --quiet --out " + tmp.path().string());
-  ASSERT_EQ(r.status, 0) << r.out;
+  CommandRun r = run_trellis("sim --machine torus:8x8 --workload " + kTrace +
+                             " --sched easy --alloc random --quiet --out " + tmp.path().string());
+  ASSERT_EQ(r.status, 0) << r.output;
   std::string dom = expect_renders(tmp.path() / "report.html", tmp.path(), 8);
   EXPECT_NE(element_text(dom, "gantt-note").find("too many to draw one by one"), std::string::npos);
-  auto summary = nlohmann::json::parse(read_file(tmp.path() / "summary.json"));
+  auto summary = nlohmann::json::parse(read_text(tmp.path() / "summary.json"));
   expect_gantt_covers_run(dom, summary["metrics"], 64, tmp.path() / "jobs.csv");
 }
 
 TEST(ReportBrowser, GangRunDrawsOnlyTheSlotsJobsRan) {
   if (!have_chromium()) GTEST_SKIP() << "/usr/bin/chromium is not installed";
   TempDir tmp;
-  Command r = shell(kTrellis +
-                    " sim --machine flat:64 --generate thesis:load=0.9,duration=20000,seed=3 "
-                    "--sched dqt-ffapa --alloc buddy --quiet --out " +
-                    tmp.path().string());
-  ASSERT_EQ(r.status, 0) << r.out;
+  CommandRun r = run_trellis(
+      "sim --machine flat:64 --generate thesis:load=0.9,duration=20000,seed=3 "
+      "--sched dqt-ffapa --alloc buddy --quiet --out " +
+      tmp.path().string());
+  ASSERT_EQ(r.status, 0) << r.output;
   std::string dom = expect_renders(tmp.path() / "report.html", tmp.path(), 3);
-  auto metrics = nlohmann::json::parse(read_file(tmp.path() / "summary.json"))["metrics"];
+  auto metrics = nlohmann::json::parse(read_text(tmp.path() / "summary.json"))["metrics"];
   // A gang run's utilization counts the processors in active partitions: its busy node-seconds.
   expect_gantt_covers_run(dom, metrics, 64);
   double busy = metrics["utilization"].get<double>() * 64 * metrics["makespan_s"].get<double>();
@@ -217,16 +211,17 @@ TEST(ReportBrowser, ComparisonWarnsWhenJobSetsDiffer) {
 TEST(ReportBrowser, ComparisonOfSeedsAndLoadsFitsThePageAndLinksEachRun) {
   if (!have_chromium()) GTEST_SKIP() << "/usr/bin/chromium is not installed";
   TempDir tmp;
-  Command r = shell(kTrellis + " sim-compare --machine torus:8x8 --generate lublin:200 " +
-                    "--alloc random,first-available --sched easy --load 1,2 --seed 1,2 --out " +
-                    tmp.path().string());
-  ASSERT_EQ(r.status, 0) << r.out;
+  CommandRun r = run_trellis(
+      "sim-compare --machine torus:8x8 --generate lublin:200 "
+      "--alloc random,first-available --sched easy --load 1,2 --seed 1,2 --out " +
+      tmp.path().string());
+  ASSERT_EQ(r.status, 0) << r.output;
   // Four bar charts with whiskers over seeds, four curves against load.
   std::string dom = expect_renders(tmp.path() / "compare.html", tmp.path(), 8);
   EXPECT_EQ(attribute(report_body(dom), "data-page-overflow"), "0");
   EXPECT_FALSE(hidden(element_tag(dom, "groups-section")));
   EXPECT_FALSE(hidden(element_tag(dom, "load-section")));
-  auto data = nlohmann::json::parse(read_file(tmp.path() / "compare.json"));
+  auto data = nlohmann::json::parse(read_text(tmp.path() / "compare.json"));
   ASSERT_EQ(data["runs"].size(), 8u);
   for (const auto& run : data["runs"]) {
     std::string name = fs::path(run["dir"].get<std::string>()).filename().string();
@@ -239,11 +234,11 @@ TEST(ReportBrowser, ComparisonOfSeedsAndLoadsFitsThePageAndLinksEachRun) {
 TEST(ReportBrowser, CalendarAxisWhenTheTraceIsDated) {
   if (!have_chromium()) GTEST_SKIP() << "/usr/bin/chromium is not installed";
   TempDir tmp;
-  Command r = shell(kTrellis + " sim --machine torus:8x8 --workload " + kTrace +
-                    " --max-jobs 200 --quiet --out " + tmp.path().string());
-  ASSERT_EQ(r.status, 0) << r.out;
+  CommandRun r = run_trellis("sim --machine torus:8x8 --workload " + kTrace +
+                             " --max-jobs 200 --quiet --out " + tmp.path().string());
+  ASSERT_EQ(r.status, 0) << r.output;
   // Put a trace start date into the page's data, as a dated trace's run does.
-  std::string html = read_file(tmp.path() / "report.html");
+  std::string html = read_text(tmp.path() / "report.html");
   const std::string key = "\"about\":{";
   size_t at = html.find(key);
   ASSERT_NE(at, std::string::npos);
@@ -267,7 +262,7 @@ TEST(ReportBrowser, CalendarAxisWhenTheTraceIsDated) {
             std::string::npos);
   EXPECT_NE(dom.find("<td class=\"text\">users</td><td>{\"7\":{\"jobs\":3}}</td>"),
             std::string::npos);
-  auto summary = nlohmann::json::parse(read_file(tmp.path() / "summary.json"));
+  auto summary = nlohmann::json::parse(read_text(tmp.path() / "summary.json"));
   expect_gantt_covers_run(dom, summary["metrics"], 64);
 }
 

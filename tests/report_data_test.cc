@@ -72,6 +72,13 @@ double drawn_busy(const json& gantt) {
   return busy;
 }
 
+TEST(HtmlEscape, EscapesTheFiveMarkupCharactersAndKeepsTheRest) {
+  EXPECT_EQ(html_escape("a < b && c > \"d\" 'e'"),
+            "a &lt; b &amp;&amp; c &gt; &quot;d&quot; &#39;e&#39;");
+  EXPECT_EQ(html_escape("torus:8x8 n[0-3] job 12 \u00e9"), "torus:8x8 n[0-3] job 12 \u00e9");
+  EXPECT_EQ(html_escape(""), "");
+}
+
 TEST(ReportData, FewJobsAreDrawnOneRectanglePerRunAndInterval) {
   Machine machine = *Machine::parse("torus:4x4");
   SimResult r;

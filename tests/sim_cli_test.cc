@@ -15,29 +15,27 @@
 namespace trellis {
 namespace {
 
-using browser_test::Command;
 using browser_test::expect_renders;
 using browser_test::have_chromium;
-using browser_test::read_file;
-using browser_test::shell;
-using browser_test::TempDir;
+using test::CommandRun;
+using test::read_text;
+using test::run_trellis;
+using test::TempDir;
 namespace fs = std::filesystem;
-
-const std::string kTrellis = TRELLIS_BINARY;
 
 const std::string kTrace = TRELLIS_SOURCE_DIR "/data/workloads/lublin_256.swf";
 
 TEST(SimCli, WritesCsvSummaryAndReport) {
   TempDir tmp;
-  Command r = shell(kTrellis + " sim --machine torus:16x16 --workload " + kTrace +
-                    " --max-jobs 400 --sched conservative --alloc first-available --out " +
-                    tmp.path().string());
-  ASSERT_EQ(r.status, 0) << r.out;
-  EXPECT_NE(r.out.find("wrote"), std::string::npos);
-  auto summary = nlohmann::json::parse(read_file(tmp.path() / "summary.json"));
+  CommandRun r = run_trellis("sim --machine torus:16x16 --workload " + kTrace +
+                             " --max-jobs 400 --sched conservative --alloc first-available --out " +
+                             tmp.path().string());
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("wrote"), std::string::npos);
+  auto summary = nlohmann::json::parse(read_text(tmp.path() / "summary.json"));
   EXPECT_EQ(summary["metrics"]["jobs"], 400);
   EXPECT_EQ(summary["policy"], "conservative");
-  std::string csv = read_file(tmp.path() / "jobs.csv");
+  std::string csv = read_text(tmp.path() / "jobs.csv");
   EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 401);
   EXPECT_EQ(csv.rfind("id,user,submit,start,end,wait,response,run_time,requested_time,"
                       "requested_nodes,nodes,bounded_slowdown,state,reason,",
@@ -51,49 +49,51 @@ TEST(SimCli, BadInputExitsWithStatusTwoAndSaysWhere) {
   fs::path bad = tmp.path() / "bad.swf";
   std::ofstream(bad) << "; Version: 2\n1 0 -1 10 4 -1 -1 4 20 -1 1 1 1 -1 1 -1 -1 -1\n"
                      << "2 5 -1 x 4 -1 -1 4 20 -1 1 1 1 -1 1 -1 -1 -1\n";
-  Command r = shell(kTrellis + " sim --machine flat:8 --workload " + bad.string() + " --out " +
-                    (tmp.path() / "o").string());
+  CommandRun r = run_trellis("sim --machine flat:8 --workload " + bad.string() + " --out " +
+                             (tmp.path() / "o").string());
   EXPECT_EQ(r.status, 2);
-  EXPECT_NE(r.out.find(bad.string() + ":3: field 4 (Run Time): 'x' is not a number"),
+  EXPECT_NE(r.output.find(bad.string() + ":3: field 4 (Run Time): 'x' is not a number"),
             std::string::npos)
-      << r.out;
-  Command unknown =
-      shell(kTrellis + " sim --machine flat:8 --workload " + kTrace + " --sched nope");
+      << r.output;
+  CommandRun unknown = run_trellis("sim --machine flat:8 --workload " + kTrace + " --sched nope");
   EXPECT_EQ(unknown.status, 2);
-  EXPECT_NE(unknown.out.find("unknown queue policy 'nope'"), std::string::npos) << unknown.out;
+  EXPECT_NE(unknown.output.find("unknown queue policy 'nope'"), std::string::npos)
+      << unknown.output;
 }
 
 TEST(SimCli, SavedGeneratedWorkloadReplaysTheSameRun) {
   TempDir tmp;
   fs::path swf = tmp.path() / "gen.swf";
-  Command a =
-      shell(kTrellis + " sim --machine torus:8x8 --generate lublin:300:4 --load 1.5 " +
-            "--save-workload " + swf.string() + " --quiet --out " + (tmp.path() / "a").string());
-  ASSERT_EQ(a.status, 0) << a.out;
-  Command b = shell(kTrellis + " sim --machine torus:8x8 --workload " + swf.string() +
-                    " --quiet --out " + (tmp.path() / "b").string());
-  ASSERT_EQ(b.status, 0) << b.out;
-  auto ma = nlohmann::json::parse(read_file(tmp.path() / "a" / "summary.json"))["metrics"];
-  auto mb = nlohmann::json::parse(read_file(tmp.path() / "b" / "summary.json"))["metrics"];
+  CommandRun a = run_trellis(
+      "sim --machine torus:8x8 --generate lublin:300:4 --load 1.5 "
+      "--save-workload " +
+      swf.string() + " --quiet --out " + (tmp.path() / "a").string());
+  ASSERT_EQ(a.status, 0) << a.output;
+  CommandRun b = run_trellis("sim --machine torus:8x8 --workload " + swf.string() +
+                             " --quiet --out " + (tmp.path() / "b").string());
+  ASSERT_EQ(b.status, 0) << b.output;
+  auto ma = nlohmann::json::parse(read_text(tmp.path() / "a" / "summary.json"))["metrics"];
+  auto mb = nlohmann::json::parse(read_text(tmp.path() / "b" / "summary.json"))["metrics"];
   EXPECT_EQ(ma["jobs"].get<int>() + ma["rejected"].get<int>(), 300);
   for (const char* key :
        {"jobs", "rejected", "mean_wait_s", "makespan_s", "utilization", "mean_pairwise_hops"})
     EXPECT_EQ(ma[key], mb[key]) << key;
-  EXPECT_EQ(read_file(tmp.path() / "a" / "jobs.csv"), read_file(tmp.path() / "b" / "jobs.csv"));
+  EXPECT_EQ(read_text(tmp.path() / "a" / "jobs.csv"), read_text(tmp.path() / "b" / "jobs.csv"));
 }
 
 TEST(SimCli, CompareRunsTheWholeGrid) {
   TempDir tmp;
-  Command r = shell(kTrellis + " sim-compare --machine torus:8x8 --generate lublin:200 " +
-                    "--alloc random --sched easy --load 1,2 --seed 1,2 --metrics-only --out " +
-                    tmp.path().string());
-  ASSERT_EQ(r.status, 0) << r.out;
-  auto data = nlohmann::json::parse(read_file(tmp.path() / "compare.json"));
+  CommandRun r = run_trellis(
+      "sim-compare --machine torus:8x8 --generate lublin:200 "
+      "--alloc random --sched easy --load 1,2 --seed 1,2 --metrics-only --out " +
+      tmp.path().string());
+  ASSERT_EQ(r.status, 0) << r.output;
+  auto data = nlohmann::json::parse(read_text(tmp.path() / "compare.json"));
   ASSERT_EQ(data["runs"].size(), 4u);
   std::set<std::string> labels;
   for (const auto& run : data["runs"]) labels.insert(run["label"].get<std::string>());
-  EXPECT_TRUE(labels.count("random/easy load 2 seed 1")) << r.out;
-  EXPECT_TRUE(labels.count("random/easy load 1 seed 2")) << r.out;
+  EXPECT_TRUE(labels.count("random/easy load 2 seed 1")) << r.output;
+  EXPECT_TRUE(labels.count("random/easy load 1 seed 2")) << r.output;
   // Different seeds give different workloads, so different schedules.
   EXPECT_NE(data["runs"][0]["metrics"]["makespan_s"], data["runs"][1]["metrics"]["makespan_s"]);
 }
@@ -101,10 +101,10 @@ TEST(SimCli, CompareRunsTheWholeGrid) {
 TEST(SimReport, RendersInHeadlessChromium) {
   if (!have_chromium()) GTEST_SKIP() << "/usr/bin/chromium is not installed";
   TempDir tmp;
-  Command r =
-      shell(kTrellis + " sim --machine torus:8x8x4 --workload " + kTrace +
-            " --max-jobs 300 --sched easy --alloc random --quiet --out " + tmp.path().string());
-  ASSERT_EQ(r.status, 0) << r.out;
+  CommandRun r = run_trellis("sim --machine torus:8x8x4 --workload " + kTrace +
+                             " --max-jobs 300 --sched easy --alloc random --quiet --out " +
+                             tmp.path().string());
+  ASSERT_EQ(r.status, 0) << r.output;
   // Gantt, utilization/queue, slowdown histogram, four occupancy maps and the one with a slider.
   expect_renders(tmp.path() / "report.html", tmp.path(), 7);
 }
@@ -112,14 +112,15 @@ TEST(SimReport, RendersInHeadlessChromium) {
 TEST(SimReport, ComparisonRendersInHeadlessChromium) {
   if (!have_chromium()) GTEST_SKIP() << "/usr/bin/chromium is not installed";
   TempDir tmp;
-  Command r = shell(kTrellis + " sim-compare --machine torus:16x16 --workload " + kTrace +
-                    " --max-jobs 300 --alloc first-available,random --sched easy,fcfs --out " +
-                    tmp.path().string());
-  ASSERT_EQ(r.status, 0) << r.out;
+  CommandRun r =
+      run_trellis("sim-compare --machine torus:16x16 --workload " + kTrace +
+                  " --max-jobs 300 --alloc first-available,random --sched easy,fcfs --out " +
+                  tmp.path().string());
+  ASSERT_EQ(r.status, 0) << r.output;
   for (const char* label :
        {"first-available/easy", "first-available/fcfs", "random/easy", "random/fcfs"})
-    EXPECT_NE(r.out.find(label), std::string::npos) << r.out;
-  auto data = nlohmann::json::parse(read_file(tmp.path() / "compare.json"));
+    EXPECT_NE(r.output.find(label), std::string::npos) << r.output;
+  auto data = nlohmann::json::parse(read_text(tmp.path() / "compare.json"));
   EXPECT_EQ(data["runs"].size(), 4u);
   expect_renders(tmp.path() / "compare.html", tmp.path(), 4);
 }
@@ -130,10 +131,11 @@ TEST(SimCli, OfferedLoadIsThePolicysNotConcern) {
   TempDir tmp;
   std::map<std::string, double> load;
   for (const char* policy : {"easy", "dqt-ffapa"}) {
-    Command r = shell(kTrellis + " sim --machine flat:64 --generate lublin:300:3 --quiet --sched " +
-                      policy + " --out " + (tmp.path() / policy).string());
-    ASSERT_EQ(r.status, 0) << r.out;
-    auto m = nlohmann::json::parse(read_file(tmp.path() / policy / "summary.json"))["metrics"];
+    CommandRun r =
+        run_trellis(std::string("sim --machine flat:64 --generate lublin:300:3 --quiet --sched ") +
+                    policy + " --out " + (tmp.path() / policy).string());
+    ASSERT_EQ(r.status, 0) << r.output;
+    auto m = nlohmann::json::parse(read_text(tmp.path() / policy / "summary.json"))["metrics"];
     ASSERT_EQ(m["rejected"], 0) << policy;
     load[policy] = m["offered_load"].get<double>();
   }
@@ -144,11 +146,13 @@ TEST(SimCli, OfferedLoadIsThePolicysNotConcern) {
 // Item 5: --metrics-only printed "mean pairwise hops 0.000".
 TEST(SimCli, MetricsOnlySaysHopsWereNotComputed) {
   TempDir tmp;
-  Command r = shell(kTrellis + " sim --machine torus:8x8 --generate lublin:100 --metrics-only " +
-                    "--out " + tmp.path().string());
-  ASSERT_EQ(r.status, 0) << r.out;
-  EXPECT_NE(r.out.find("mean pairwise hops n/a"), std::string::npos) << r.out;
-  auto m = nlohmann::json::parse(read_file(tmp.path() / "summary.json"))["metrics"];
+  CommandRun r = run_trellis(
+      "sim --machine torus:8x8 --generate lublin:100 --metrics-only "
+      "--out " +
+      tmp.path().string());
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("mean pairwise hops n/a"), std::string::npos) << r.output;
+  auto m = nlohmann::json::parse(read_text(tmp.path() / "summary.json"))["metrics"];
   EXPECT_TRUE(m["mean_pairwise_hops"].is_null());
 }
 
@@ -156,11 +160,12 @@ TEST(SimCli, MetricsOnlySaysHopsWereNotComputed) {
 TEST(SimCli, GangPolicySavesTheWorkloadToo) {
   TempDir tmp;
   fs::path swf = tmp.path() / "saved.swf";
-  Command r =
-      shell(kTrellis + " sim --machine flat:32 --generate lublin:50:2 --sched dqt-ffapa " +
-            "--quiet --save-workload " + swf.string() + " --out " + (tmp.path() / "o").string());
-  ASSERT_EQ(r.status, 0) << r.out;
-  std::string text = read_file(swf);
+  CommandRun r = run_trellis(
+      "sim --machine flat:32 --generate lublin:50:2 --sched dqt-ffapa "
+      "--quiet --save-workload " +
+      swf.string() + " --out " + (tmp.path() / "o").string());
+  ASSERT_EQ(r.status, 0) << r.output;
+  std::string text = read_text(swf);
   EXPECT_EQ(std::count(text.begin(), text.end(), '\n') - std::count(text.begin(), text.end(), ';'),
             50);
 }
@@ -168,41 +173,41 @@ TEST(SimCli, GangPolicySavesTheWorkloadToo) {
 // Item 9: rejected jobs were only a count on the console.
 TEST(SimCli, RejectedJobsAreListedWithReasonsAndHints) {
   TempDir tmp;
-  Command r = shell(kTrellis + " sim --machine torus:16x16 --workload " + kTrace +
-                    " --max-jobs 600 --alloc contiguous --out " + tmp.path().string());
-  ASSERT_EQ(r.status, 0) << r.out;
-  auto summary = nlohmann::json::parse(read_file(tmp.path() / "summary.json"));
+  CommandRun r = run_trellis("sim --machine torus:16x16 --workload " + kTrace +
+                             " --max-jobs 600 --alloc contiguous --out " + tmp.path().string());
+  ASSERT_EQ(r.status, 0) << r.output;
+  auto summary = nlohmann::json::parse(read_text(tmp.path() / "summary.json"));
   long rejected = summary["metrics"]["rejected"].get<long>();
   ASSERT_GT(rejected, 0);  // counts such as 17 that no box holds exactly
-  std::string csv = read_file(tmp.path() / "jobs.csv");
+  std::string csv = read_text(tmp.path() / "jobs.csv");
   long rj_rows = 0;
   for (size_t at = csv.find(",RJ,"); at != std::string::npos; at = csv.find(",RJ,", at + 1))
     ++rj_rows;
   EXPECT_EQ(rj_rows, rejected);
-  EXPECT_NE(r.out.find("jobs were rejected and never ran"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("--shape-requests"), std::string::npos) << r.out;
+  EXPECT_NE(r.output.find("jobs were rejected and never ran"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("--shape-requests"), std::string::npos) << r.output;
 }
 
 // Item 11: a trace recorded on a larger machine was not mentioned.
 TEST(SimCli, WarnsWhenTheTraceWasRecordedOnALargerMachine) {
   TempDir tmp;
-  Command r = shell(kTrellis + " sim --machine torus:8x8 --workload " + testing::shared_dir() +
-                    "/workloads/NASA-iPSC-1993-3.1-cln.swf --max-jobs 50 --metrics-only --out " +
-                    tmp.path().string());
-  ASSERT_EQ(r.status, 0) << r.out;
-  EXPECT_NE(r.out.find("was recorded on 128 processors, but torus:8x8 has 64 nodes"),
+  CommandRun r = run_trellis("sim --machine torus:8x8 --workload " + testing::workloads_dir() +
+                             "/NASA-iPSC-1993-3.1-cln.swf.gz --max-jobs 50 --metrics-only --out " +
+                             tmp.path().string());
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("was recorded on 128 processors, but torus:8x8 has 64 nodes"),
             std::string::npos)
-      << r.out;
+      << r.output;
 }
 
 // Item 8: on a 16M-node torus the run made no progress in 90 s (pairwise hops were quadratic in
 // the axis length).
 TEST(SimCli, RunsOnSixteenMillionNodes) {
   TempDir tmp;
-  Command r = shell(kTrellis + " sim --machine torus:4096x4096 --generate lublin:8 --out " +
-                    tmp.path().string());
-  ASSERT_EQ(r.status, 0) << r.out;
-  auto m = nlohmann::json::parse(read_file(tmp.path() / "summary.json"))["metrics"];
+  CommandRun r =
+      run_trellis("sim --machine torus:4096x4096 --generate lublin:8 --out " + tmp.path().string());
+  ASSERT_EQ(r.status, 0) << r.output;
+  auto m = nlohmann::json::parse(read_text(tmp.path() / "summary.json"))["metrics"];
   EXPECT_EQ(m["jobs"].get<int>() + m["rejected"].get<int>(), 8);
   EXPECT_TRUE(m["largest_free_box_sampled"].get<bool>());
   // No per-node occupancy map on 16M nodes: the report stays small enough to open.

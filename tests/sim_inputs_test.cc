@@ -14,6 +14,7 @@
 
 #include "alloc/metrics.h"
 #include "alloc/registry.h"
+#include "cli_run.h"
 #include "core/number_text.h"
 #include "sched/registry.h"
 #include "sim/outputs.h"
@@ -36,24 +37,17 @@ std::string swf_error(const std::string& line) {
   return trace ? "" : trace.error().message;
 }
 
-// Splits one CSV line (fields with commas are quoted, quotes doubled).
-std::vector<std::string> csv_fields(const std::string& line) {
-  std::vector<std::string> out(1);
-  bool quoted = false;
-  for (size_t i = 0; i < line.size(); ++i) {
-    char c = line[i];
-    if (quoted && c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
-      out.back() += '"';
-      ++i;
-    } else if (c == '"') {
-      quoted = !quoted;
-    } else if (c == ',' && !quoted) {
-      out.emplace_back();
-    } else {
-      out.back() += c;
-    }
+TEST(CsvLine, ParseCsvLineReadsBackWhatCsvFieldWrote) {
+  const std::vector<std::string> fields = {"plain", "", "a,b", "say \"hi\"", "n[0-3,12]"};
+  std::string line;
+  for (const std::string& field : fields) {
+    if (&field != &fields.front()) line += ',';
+    line += csv_field(field);
   }
-  return out;
+  EXPECT_EQ(line, "plain,,\"a,b\",\"say \"\"hi\"\"\",\"n[0-3,12]\"");
+  EXPECT_EQ(parse_csv_line(line), fields);
+  EXPECT_EQ(parse_csv_line(line + "\r"), fields);  // a CRLF line end
+  EXPECT_EQ(parse_csv_line(""), std::vector<std::string>{""});
 }
 
 // jobs.csv as rows of column name -> text.
@@ -61,10 +55,10 @@ std::vector<std::map<std::string, std::string>> read_csv(const std::string& text
   std::istringstream in(text);
   std::string line;
   std::getline(in, line);
-  std::vector<std::string> header = csv_fields(line);
+  std::vector<std::string> header = parse_csv_line(line);
   std::vector<std::map<std::string, std::string>> rows;
   while (std::getline(in, line)) {
-    auto fields = csv_fields(line);
+    auto fields = parse_csv_line(line);
     EXPECT_EQ(fields.size(), header.size()) << line;
     std::map<std::string, std::string> row;
     for (size_t i = 0; i < header.size() && i < fields.size(); ++i) row[header[i]] = fields[i];
@@ -135,16 +129,11 @@ TEST(SwfRanges, OutOfRangeFieldsNameLineFieldAndLimit) {
             "");
 }
 
-fs::path temp_dir() {
-  std::string pattern = (fs::temp_directory_path() / "trellis-inputs-XXXXXX").string();
-  return mkdtemp(pattern.data());
-}
-
 std::string load_error(const std::string& name, const std::string& text) {
-  fs::path dir = temp_dir();
+  test::TempDir scratch;
+  const fs::path& dir = scratch.path();
   std::ofstream(dir / name) << text;
   auto w = load_workload((dir / name).string());
-  fs::remove_all(dir);
   return w ? "" : w.error().message.substr(w.error().message.find(name));
 }
 
@@ -178,7 +167,8 @@ TEST(SwfFiles, EmptyOrCommentOnlyTracesAreErrors) {
 }
 
 TEST(SwfFiles, UpperCaseAndGzipTracesAreRead) {
-  fs::path dir = temp_dir();
+  test::TempDir scratch;
+  const fs::path& dir = scratch.path();
   std::string text = "; UnixStartTime: 1000\n; MaxProcs: 8\n" + kGood;
   std::ofstream(dir / "T.SWF") << text;
   auto upper = load_workload((dir / "T.SWF").string());
@@ -195,14 +185,40 @@ TEST(SwfFiles, UpperCaseAndGzipTracesAreRead) {
   EXPECT_EQ(compressed->jobs[0].run_time, 10);
   std::ofstream(dir / "broken.swf.gz") << "not gzip at all\n";
   auto broken = load_workload((dir / "broken.swf.gz").string());
-  // zlib reads a file without a gzip header as plain text: the text is then checked as SWF.
+  // A .gz name promises gzip data: anything else is refused before it is parsed.
   EXPECT_FALSE(broken);
-  fs::remove_all(dir);
+}
+
+// Gzip from memory (the embedded bench trace): members may be concatenated; a cut stream fails.
+TEST(SwfFiles, GunzipReadsConcatenatedMembersAndRefusesTruncatedData) {
+  auto gzip = [](const std::string& text) {
+    uLongf size = compressBound(static_cast<uLong>(text.size())) + 32;
+    std::string out(size, '\0');
+    z_stream stream{};
+    deflateInit2(&stream, 9, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY);
+    stream.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(text.data()));
+    stream.avail_in = static_cast<uInt>(text.size());
+    stream.next_out = reinterpret_cast<Bytef*>(out.data());
+    stream.avail_out = static_cast<uInt>(out.size());
+    deflate(&stream, Z_FINISH);
+    out.resize(stream.total_out);
+    deflateEnd(&stream);
+    return out;
+  };
+  std::string first = gzip("1 0 -1 10 4\n"), second = gzip("2 5 -1 20 8\n");
+  auto both = gunzip(first + second, "mem");
+  ASSERT_TRUE(both) << both.error().message;
+  EXPECT_EQ(*both, "1 0 -1 10 4\n2 5 -1 20 8\n");
+  auto cut = gunzip(first.substr(0, first.size() - 6), "mem");
+  ASSERT_FALSE(cut);
+  EXPECT_EQ(cut.error().message.rfind("mem: not a readable gzip file", 0), 0u)
+      << cut.error().message;
+  EXPECT_FALSE(gunzip("not gzip at all", "mem"));
 }
 
 // Issue item 11: the 25 skipped records of the HPC2N sample went unmentioned.
 TEST(SwfFiles, SkippedRecordsAreCountedWithTheirLines) {
-  auto w = load_workload(testing::shared_dir() + "/workloads/HPC2N-2002-2.2-cln.first3171.swf");
+  auto w = load_workload(testing::workloads_dir() + "/HPC2N-2002-2.2-cln.first3171.swf.gz");
   ASSERT_TRUE(w) << w.error().message;
   EXPECT_EQ(w->skipped, 25);
   ASSERT_FALSE(w->notes.empty());
@@ -220,7 +236,8 @@ TEST(SaveWorkload, KeepsTheTraceFieldsAndWholeSeconds) {
       "3 10 -1 10 4 -1 -1 4 20 -1 1 1 1 -1 1 1 -1 -1\n";
   auto trace = parse_swf(text, "t.swf");
   ASSERT_TRUE(trace);
-  fs::path dir = temp_dir();
+  test::TempDir scratch;
+  const fs::path& dir = scratch.path();
   std::ofstream(dir / "t.swf") << text;
   auto w = load_workload((dir / "t.swf").string());
   ASSERT_TRUE(w);
@@ -238,7 +255,6 @@ TEST(SaveWorkload, KeepsTheTraceFieldsAndWholeSeconds) {
   for (const SwfRecord& r : back->records)
     EXPECT_EQ(r[SwfField::kSubmitTime], std::floor(r[SwfField::kSubmitTime]));
   EXPECT_EQ(back->records[2][SwfField::kSubmitTime], 3);
-  fs::remove_all(dir);
 }
 
 // Issue item 8: average_pairwise_hops was quadratic in the axis length (no progress in 90 s on

@@ -133,12 +133,12 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-// The shared lublin_256.swf was produced by the published model for 256 nodes; our generator
+// The bundled lublin_256.swf was produced by the published model for 256 nodes; our generator
 // follows the paper's parameters without the daily cycle, so the size mix and the medians of run
 // time and inter-arrival time must agree with it.
 TEST(Lublin, MatchesTheSharedModelTrace) {
-  auto trace = read_swf_file(testing::shared_dir() + "/workloads/lublin_256.swf");
-  if (!trace.ok()) GTEST_SKIP() << "shared/ not available";
+  auto trace = read_swf_file(testing::workloads_dir() + "/lublin_256.swf");
+  ASSERT_TRUE(trace.ok()) << trace.error().message;
   std::vector<Job> reference = swf_to_jobs(*trace).jobs;
   std::vector<Job> ours = generate_lublin({10000, 256, 7});
   auto stats = [](const std::vector<Job>& jobs) {

@@ -3,7 +3,6 @@
 // and job builders.
 #pragma once
 
-#include <cstdlib>
 #include <string>
 
 #include "alloc/allocator.h"
@@ -31,11 +30,9 @@ class ConsecutiveAllocator : public Allocator {
   }
 };
 
-// The shared data folder: $TRELLIS_SHARED when set (a worktree that is not beside shared/),
-// otherwise shared/ beside the repository, as in CI.
-inline std::string shared_dir() {
-  const char* env = std::getenv("TRELLIS_SHARED");
-  return env && *env ? env : TRELLIS_SOURCE_DIR "/../shared";
+// The project's bundled workloads (data/workloads/: NASA iPSC and HPC2N as .swf.gz, Lublin).
+inline std::string workloads_dir() {
+  return TRELLIS_SOURCE_DIR "/data/workloads";
 }
 
 inline Job make_job(JobId id, Seconds submit, int nodes, Seconds limit, Seconds run = -1) {

@@ -46,10 +46,11 @@ TEST(Swf, RoundTripsThroughTheWriter) {
 }
 
 TEST(Swf, RoundTripsTheSharedTraces) {
-  for (const char* name : {"NASA-iPSC-1993-3.1-cln.swf", "lublin_256.swf"}) {
-    std::string path = testing::shared_dir() + "/workloads/" + name;
+  for (const char* name :
+       {"NASA-iPSC-1993-3.1-cln.swf.gz", "HPC2N-2002-2.2-cln.first3171.swf.gz", "lublin_256.swf"}) {
+    std::string path = testing::workloads_dir() + "/" + name;
     auto trace = read_swf_file(path);
-    if (!trace.ok()) GTEST_SKIP() << "shared/ not available: " << trace.error().message;
+    ASSERT_TRUE(trace.ok()) << trace.error().message;
     std::ostringstream out;
     write_swf(out, *trace);
     auto back = parse_swf(out.str(), "written");
@@ -60,8 +61,8 @@ TEST(Swf, RoundTripsTheSharedTraces) {
 }
 
 TEST(Swf, NasaTraceHasTheDocumentedJobCount) {
-  auto trace = read_swf_file(testing::shared_dir() + "/workloads/NASA-iPSC-1993-3.1-cln.swf");
-  if (!trace.ok()) GTEST_SKIP() << "shared/ not available";
+  auto trace = read_swf_file(testing::workloads_dir() + "/NASA-iPSC-1993-3.1-cln.swf.gz");
+  ASSERT_TRUE(trace.ok()) << trace.error().message;
   EXPECT_EQ(trace->records.size(), 18239u);
   EXPECT_EQ(trace->header_value("MaxNodes"), "128");
 }

@@ -37,12 +37,16 @@ class Allocator {
   virtual std::string_view name() const = 0;
 
   // Can `request` ever be placed on this machine, even when every node is free? An error here
-  // means the request is impossible (a scheduler rejects the job rather than queue it forever).
+  // means the request is impossible (a scheduler rejects the job rather than queue it forever);
+  // its code is Error::Code::kNeverFits (never_fits() builds it) and its message says why.
   virtual Status check(const Request& request) const;
 
   // Chooses nodes for `request` among `free` (free.size() == machine node count). The returned
-  // nodes are a subset of `free` with exactly request.nodes members. An error means the request
-  // does not fit now; it says why.
+  // nodes are a subset of `free` with exactly request.nodes members. An error with code
+  // kDoesNotFitNow (does_not_fit_now()) means the request does not fit now; it is built without
+  // formatting, as policies call this many times per pass, so a caller that wants to say why
+  // builds the text itself (cli/alloc_report.h). A request that check() refuses gives check()'s
+  // never-fits error.
   virtual Result<Placement> allocate(const NodeSet& free, const Request& request) const = 0;
 
   // The order in which this allocator lays nodes out, when it works along a curve (buddy, the
@@ -56,6 +60,13 @@ class Allocator {
  private:
   Machine machine_;
 };
+
+// The error allocate() returns when the request does not fit on the nodes free now: code
+// kDoesNotFitNow and a fixed short message (no formatting, no heap allocation).
+Error does_not_fit_now();
+
+// The error check() returns for a request this machine can never hold: code kNeverFits.
+Error never_fits(std::string why);
 
 // Allocator options from the command line or a config file (key=value), e.g. search=brute for
 // the contiguous allocator, seed=7 for the random one. Factories reject keys they do not know

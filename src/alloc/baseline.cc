@@ -8,10 +8,7 @@
 namespace trellis {
 
 Status require_free_count(const NodeSet& free, int nodes) {
-  int have = free.count();
-  if (have < nodes)
-    return fail("the job needs " + std::to_string(nodes) + " nodes but only " +
-                std::to_string(have) + " are free");
+  if (free.count() < nodes) return does_not_fit_now();
   return Ok{};
 }
 

@@ -27,7 +27,8 @@ class RandomAllocator : public Allocator {
   uint64_t seed_;
 };
 
-// Shared by allocators that place any nodes: an error when `free` has fewer than `nodes`.
+// Shared by allocators that place any nodes: does_not_fit_now() when `free` has fewer than
+// `nodes`.
 Status require_free_count(const NodeSet& free, int nodes);
 
 }  // namespace trellis

@@ -1,5 +1,5 @@
 // AllocatorRegistry: names -> factories, so that commands, policies and config files pick an
-// allocator by name ("contiguous", "mc1x1", ...) and nothing else needs an if-chain over names.
+// allocator by name ("contiguous", "mc1x1", ...); an instance of the one Registry template.
 #pragma once
 
 #include <functional>
@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "alloc/allocator.h"
+#include "core/registry.h"
 
 namespace trellis {
 
@@ -25,23 +26,25 @@ struct AllocatorInfo {
   bool places_only_boxes = false;
 };
 
-class AllocatorRegistry {
+// The allocators by name (core/registry.h has the verbs): create(name, machine, options).
+class AllocatorRegistry
+    : public Registry<AllocatorInfo, Allocator, const Machine&, const AllocatorOptions&> {
  public:
+  AllocatorRegistry() : Registry("allocator") {}
+
   // Every allocator Trellis ships, registered once.
   static const AllocatorRegistry& builtin();
 
-  void add(AllocatorInfo info);
-  const std::vector<AllocatorInfo>& all() const { return infos_; }
-  const AllocatorInfo* find(std::string_view name) const;
-  // The registered names, comma separated, for messages.
-  std::string names() const;
-  // Builds the named allocator for `machine`; errors name unknown allocators and list the known.
-  Result<std::unique_ptr<Allocator>> create(std::string_view name, const Machine& machine,
-                                            const AllocatorOptions& options = {}) const;
-
- private:
-  std::vector<AllocatorInfo> infos_;
+  using Registry::create;
+  // The named allocator for `machine` with its default options.
+  Result<std::unique_ptr<Allocator>> create(std::string_view name, const Machine& machine) const {
+    return create(name, machine, AllocatorOptions{});
+  }
 };
+
+// The allocator every command uses when none is named: contiguous on a mesh/torus, fattree-units
+// on a fat tree, first-available on a flat machine.
+std::string default_allocator_for(const Machine& machine);
 
 // Builds an allocator of type A as a factory's result.
 template <typename A, typename... Args>

@@ -51,16 +51,17 @@ int run_alloc(const AllocArgs& args) {
   NodeSet free = busy->complement();
   auto placement = (*allocator)->allocate(free, *request);
   if (args.json) {
-    std::cout << alloc_decision_json(*machine, name, *request, free,
-                                     placement ? &*placement : nullptr,
-                                     placement ? "" : placement.error().message)
+    std::cout << alloc_decision_json(
+                     *machine, name, *request, free, placement ? &*placement : nullptr,
+                     placement ? "" : why_not_placed(*machine, *request, free, placement.error()))
                      .dump(2)
               << "\n";
     return placement ? kExitOk : kExitNoPlacementNow;
   }
   print_alloc_header(std::cout, *machine, name, *request, free);
   if (!placement) {
-    std::cerr << "trellis: cannot place the job now: " << placement.error().message << "\n";
+    std::cerr << "trellis: cannot place the job now: "
+              << why_not_placed(*machine, *request, free, placement.error()) << "\n";
     return kExitNoPlacementNow;
   }
   print_placement(std::cout, *machine, *placement, free - placement->nodes);
@@ -87,7 +88,7 @@ void add_alloc_command(CLI::App& app, int& status) {
   cmd->add_option("--busy,-b", args->busy, "Busy nodes as a hostlist, e.g. 'n[0-40,77]'");
   cmd->add_option("--alloc,-a", args->allocator,
                   "Allocator name (see `trellis list`); default: contiguous on a mesh/torus, "
-                  "first-available otherwise");
+                  "fattree-units on a fat tree, first-available on a flat machine");
   cmd->add_option("--mode", args->mode, kModeHelp)->capture_default_str();
   cmd->add_flag("--no-rotate", args->no_rotate, "Do not permute the shape's axes");
   cmd->add_option("--opt,-o", args->options,

@@ -13,10 +13,6 @@ int usage_error(const Error& error) {
   return kExitUsage;
 }
 
-std::string default_allocator_for(const Machine& machine) {
-  return machine.torus() ? "contiguous" : "first-available";
-}
-
 void print_alloc_header(std::ostream& out, const Machine& machine, const std::string& allocator,
                         const Request& request, const NodeSet& free) {
   out << "machine:    " << machine.spec() << " (" << machine.describe() << "), " << free.count()
@@ -68,6 +64,21 @@ nlohmann::json box_json(const Box& box, const Torus& torus) {
 }
 
 }  // namespace
+
+std::string why_not_placed(const Machine& machine, const Request& request, const NodeSet& free,
+                           const Error& error) {
+  if (error.code != Error::Code::kDoesNotFitNow) return error.message;
+  const Torus* torus = machine.torus();
+  const bool box = torus && request.mode != PlacementMode::kNonContiguous;
+  std::string what = request.has_shape() ? "box " + format_shape(request.shape)
+                     : box               ? "box of " + std::to_string(request.nodes) + " nodes"
+                                         : std::to_string(request.nodes) + " nodes";
+  std::string text = "no free " + what + " now (" + std::to_string(free.count()) + " nodes free";
+  if (box)
+    if (auto largest = largest_free_box(*torus, free, request.mode))
+      text += ", largest free box " + largest->describe(*torus);
+  return text + ")";
+}
 
 nlohmann::json alloc_decision_json(const Machine& machine, const std::string& allocator,
                                    const Request& request, const NodeSet& free,

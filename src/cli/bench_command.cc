@@ -44,14 +44,14 @@ void add_bench_command(CLI::App& app, int& status) {
   });
 
   auto sim_options = std::make_shared<bench::SimBenchOptions>();
-  sim_options->shared_dir = TRELLIS_SOURCE_DIR "/../shared";
   auto* sim = cmd->add_subcommand(
       "sim",
       "Simulator speed: the full NASA iPSC trace with EASY and the contiguous allocator (against\n"
       "first-available), one conservative-backfilling pass with 10,000 queued jobs (against an\n"
       "EASY pass), and a generated 1,000,000-job Lublin workload on torus:32x32x32 (jobs/s).");
-  sim->add_option("--shared", sim_options->shared_dir, "The shared/ folder holding workloads/")
-      ->capture_default_str();
+  sim->add_option("--workload", sim_options->workload,
+                  "SWF trace (.swf or .swf.gz) for the first table instead of the NASA iPSC trace "
+                  "built into the binary (from data/workloads/, so the bench needs no files)");
   sim->add_option("--lublin-jobs", sim_options->lublin_jobs,
                   "Jobs in the generated Lublin run (0 skips it)")
       ->capture_default_str();

@@ -51,7 +51,8 @@ int run_demo(const DemoArgs& args) {
     print_alloc_header(std::cout, *machine, name, *request, free);
     auto placement = (*allocator)->allocate(free, *request);
     if (!placement) {
-      std::cout << "not placed: " << placement.error().message << "\n";
+      std::cout << "not placed: " << why_not_placed(*machine, *request, free, placement.error())
+                << "\n";
       placed.emplace_back(free.size());
       return 0;
     }
@@ -85,7 +86,9 @@ void add_demo_command(CLI::App& app, int& status) {
   cmd->add_option("--machine,-m", args->machine,
                   "Machine spec: torus:8x8x8, mesh:8x8x8:wrap=x,y, fattree:4,4,4, flat:128")
       ->capture_default_str();
-  cmd->add_option("--alloc,-a", args->allocator, "Allocator name (see `trellis list`)");
+  cmd->add_option("--alloc,-a", args->allocator,
+                  "Allocator name (see `trellis list`); default: contiguous on a mesh/torus, "
+                  "fattree-units on a fat tree, first-available on a flat machine");
   cmd->callback([args, &status] { status = run_demo(*args); });
 }
 

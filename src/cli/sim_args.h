@@ -52,7 +52,5 @@ void print_workload_notes(const Workload& workload, const Machine& machine, int 
 void print_rejections(const SimResult& result, const SimArgs& args, const Machine& machine);
 // Writes the workload as simulated to args.save_workload (when given).
 Status save_workload(const SimArgs& args, const Workload& workload, const Machine& machine);
-// `name`, or the machine's default allocator when empty.
-std::string allocator_or_default(const std::string& name, const Machine& machine);
 
 }  // namespace trellis::cli

@@ -63,8 +63,9 @@ Result<Workload> make_workload(const SimArgs& args, const Machine& machine) {
   w.jobs = generate_lublin(params);
   w.source = "lublin:" + std::to_string(params.jobs) + ":" + std::to_string(params.seed);
   w.perfect_estimates = static_cast<int>(w.jobs.size());
-  w.notes.push_back("the Lublin-Feitelson model has no user estimates: each job's time limit is "
-                    "its run time (a perfect estimate, which flatters backfilling)");
+  w.notes.push_back(
+      "the Lublin-Feitelson model has no user estimates: each job's time limit is "
+      "its run time (a perfect estimate, which flatters backfilling)");
   return w;
 }
 
@@ -148,13 +149,6 @@ Status save_workload(const SimArgs& args, const Workload& workload, const Machin
   return write_text_file(args.save_workload, swf.str());
 }
 
-std::string allocator_or_default(const std::string& name, const Machine& machine) {
-  if (!name.empty()) return name;
-  std::string preferred =
-      machine.kind() == Machine::Kind::kFatTree ? "fattree-units" : default_allocator_for(machine);
-  return AllocatorRegistry::builtin().find(preferred) ? preferred : "first-available";
-}
-
 int run_sim(const SimArgs& args) {
   auto machine = Machine::parse(args.machine);
   if (!machine) return usage_error(fail("--machine: " + machine.error().message));
@@ -167,8 +161,9 @@ int run_sim(const SimArgs& args) {
     return usage_error(fail("--sched: " + ok.error().message));
   if (is_gang_policy(args.policy))
     if (auto ok = check_gang_policy(args, *machine); !ok) return usage_error(ok.error());
-  if (const AllocatorInfo* info =
-          AllocatorRegistry::builtin().find(allocator_or_default(args.allocator, *machine));
+  const std::string alloc_name =
+      args.allocator.empty() ? default_allocator_for(*machine) : args.allocator;
+  if (const AllocatorInfo* info = AllocatorRegistry::builtin().find(alloc_name);
       info && !is_gang_policy(args.policy))
     if (auto ok = check_allocator_takes_mode(*info, *mode, *machine); !ok)
       return usage_error(fail("--alloc: " + ok.error().message));
@@ -193,7 +188,6 @@ int run_sim(const SimArgs& args) {
   if (is_gang_policy(args.policy)) return run_gang_policy_sim(args, *machine, *workload);
   set_request_form(*workload, *machine, *mode, args.shaped);
 
-  std::string alloc_name = allocator_or_default(args.allocator, *machine);
   auto allocator = AllocatorRegistry::builtin().create(alloc_name, *machine, alloc_options);
   if (!allocator) return usage_error(fail("--alloc: " + allocator.error().message));
   auto policy = PolicyRegistry::builtin().create(args.policy, *machine, sched_options);

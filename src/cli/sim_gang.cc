@@ -53,19 +53,8 @@ Result<GangSimOptions> parse_gang_options(const std::vector<std::string>& items,
 
 // Appends the slot-by-slot schedule to the report page, as preformatted text.
 void add_slot_section(std::string& html, const std::string& slots) {
-  std::string escaped;
-  for (char c : slots) {
-    if (c == '<')
-      escaped += "&lt;";
-    else if (c == '>')
-      escaped += "&gt;";
-    else if (c == '&')
-      escaped += "&amp;";
-    else
-      escaped += c;
-  }
   std::string section = "<section id=\"gang-slots\"><h2>Which jobs ran in which slot</h2><pre>" +
-                        escaped + "</pre></section>\n";
+                        html_escape(slots) + "</pre></section>\n";
   auto at = html.rfind("</body>");
   html.insert(at == std::string::npos ? html.size() : at, section);
 }

@@ -147,6 +147,16 @@ std::vector<NodeId> NodeSet::to_vector() const {
   return ids;
 }
 
+std::vector<std::pair<NodeId, NodeId>> NodeSet::runs() const {
+  std::vector<std::pair<NodeId, NodeId>> result;
+  for (NodeId first = next(0); first >= 0;) {
+    NodeId end = next_absent(first);
+    result.emplace_back(first, end - 1);
+    first = end < size_ ? next(end) : -1;
+  }
+  return result;
+}
+
 void NodeSet::clear_tail() {
   if (size_ % kWordBits != 0 && !words_.empty())
     words_.back() &= (Word{1} << (size_ % kWordBits)) - 1;

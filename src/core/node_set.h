@@ -8,6 +8,7 @@
 #include <bit>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/result.h"
@@ -66,6 +67,9 @@ class NodeSet {
   NodeId next_absent(NodeId from) const;
   // Members in increasing order.
   std::vector<NodeId> to_vector() const;
+  // The maximal runs of consecutive members as inclusive [first, last] pairs, in increasing
+  // order: {1, 2, 3, 7} gives {{1, 3}, {7, 7}}; the empty set gives none.
+  std::vector<std::pair<NodeId, NodeId>> runs() const;
   template <typename F>
   void for_each(F&& visit) const {
     for (size_t w = 0; w < words_.size(); ++w) {

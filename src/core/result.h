@@ -1,5 +1,5 @@
-// Result<T>: a value or an error message, returned across every boundary where input can be bad
-// (parsing, requests, files). Exceptions are kept for programmer errors only.
+// Result<T>: a value or an error (a message and a code), returned across every boundary where input
+// can be bad (parsing, requests, files). Exceptions are kept for programmer errors only.
 //
 //   Result<Torus> t = parse_machine("torus:8x8");
 //   if (!t) { std::cerr << t.error().message; return 2; }
@@ -14,14 +14,33 @@
 namespace trellis {
 
 // What went wrong, said so that a user can fix it: where (file:line, field, argument), what was
-// found, and what was expected.
+// found, and what was expected; and a code saying what kind of failure it is, so that callers
+// (a scheduler, a daemon answering a client) can act on it without reading the message.
 struct Error {
+  // The kinds of failure. They map one to one onto gRPC status codes for the daemon's API:
+  // kInvalidArgument -> INVALID_ARGUMENT, kNotFound -> NOT_FOUND, kDoesNotFitNow ->
+  // RESOURCE_EXHAUSTED, kNeverFits -> FAILED_PRECONDITION, kUnavailable -> UNAVAILABLE,
+  // kInternal -> INTERNAL.
+  enum class Code {
+    kInvalidArgument,  // bad input: a malformed spec, option or file
+    kNotFound,         // a named thing (file, allocator, job) does not exist
+    kDoesNotFitNow,    // an allocator cannot place the request on the nodes free now
+    kNeverFits,        // the request cannot be placed on this machine even when it is idle
+    kUnavailable,      // a resource could not be reached or read right now; retrying may help
+    kInternal,         // a broken invariant or a library failure: a bug, not the caller's fault
+  };
+
   std::string message;
+  Code code = Code::kInvalidArgument;
 };
 
-// Builds an Error; a free function so call sites read `return fail("...")`.
+// Builds an Error; a free function so call sites read `return fail("...")`. Without a code the
+// error is an invalid argument, the common case at input boundaries.
 inline Error fail(std::string message) {
-  return Error{std::move(message)};
+  return Error{std::move(message), Error::Code::kInvalidArgument};
+}
+inline Error fail(Error::Code code, std::string message) {
+  return Error{std::move(message), code};
 }
 
 template <typename T>

@@ -7,31 +7,6 @@
 
 namespace trellis {
 
-void PolicyRegistry::add(PolicyInfo info) {
-  infos_.push_back(std::move(info));
-}
-
-const PolicyInfo* PolicyRegistry::find(std::string_view name) const {
-  for (const auto& info : infos_)
-    if (info.name == name) return &info;
-  return nullptr;
-}
-
-std::string PolicyRegistry::names() const {
-  std::string known;
-  for (const auto& info : infos_) known += (known.empty() ? "" : ", ") + info.name;
-  return known;
-}
-
-Result<std::unique_ptr<QueuePolicy>> PolicyRegistry::create(std::string_view name,
-                                                            const Machine& machine,
-                                                            const PolicyOptions& options) const {
-  const PolicyInfo* info = find(name);
-  if (!info)
-    return fail("unknown queue policy '" + std::string(name) + "' (known: " + names() + ")");
-  return info->factory(machine, options);
-}
-
 namespace {
 
 // A factory for policies that take no options.

@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/registry.h"
 #include "sched/policy.h"
 
 namespace trellis {
@@ -26,23 +27,21 @@ struct PolicyInfo {
   PolicyFactory factory;
 };
 
-class PolicyRegistry {
+// The queue policies by name (core/registry.h has the verbs): create(name, machine, options).
+class PolicyRegistry
+    : public Registry<PolicyInfo, QueuePolicy, const Machine&, const PolicyOptions&> {
  public:
+  PolicyRegistry() : Registry("queue policy") {}
+
   // Every queue policy Trellis ships: fcfs, easy, conservative, scan-up, scan-down,
   // fattree-batch.
   static const PolicyRegistry& builtin();
 
-  void add(PolicyInfo info);
-  const std::vector<PolicyInfo>& all() const { return infos_; }
-  const PolicyInfo* find(std::string_view name) const;
-  // The registered names, comma separated, for messages.
-  std::string names() const;
-  // Builds the named policy; errors name unknown policies and list the known ones.
-  Result<std::unique_ptr<QueuePolicy>> create(std::string_view name, const Machine& machine,
-                                              const PolicyOptions& options = {}) const;
-
- private:
-  std::vector<PolicyInfo> infos_;
+  using Registry::create;
+  // The named policy for `machine` with its default options.
+  Result<std::unique_ptr<QueuePolicy>> create(std::string_view name, const Machine& machine) const {
+    return create(name, machine, PolicyOptions{});
+  }
 };
 
 }  // namespace trellis

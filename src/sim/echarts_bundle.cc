@@ -1,6 +1,6 @@
 #include "sim/echarts_bundle.h"
 
-// Defined by the generated echarts_blob.S.
+// Defined by the generated trellis_echarts.S (trellis_embed_file in CMakeLists.txt).
 extern "C" const char trellis_echarts_begin[];
 extern "C" const char trellis_echarts_end[];
 

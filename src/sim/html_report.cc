@@ -592,11 +592,42 @@ recordOverflow();
 })();
 )js";
 
+}  // namespace
+
+std::string html_escape(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
+namespace {
+
 std::string page(std::string_view title, std::string_view body, const nlohmann::json& data,
                  std::string_view script) {
   std::string html;
   html += "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>";
-  for (char c : title) html += c == '<' ? std::string("&lt;") : std::string(1, c);
+  html += html_escape(title);
   html += "</title>\n<style>";
   html += kStyle;
   html += "</style>\n<script>";

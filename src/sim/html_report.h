@@ -20,8 +20,13 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 
 namespace trellis {
+
+// `text` safe as HTML element content or a quoted attribute value: & < > " and ' become
+// character references (&amp; &lt; &gt; &quot; &#39;); everything else is kept.
+std::string html_escape(std::string_view text);
 
 // `data` as built by run_report_data (sim/report_data.h).
 std::string render_run_report(const nlohmann::json& data);

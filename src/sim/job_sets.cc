@@ -5,39 +5,16 @@
 #include <string>
 
 #include "core/key_value.h"
+#include "sim/outputs.h"
 
 namespace trellis {
-
-namespace {
-
-// The fields of one CSV line; double quotes enclose fields that hold commas ("" is a quote).
-std::vector<std::string> split_csv_line(const std::string& line) {
-  std::vector<std::string> fields(1);
-  bool quoted = false;
-  for (size_t i = 0; i < line.size(); ++i) {
-    char c = line[i];
-    if (quoted && c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
-      fields.back() += '"';
-      ++i;
-    } else if (c == '"') {
-      quoted = !quoted;
-    } else if (c == ',' && !quoted) {
-      fields.emplace_back();
-    } else if (c != '\r') {
-      fields.back() += c;
-    }
-  }
-  return fields;
-}
-
-}  // namespace
 
 Result<std::vector<CompletedJob>> read_completed_jobs(std::istream& csv,
                                                       const std::set<long>& rejected) {
   std::string line;
   if (!std::getline(csv, line)) return fail("jobs.csv: empty, expected a header line");
   std::map<std::string, size_t> column;
-  std::vector<std::string> header = split_csv_line(line);
+  std::vector<std::string> header = parse_csv_line(line);
   for (size_t i = 0; i < header.size(); ++i) column[header[i]] = i;
   for (const char* required : {"id", "submit", "start", "end", "state"})
     if (!column.count(required))
@@ -46,7 +23,7 @@ Result<std::vector<CompletedJob>> read_completed_jobs(std::istream& csv,
   std::vector<CompletedJob> jobs;
   for (int number = 2; std::getline(csv, line); ++number) {
     if (line.empty()) continue;
-    std::vector<std::string> fields = split_csv_line(line);
+    std::vector<std::string> fields = parse_csv_line(line);
     auto field = [&](const char* name) -> const std::string& {
       static const std::string kMissing;
       size_t at = column[name];

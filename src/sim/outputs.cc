@@ -14,6 +14,25 @@ std::string csv_field(std::string_view text) {
   return out + "\"";
 }
 
+std::vector<std::string> parse_csv_line(std::string_view line) {
+  std::vector<std::string> fields(1);
+  bool quoted = false;
+  for (size_t i = 0; i < line.size(); ++i) {
+    char c = line[i];
+    if (quoted && c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
+      fields.back() += '"';
+      ++i;
+    } else if (c == '"') {
+      quoted = !quoted;
+    } else if (c == ',' && !quoted) {
+      fields.emplace_back();
+    } else if (c != '\r') {
+      fields.back() += c;
+    }
+  }
+  return fields;
+}
+
 void write_jobs_csv(std::ostream& out, const SimResult& result, Seconds bsld_threshold) {
   out << "id,user,submit,start,end,wait,response,run_time,requested_time,requested_nodes,nodes,"
          "bounded_slowdown,state,reason,average_hops,leaf_switches,box_shape,box_origin,"

@@ -22,6 +22,8 @@
 #include <nlohmann/json.hpp>
 #include <ostream>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "sim/run_metrics.h"
 #include "sim/simulator.h"
@@ -34,6 +36,11 @@ void write_jobs_csv(std::ostream& out, const SimResult& result,
 
 // `text` as one CSV field: quoted (with quotes doubled) when it holds a comma, quote or newline.
 std::string csv_field(std::string_view text);
+
+// The fields of one CSV line, the inverse of csv_field: double quotes enclose fields that hold
+// commas ("" inside them is one quote); a carriage return (a CRLF line end) is dropped. An empty
+// line is one empty field.
+std::vector<std::string> parse_csv_line(std::string_view line);
 
 // The summary JSON document: `about` (machine, workload, policy, allocator, ...) plus "metrics"
 // (run_metrics.h; null where not computed), "users" (per-user figures) and "rejected_jobs".

@@ -44,16 +44,6 @@ class TimedAllocator : public Allocator {
   mutable double seconds_ = 0;
 };
 
-std::vector<std::pair<NodeId, NodeId>> runs_of(const NodeSet& nodes) {
-  std::vector<std::pair<NodeId, NodeId>> runs;
-  for (NodeId id = nodes.next(0); id >= 0;) {
-    NodeId end = nodes.next_absent(id);
-    runs.emplace_back(id, end - 1);
-    id = end < nodes.size() ? nodes.next(end) : -1;
-  }
-  return runs;
-}
-
 struct Ending {
   Seconds time;
   size_t record;  // index in SimResult::jobs
@@ -163,7 +153,7 @@ SimResult simulate(const Machine& machine, const Allocator& allocator, const Que
       record.timed_out = options.kill_at_time_limit && job.run_time > job.time_limit;
       record.end = now + (record.timed_out ? job.time_limit : job.run_time);
       if (options.record_placements) {
-        record.runs = runs_of(d.nodes);
+        record.runs = d.nodes.runs();
         record.average_hops = average_pairwise_hops(machine, d.nodes);
         if (const FatTree* tree = machine.fat_tree())
           record.leaf_switches = leaf_switches_spanned(*tree, d.nodes);

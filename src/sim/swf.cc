@@ -191,26 +191,41 @@ Result<SwfTrace> parse_swf(std::string_view text, const std::string& source) {
   return trace;
 }
 
-Result<std::string> read_text_file(const std::string& path) {
-  if (!ends_with_ignoring_case(path, ".gz")) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return fail(path + ": cannot open the file");
-    std::ostringstream text;
-    text << in.rdbuf();
-    if (in.bad()) return fail(path + ": read failed");
-    return text.str();
-  }
-  gzFile file = gzopen(path.c_str(), "rb");
-  if (!file) return fail(path + ": cannot open the file");
+Result<std::string> gunzip(std::string_view compressed, const std::string& source) {
+  z_stream stream{};
+  if (inflateInit2(&stream, 16 + MAX_WBITS) != Z_OK)
+    return fail(Error::Code::kInternal, source + ": zlib could not start");
+  stream.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(compressed.data()));
+  stream.avail_in = static_cast<uInt>(compressed.size());
   std::string text;
   char buffer[1 << 16];
-  int n = 0;
-  while ((n = gzread(file, buffer, sizeof buffer)) > 0) text.append(buffer, static_cast<size_t>(n));
-  int code = Z_OK;
-  std::string message = n < 0 ? gzerror(file, &code) : "";
-  gzclose(file);
-  if (n < 0) return fail(path + ": not a readable gzip file (" + message + ")");
+  int status = Z_OK;
+  while (status != Z_STREAM_END || stream.avail_in > 0) {
+    if (status == Z_STREAM_END) inflateReset(&stream);  // another gzip member follows
+    stream.next_out = reinterpret_cast<Bytef*>(buffer);
+    stream.avail_out = sizeof buffer;
+    status = inflate(&stream, Z_NO_FLUSH);
+    if (status != Z_OK && status != Z_STREAM_END) break;
+    text.append(buffer, sizeof buffer - stream.avail_out);
+    if (status == Z_OK && stream.avail_in == 0 && stream.avail_out > 0) {
+      status = Z_DATA_ERROR;  // the data ends inside a member
+      break;
+    }
+  }
+  std::string message = stream.msg ? stream.msg : "truncated data";
+  inflateEnd(&stream);
+  if (status != Z_STREAM_END) return fail(source + ": not a readable gzip file (" + message + ")");
   return text;
+}
+
+Result<std::string> read_text_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return fail(Error::Code::kNotFound, path + ": cannot open the file");
+  std::ostringstream bytes;
+  bytes << in.rdbuf();
+  if (in.bad()) return fail(Error::Code::kUnavailable, path + ": read failed");
+  if (!ends_with_ignoring_case(path, ".gz")) return bytes.str();
+  return gunzip(bytes.str(), path);
 }
 
 Result<SwfTrace> read_swf_file(const std::string& path) {

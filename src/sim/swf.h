@@ -80,6 +80,9 @@ void write_swf(std::ostream& out, const SwfTrace& trace);
 
 // Reads a whole file as text, decompressing it when its name ends in .gz (any case).
 Result<std::string> read_text_file(const std::string& path);
+// The content of gzip data held in memory (one or more concatenated members); `source` names it
+// in errors.
+Result<std::string> gunzip(std::string_view compressed, const std::string& source);
 
 // Jobs from a trace, for a machine whose nodes have `procs_per_node` processors each: nodes are
 // the requested processors (the allocated ones when no request is logged) divided by

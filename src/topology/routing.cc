@@ -1,5 +1,11 @@
 #include "topology/routing.h"
 
+#include <initializer_list>
+#include <string>
+#include <utility>
+
+#include "core/key_value.h"
+
 namespace trellis {
 
 std::string direction_name(int dir) {
@@ -76,16 +82,23 @@ DirSet dirs(std::initializer_list<int> list) {
 
 constexpr int kPx = 0, kMx = 1, kPy = 2, kMy = 3, kPz = 4, kMz = 5;
 
-std::vector<std::string_view> split(std::string_view text, char sep) {
-  std::vector<std::string_view> parts;
-  size_t start = 0;
-  while (true) {
-    size_t end = text.find(sep, start);
-    parts.push_back(text.substr(start, end - start));
-    if (end == std::string_view::npos) break;
-    start = end + 1;
+// Sets `field` from the value of `key` when given, which must be one of `choices`'s names.
+template <typename T>
+Status set_choice(const KeyValueOptions& options, const std::string& key,
+                  std::initializer_list<std::pair<std::string_view, T>> choices, T& field) {
+  auto value = options.get(key);
+  if (!value) return Ok{};
+  std::string expected;
+  size_t i = 0;
+  for (const auto& [name, choice] : choices) {
+    if (name == *value) {
+      field = choice;
+      return Ok{};
+    }
+    expected += (i == 0 ? "" : i + 1 == choices.size() ? " or " : ", ") + std::string(name);
+    ++i;
   }
-  return parts;
+  return fail("routing rules: " + key + "='" + *value + "' (expected " + expected + ")");
 }
 
 }  // namespace
@@ -108,74 +121,51 @@ Result<RoutingRules> RoutingRules::with_table(std::string_view name) {
 }
 
 Result<RoutingRules> RoutingRules::parse(std::string_view text) {
-  auto parts = split(text, ',');
+  // A leading part without '=' names the preset; the rest are key=value overrides.
+  size_t comma = text.find(',');
+  std::string_view preset = "recommended", overrides = text;
+  if (text.substr(0, comma).find('=') == std::string_view::npos) {
+    preset = text.substr(0, comma);
+    overrides = comma == std::string_view::npos ? std::string_view{} : text.substr(comma + 1);
+  }
   RoutingRules rules = *with_table("A");
-  size_t first = 0;
-  if (!parts.empty() && parts[0].find('=') == std::string_view::npos) {
-    std::string_view preset = parts[0];
-    first = 1;
-    if (preset == "recommended") {
-      // the defaults
-    } else if (preset == "literal" || preset == "prior-art") {
-      rules.phase_choice = PhaseChoice::kEarliest;
-      rules.dateline = Dateline::kThrough;
-      rules.keep_channel_on_mesh_axes = preset == "literal";
-    } else if (preset == "dor") {
-      rules = *with_table("dor");
-      rules.phase_choice = PhaseChoice::kEarliest;
-    } else {
-      return fail("routing rules: unknown preset '" + std::string(preset) +
-                  "' (expected recommended, literal, prior-art or dor)");
-    }
+  if (preset == "recommended") {
+    // the defaults
+  } else if (preset == "literal" || preset == "prior-art") {
+    rules.phase_choice = PhaseChoice::kEarliest;
+    rules.dateline = Dateline::kThrough;
+    rules.keep_channel_on_mesh_axes = preset == "literal";
+  } else if (preset == "dor") {
+    rules = *with_table("dor");
+    rules.phase_choice = PhaseChoice::kEarliest;
+  } else {
+    return fail("routing rules: unknown preset '" + std::string(preset) +
+                "' (expected recommended, literal, prior-art or dor)");
   }
-  for (size_t i = first; i < parts.size(); ++i) {
-    std::string_view part = parts[i];
-    size_t eq = part.find('=');
-    if (eq == std::string_view::npos)
-      return fail("routing rules: '" + std::string(part) + "' is not key=value");
-    std::string_view key = part.substr(0, eq), value = part.substr(eq + 1);
-    auto bad = [&](std::string_view expected) {
-      return fail("routing rules: " + std::string(key) + "='" + std::string(value) +
-                  "' (expected " + std::string(expected) + ")");
-    };
-    if (key == "table") {
-      auto t = with_table(value);
-      if (!t) return fail("routing rules: " + t.error().message);
-      rules.table = t->table;
-      rules.phases = t->phases;
-    } else if (key == "phase") {
-      if (value == "earliest") {
-        rules.phase_choice = PhaseChoice::kEarliest;
-      } else if (value == "latest") {
-        rules.phase_choice = PhaseChoice::kLatest;
-      } else {
-        return bad("earliest or latest");
-      }
-    } else if (key == "dateline") {
-      if (value == "through") {
-        rules.dateline = Dateline::kThrough;
-      } else if (value == "boundary") {
-        rules.dateline = Dateline::kBoundary;
-      } else if (value == "link") {
-        rules.dateline = Dateline::kLink;
-      } else if (value == "none") {
-        rules.dateline = Dateline::kNone;
-      } else {
-        return bad("through, boundary, link or none");
-      }
-    } else if (key == "channels") {
-      if (value == "keep") {
-        rules.keep_channel_on_mesh_axes = true;
-      } else if (value == "free") {
-        rules.keep_channel_on_mesh_axes = false;
-      } else {
-        return bad("keep or free");
-      }
-    } else {
-      return fail("routing rules: unknown key '" + std::string(key) +
-                  "' (expected table, phase, dateline or channels)");
-    }
+  KeyValueOptions options("routing rules");
+  if (auto ok = options.add_list(overrides); !ok) return ok.error();
+  if (auto ok = options.only({"table", "phase", "dateline", "channels"}, preset); !ok)
+    return ok.error();
+  if (auto name = options.get("table")) {
+    auto t = with_table(*name);
+    if (!t) return fail("routing rules: " + t.error().message);
+    rules.table = t->table;
+    rules.phases = t->phases;
   }
+  Status ok = set_choice<PhaseChoice>(
+      options, "phase", {{"earliest", PhaseChoice::kEarliest}, {"latest", PhaseChoice::kLatest}},
+      rules.phase_choice);
+  if (ok)
+    ok = set_choice<Dateline>(options, "dateline",
+                              {{"through", Dateline::kThrough},
+                               {"boundary", Dateline::kBoundary},
+                               {"link", Dateline::kLink},
+                               {"none", Dateline::kNone}},
+                              rules.dateline);
+  if (ok)
+    ok = set_choice<bool>(options, "channels", {{"keep", true}, {"free", false}},
+                          rules.keep_channel_on_mesh_axes);
+  if (!ok) return ok.error();
   return rules;
 }
 

@@ -19,9 +19,10 @@ Status BuddyAllocator::check(const Request& request) const {
   if (auto ok = Allocator::check(request); !ok) return ok;
   const int largest = static_cast<int>(std::bit_floor(static_cast<unsigned>(curve_.size())));
   if (buddy_block_size(request.nodes) > largest)
-    return fail("a buddy block for " + std::to_string(request.nodes) + " nodes has " +
-                std::to_string(buddy_block_size(request.nodes)) + " nodes, but the largest on " +
-                machine().describe() + " has " + std::to_string(largest));
+    return never_fits("a buddy block for " + std::to_string(request.nodes) + " nodes has " +
+                      std::to_string(buddy_block_size(request.nodes)) +
+                      " nodes, but the largest on " + machine().describe() + " has " +
+                      std::to_string(largest));
   return Ok{};
 }
 
@@ -60,8 +61,7 @@ Result<Placement> BuddyAllocator::allocate(const NodeSet& free, const Request& r
       return p;
     }
   }
-  return fail("no free aligned block of " + std::to_string(want) + " nodes along the " +
-              std::string(to_string(curve_.kind())) + " curve");
+  return does_not_fit_now();
 }
 
 void register_buddy_allocators(AllocatorRegistry& registry) {

@@ -12,10 +12,11 @@ Status ContiguousAllocator::check(const Request& request) const {
   if (auto ok = Allocator::check(request); !ok) return ok;
   if (orientations_for(torus(), request).empty()) {
     if (request.has_shape())
-      return fail("shape " + format_shape(request.shape) + " does not fit in " +
-                  torus().describe() + (request.rotate ? " in any orientation" : " as given"));
-    return fail("no box of exactly " + std::to_string(request.nodes) + " nodes fits in " +
-                torus().describe());
+      return never_fits("shape " + format_shape(request.shape) + " does not fit in " +
+                        torus().describe() +
+                        (request.rotate ? " in any orientation" : " as given"));
+    return never_fits("no box of exactly " + std::to_string(request.nodes) + " nodes fits in " +
+                      torus().describe());
   }
   return Ok{};
 }
@@ -23,13 +24,7 @@ Status ContiguousAllocator::check(const Request& request) const {
 Result<Placement> ContiguousAllocator::allocate(const NodeSet& free, const Request& request) const {
   if (auto ok = check(request); !ok) return ok.error();
   auto choice = search_->choose(free, orientations_for(torus(), request), request.mode);
-  if (!choice) {
-    std::string what = request.has_shape() ? "box " + format_shape(request.shape)
-                                           : "box of " + std::to_string(request.nodes) + " nodes";
-    auto largest = search_->largest_free_box(free, request.mode);
-    return fail("no free " + what + " now (" + std::to_string(free.count()) + " nodes free" +
-                (largest ? ", largest free box " + largest->describe(torus()) : "") + ")");
-  }
+  if (!choice) return does_not_fit_now();
   return Placement{choice->box.nodes(torus()), choice->box, {}};
 }
 

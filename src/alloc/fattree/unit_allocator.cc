@@ -187,19 +187,14 @@ Result<Placement> FatTreeUnitAllocator::allocate(const NodeSet& free,
       }
     }
     if (free_unit_count(free) == 0) {
-      if (fallback < 0)
-        return fail("no unit has " + std::to_string(n) + " free nodes (units of " +
-                    std::to_string(unit_size_) + ")");
+      if (fallback < 0) return does_not_fit_now();
       take_from_unit(fallback, n);
       p.note = "no free unit left: busy unit " + std::to_string(fallback);
       return p;
     }
   }
   const int have = free_unit_count(free);
-  if (have < m)
-    return fail("the job needs " + std::to_string(m) + " free units of " +
-                std::to_string(unit_size_) + " nodes but only " + std::to_string(have) +
-                " are free");
+  if (have < m) return does_not_fit_now();
   std::vector<int> units = least_hop_units(free, m);
   int left = n;
   long hops = 0;

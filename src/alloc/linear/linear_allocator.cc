@@ -36,8 +36,7 @@ Result<Placement> LinearAllocator::allocate(const NodeSet& free, const Request& 
     p.note = "no free interval of " + std::to_string(k) + " along the curve: min span " +
              std::to_string(curve_span(ranks, curve_.size(), ring));
   } else {
-    return fail("no free interval of " + std::to_string(k) + " consecutive nodes along the " +
-                std::string(to_string(curve_.kind())) + " curve");
+    return does_not_fit_now();
   }
   for (int r : ranks) p.nodes.set(curve_.node_at(r));
   return p;

@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <cmath>
 #include <random>
-#include <stdexcept>
 #include <string>
+#include <utility>
+
+#include "core/key_value.h"
 
 namespace trellis::workload {
 
@@ -106,65 +108,48 @@ Result<ThesisModel> parse_thesis_spec(std::string_view spec, int processors) {
   ThesisModel m;
   m.processors = processors;
   std::string_view rest = spec.substr(prefix.size());
-  if (!rest.empty() && rest.front() == ':') rest.remove_prefix(1);
-  while (!rest.empty()) {
-    std::size_t comma = rest.find(',');
-    std::string_view item = rest.substr(0, comma);
-    rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
-    std::size_t eq = item.find('=');
-    if (eq == std::string_view::npos)
-      return fail("generator '" + std::string(spec) + "': '" + std::string(item) +
-                  "' is not KEY=VALUE");
-    std::string key(item.substr(0, eq));
-    std::string value(item.substr(eq + 1));
-    auto number = [&](double& out) -> Status {
-      try {
-        std::size_t used = 0;
-        out = std::stod(value, &used);
-        if (used != value.size()) throw std::invalid_argument(value);
-      } catch (const std::exception&) {
-        return fail("generator '" + std::string(spec) + "': " + key + "=" + value +
-                    " is not a number");
-      }
-      return Ok{};
-    };
-    double x = 0;
-    Status ok = Ok{};
-    if (key == "sizes") {
-      auto d = parse_size_distribution(value);
-      if (!d) return d.error();
-      m.sizes = *d;
-    } else if (key == "service") {
-      auto d = parse_service_distribution(value);
-      if (!d) return d.error();
-      m.service = *d;
-    } else if (key == "load") {
-      ok = number(m.load);
-    } else if (key == "mean") {
-      ok = number(m.mean_service);
-    } else if (key == "min") {
-      ok = number(m.service_min);
-    } else if (key == "max") {
-      ok = number(m.service_max);
-    } else if (key == "duration") {
-      ok = number(m.arrival_end);
-    } else if (key == "gradient") {
-      ok = number(m.gradient_start);
-      m.gradient = true;
-    } else if (key == "seed" || key == "min_size" || key == "max_size") {
-      ok = number(x);
-      if (ok && (x < 0 || x != std::floor(x)))
-        return fail("generator '" + std::string(spec) + "': " + key + " must be a whole number");
-      if (key == "seed") m.seed = static_cast<uint64_t>(x);
-      if (key == "min_size") m.min_size = static_cast<int>(x);
-      if (key == "max_size") m.max_size = static_cast<int>(x);
-    } else {
-      return fail("generator '" + std::string(spec) + "': unknown key '" + key +
-                  "' (known: load, sizes, service, mean, min, max, duration, seed, gradient, "
-                  "min_size, max_size)");
-    }
-    if (!ok) return ok.error();
+  if (!rest.empty() && rest.front() != ':')
+    return fail("generator '" + std::string(spec) + "': expected thesis:KEY=VALUE,...");
+  if (!rest.empty()) rest.remove_prefix(1);
+  auto in_spec = [&](const Error& error) {
+    return fail("generator '" + std::string(spec) + "': " + error.message);
+  };
+  KeyValueOptions options("workload generator");
+  if (auto ok = options.add_list(rest); !ok) return in_spec(ok.error());
+  if (auto ok = options.only({"load", "sizes", "service", "mean", "min", "max", "duration", "seed",
+                              "gradient", "min_size", "max_size"},
+                             "thesis");
+      !ok)
+    return in_spec(ok.error());
+  if (auto text = options.get("sizes")) {
+    auto d = parse_size_distribution(*text);
+    if (!d) return d.error();
+    m.sizes = *d;
   }
+  if (auto text = options.get("service")) {
+    auto d = parse_service_distribution(*text);
+    if (!d) return d.error();
+    m.service = *d;
+  }
+  for (auto [key, field] : {std::pair{"load", &m.load},
+                            {"mean", &m.mean_service},
+                            {"min", &m.service_min},
+                            {"max", &m.service_max},
+                            {"duration", &m.arrival_end},
+                            {"gradient", &m.gradient_start}}) {
+    auto value = options.number_above(key, *field, 0);
+    if (!value) return in_spec(value.error());
+    *field = *value;
+  }
+  m.gradient = options.get("gradient").has_value();
+  auto seed = options.whole_number("seed", static_cast<long>(m.seed), 0);
+  auto min_size = options.whole_number("min_size", m.min_size, 1);
+  auto max_size = options.whole_number("max_size", m.max_size, 0);
+  for (const auto* whole : {&seed, &min_size, &max_size})
+    if (!*whole) return in_spec(whole->error());
+  m.seed = static_cast<uint64_t>(*seed);
+  m.min_size = static_cast<int>(*min_size);
+  m.max_size = static_cast<int>(*max_size);
   if (auto valid = validate(m); !valid) return valid.error();
   return m;
 }
