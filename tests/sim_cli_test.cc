@@ -225,20 +225,23 @@ namespace {
 // asking which class the allocator is.
 TEST(SimCli, GangPartitionsFollowTheAllocatorsNodeOrder) {
   TempDir tmp;
-  Command curve = shell(kTrellis + " sim --machine torus:8x8 --generate thesis:load=0.5,seed=2 " +
-                        "--sched dqt-ffapa --alloc linear-bestfit-hilbert --metrics-only --out " +
-                        (tmp.path() / "a").string());
-  ASSERT_EQ(curve.status, 0) << curve.out;
-  EXPECT_NE(curve.out.find("partitions along the linear-bestfit-hilbert allocator's curve"),
+  CommandRun curve = run_trellis(
+      "sim --machine torus:8x8 --generate thesis:load=0.5,seed=2 "
+      "--sched dqt-ffapa --alloc linear-bestfit-hilbert --metrics-only "
+      "--out " +
+      (tmp.path() / "a").string());
+  ASSERT_EQ(curve.status, 0) << curve.output;
+  EXPECT_NE(curve.output.find("partitions along the linear-bestfit-hilbert allocator's curve"),
             std::string::npos)
-      << curve.out;
-  Command ids = shell(kTrellis + " sim --machine flat:64 --generate thesis:load=0.5,seed=2 " +
-                      "--sched dqt-ffapa --alloc first-available --metrics-only --out " +
-                      (tmp.path() / "b").string());
-  ASSERT_EQ(ids.status, 0) << ids.out;
-  EXPECT_NE(ids.out.find("has no node order; gang partitions are taken in node id order"),
+      << curve.output;
+  CommandRun ids = run_trellis(
+      "sim --machine flat:64 --generate thesis:load=0.5,seed=2 "
+      "--sched dqt-ffapa --alloc first-available --metrics-only --out " +
+      (tmp.path() / "b").string());
+  ASSERT_EQ(ids.status, 0) << ids.output;
+  EXPECT_NE(ids.output.find("has no node order; gang partitions are taken in node id order"),
             std::string::npos)
-      << ids.out;
+      << ids.output;
 }
 
 }  // namespace
