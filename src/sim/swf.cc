@@ -105,19 +105,13 @@ std::string_view swf_field_name(SwfField field) {
 double swf_field_max(SwfField field) {
   constexpr double kExactInteger = 9007199254740992.0;  // 2^53
   constexpr double kInt = 2147483647.0;
+  if (fractional(static_cast<int>(field))) return kMaxSimulatedSeconds;  // the time fields
   switch (field) {
     case SwfField::kJobNumber:
     case SwfField::kPrecedingJob:
     case SwfField::kUsedMemory:
     case SwfField::kRequestedMemory:
       return kExactInteger;
-    case SwfField::kSubmitTime:
-    case SwfField::kWaitTime:
-    case SwfField::kRunTime:
-    case SwfField::kAverageCpuTime:
-    case SwfField::kRequestedTime:
-    case SwfField::kThinkTime:
-      return kMaxSimulatedSeconds;
     case SwfField::kStatus:
       return 5;
     default:
