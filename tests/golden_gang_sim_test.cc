@@ -2,36 +2,24 @@
 // figures must not change by accident, in particular when it becomes a mode of the one simulator
 // loop. The wall-time column is left out of the comparison. TRELLIS_RECORD_GOLDEN=1 records them.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
+#include "cli_run.h"
+#include "golden_list.h"
+
 namespace trellis {
 namespace {
 
 namespace fs = std::filesystem;
 
-struct GangSimRun {
-  std::string name, arguments;
-};
+using GangSimRun = test::GoldenRun;
 
 std::vector<GangSimRun> gang_sim_runs() {
-  std::ifstream in(TRELLIS_SOURCE_DIR "/tests/golden/gang_sim.txt");
-  std::vector<GangSimRun> runs;
-  for (std::string line; std::getline(in, line);) {
-    if (line.empty() || line[0] == '#') continue;
-    size_t bar = line.find('|');
-    auto trim = [](std::string s) {
-      s.erase(0, s.find_first_not_of(' '));
-      s.erase(s.find_last_not_of(' ') + 1);
-      return s;
-    };
-    runs.push_back({trim(line.substr(0, bar)), trim(line.substr(bar + 1))});
-  }
-  return runs;
+  return test::read_golden_list(TRELLIS_SOURCE_DIR "/tests/golden/gang_sim.txt");
 }
 
 // The output without the last column of tables whose header ends in "wall s".
@@ -57,17 +45,9 @@ class GoldenGangSim : public ::testing::TestWithParam<GangSimRun> {};
 
 TEST_P(GoldenGangSim, MatchesTheRecordedOutput) {
   const GangSimRun& run = GetParam();
-  std::string pattern = (fs::temp_directory_path() / "trellis-gangsim-XXXXXX").string();
-  fs::path dir = mkdtemp(pattern.data());
-  std::string command = std::string(TRELLIS_BINARY) + " gang-sim " + run.arguments + " > " +
-                        (dir / "out.txt").string() + " 2>&1";
-  int status = std::system(command.c_str());
-  std::ifstream out_in(dir / "out.txt");
-  std::stringstream out;
-  out << out_in.rdbuf();
-  fs::remove_all(dir);
-  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << command << "\n" << out.str();
-  std::string got = without_wall_times(out.str());
+  test::CommandRun out = test::run_trellis("gang-sim " + run.arguments);
+  ASSERT_EQ(out.status, 0) << run.arguments << "\n" << out.output;
+  std::string got = without_wall_times(out.output);
   fs::path golden =
       fs::path(TRELLIS_SOURCE_DIR) / "tests/golden" / ("gang-sim-" + run.name + ".txt");
   if (std::getenv("TRELLIS_RECORD_GOLDEN")) {

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "cli_run.h"
+#include "golden_list.h"
 #include "sim/outputs.h"
 #include "sim/swf.h"
 #include "sim_test_support.h"
@@ -20,14 +21,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct GoldenRun {
-  std::string name, arguments;
-};
-
-std::string trim(const std::string& s) {
-  size_t a = s.find_first_not_of(" \t"), b = s.find_last_not_of(" \t");
-  return a == std::string::npos ? "" : s.substr(a, b - a + 1);
-}
+using test::GoldenRun;
 
 std::string expand(std::string text) {
   const std::string key = "${DATA}", value = testing::workloads_dir();
@@ -36,13 +30,8 @@ std::string expand(std::string text) {
 }
 
 std::vector<GoldenRun> golden_runs() {
-  std::ifstream in(TRELLIS_SOURCE_DIR "/tests/golden/schedules.txt");
-  std::vector<GoldenRun> runs;
-  for (std::string line; std::getline(in, line);) {
-    if (line.empty() || line[0] == '#') continue;
-    size_t bar = line.find('|');
-    runs.push_back({trim(line.substr(0, bar)), expand(trim(line.substr(bar + 1)))});
-  }
+  auto runs = test::read_golden_list(TRELLIS_SOURCE_DIR "/tests/golden/schedules.txt");
+  for (GoldenRun& run : runs) run.arguments = expand(run.arguments);
   return runs;
 }
 

@@ -55,17 +55,21 @@ Status BatchCore::cancel(JobId job, Seconds now) {
   return Ok{};
 }
 
-Status BatchCore::node_down(NodeId node, Seconds /*now*/) {
+Status BatchCore::on_machine(NodeId node) const {
   if (node < 0 || node >= machine_.node_count())
     return fail("node " + std::to_string(node) + " is not on the machine");
+  return Ok{};
+}
+
+Status BatchCore::node_down(NodeId node, Seconds /*now*/) {
+  if (auto ok = on_machine(node); !ok) return ok;
   down_.set(node);
   free_.reset(node);
   return Ok{};
 }
 
 Status BatchCore::node_up(NodeId node, Seconds /*now*/) {
-  if (node < 0 || node >= machine_.node_count())
-    return fail("node " + std::to_string(node) + " is not on the machine");
+  if (auto ok = on_machine(node); !ok) return ok;
   down_.reset(node);
   bool held = std::any_of(running_.begin(), running_.end(),
                           [&](const RunningJob& r) { return r.nodes.test(node); });

@@ -42,6 +42,8 @@ class BatchCore : public SchedulingCore {
 
  private:
   void remove_running(JobId id);
+  // An error unless `node` is one of the machine's.
+  Status on_machine(NodeId node) const;
 
   const Machine& machine_;
   const Allocator& allocator_;
