@@ -9,8 +9,9 @@
 
 #include "cli_run.h"
 #include "sched/gang/registry.h"
-#include "sim/gang/sim_result_bridge.h"
+#include "sim/gang/gang_simulator.h"
 #include "sim/workload/thesis_model.h"
+#include "topology/machine.h"
 
 namespace trellis {
 namespace {
@@ -38,10 +39,10 @@ TEST(GangCli, SimWithAGangPolicyMatchesTheLibraryAndWritesTheUsualFiles) {
   ASSERT_TRUE(model);
   auto jobs = workload::generate_thesis_workload(*model);
   ASSERT_TRUE(jobs);
-  auto quantized = gangsim::quantize(*jobs, 8, 1.0);
+  // In time units of one second, the thesis workload is its own quantized form.
   auto dqt = gang::GangPolicyRegistry::builtin().create("dqt-ffapa", 8);
   ASSERT_TRUE(dqt);
-  auto direct = gangsim::simulate_gang(quantized.jobs, **dqt, gangsim::GangSimConfig{});
+  auto direct = gangsim::simulate_gang(gangsim::batch_jobs(*jobs), **dqt, gangsim::GangSimConfig{});
   ASSERT_TRUE(direct);
   EXPECT_DOUBLE_EQ(summary["gang"]["mean_retr"].get<double>(), direct->mean_retr);
   EXPECT_EQ(summary["gang"]["max_tqlb"].get<int>(), direct->max_tqlb);

@@ -12,7 +12,6 @@
 
 #include "sched/gang/registry.h"
 #include "sim/gang/gang_simulator.h"
-#include "sim/gang/sim_result_bridge.h"
 #include "sim/html_report.h"
 #include "sim/report_data.h"
 #include "topology/curve.h"
@@ -158,15 +157,14 @@ SimResult gang_run(const Machine& machine, double quantum) {
     jobs.push_back(j);
   }
   const int processors = machine.node_count();
-  auto quantized = gangsim::quantize(jobs, processors, quantum);
   auto scheduler = gang::GangPolicyRegistry::builtin().create("dqt-ffapa", processors);
   EXPECT_TRUE(scheduler.ok());
   gangsim::GangSimConfig config;
   config.record_activity = true;
-  auto gang = gangsim::simulate_gang(quantized.jobs, **scheduler, config);
-  EXPECT_TRUE(gang.ok());
-  return gangsim::to_sim_result(machine, Curve::identity(processors), *gang, jobs, quantized,
-                                quantum, true);
+  auto run = gangsim::simulate_time_shared(machine, **scheduler, Curve::identity(processors), jobs,
+                                           quantum, config, true);
+  EXPECT_TRUE(run.ok());
+  return run->run;
 }
 
 TEST(ReportData, GangJobsHoldNodesOnlyInTheirSlotsAndNeverTogether) {
@@ -222,14 +220,15 @@ TEST(ReportData, GangSpansPastTheCapRunToTheEnd) {
     j.request.nodes = 8;  // all on the whole machine: they take turns
     jobs.push_back(j);
   }
-  auto quantized = gangsim::quantize(jobs, 8, 10);
   auto scheduler = gang::GangPolicyRegistry::builtin().create("dqt-ffapa", 8);
   ASSERT_TRUE(scheduler.ok());
   gangsim::GangSimConfig config;
   config.record_activity = true;
   config.max_active_spans = 5;
-  auto gang = gangsim::simulate_gang(quantized.jobs, **scheduler, config);
-  ASSERT_TRUE(gang.ok());
+  auto run = gangsim::simulate_time_shared(machine, **scheduler, Curve::identity(8), jobs, 10,
+                                           config, true);
+  ASSERT_TRUE(run.ok());
+  const gangsim::GangSimResult* gang = &run->gang;
   size_t recorded = 0;
   bool cut = false;
   for (const auto& o : gang->jobs) {
@@ -238,8 +237,7 @@ TEST(ReportData, GangSpansPastTheCapRunToTheEnd) {
   }
   EXPECT_EQ(recorded, 5u);
   EXPECT_TRUE(cut);
-  SimResult r =
-      gangsim::to_sim_result(machine, Curve::identity(8), *gang, jobs, quantized, 10, true);
+  const SimResult& r = run->run;
   for (const JobRecord& j : r.jobs) {
     auto intervals = held_intervals(j);
     EXPECT_DOUBLE_EQ(intervals.back().second, j.end) << "job " << j.id;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -50,6 +51,18 @@ Result<SummaryOptions> summary_options(const SimArgs& args);
 void print_workload_notes(const Workload& workload, const Machine& machine, int procs_per_node);
 // Prints why jobs were rejected, grouped by reason, with what to try instead.
 void print_rejections(const SimResult& result, const SimArgs& args, const Machine& machine);
+// What one `trellis sim` run leaves, for either kind of policy; written by write_run_outputs.
+struct RunOutputs {
+  nlohmann::json about;  // the run's settings
+  SimResult result;
+  RunSummary summary;
+  nlohmann::json extra = nlohmann::json::object();  // more top-level keys of summary.json
+  std::string slot_trace;    // time-shared runs: slots.txt and a section of the report
+  std::string console_line;  // what this kind of run adds to the console summary
+};
+// Writes summary.json, jobs.csv and report.html (and slots.txt) under args.out and prints the
+// console summary; returns the exit status.
+int write_run_outputs(const SimArgs& args, const Machine& machine, const RunOutputs& run);
 // Writes the workload as simulated to args.save_workload (when given).
 Status save_workload(const SimArgs& args, const Workload& workload, const Machine& machine);
 

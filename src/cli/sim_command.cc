@@ -185,6 +185,9 @@ int run_sim(const SimArgs& args) {
     workload->jobs.resize(static_cast<size_t>(args.max_jobs));
   if (args.load != 1.0) scale_load(*workload, args.load);
   if (auto ok = save_workload(args, *workload, *machine); !ok) return usage_error(ok.error());
+  std::error_code ec;  // before a long run, not after it
+  std::filesystem::create_directories(args.out, ec);
+  if (ec) return usage_error(fail("--out " + args.out + ": " + ec.message()));
   if (is_gang_policy(args.policy)) return run_gang_policy_sim(args, *machine, *workload);
   set_request_form(*workload, *machine, *mode, args.shaped);
 
@@ -192,10 +195,6 @@ int run_sim(const SimArgs& args) {
   if (!allocator) return usage_error(fail("--alloc: " + allocator.error().message));
   auto policy = PolicyRegistry::builtin().create(args.policy, *machine, sched_options);
   if (!policy) return usage_error(fail("--sched: " + policy.error().message));
-
-  std::error_code ec;
-  std::filesystem::create_directories(args.out, ec);
-  if (ec) return usage_error(fail("--out " + args.out + ": " + ec.message()));
 
   SimOptions options;
   options.record_placements = !args.metrics_only;
@@ -206,32 +205,63 @@ int run_sim(const SimArgs& args) {
     std::cout << "trellis sim: " << workload->jobs.size() << " jobs from " << workload->source
               << " on " << machine->spec() << ", policy " << args.policy << ", allocator "
               << alloc_name << std::endl;  // flushed: a long run shows what it is doing
-  SimResult result = simulate(*machine, **allocator, **policy, workload->jobs, options);
-  RunSummary summary = summarize(result, *metrics_options);
+  RunOutputs run;
+  run.result = simulate(*machine, **allocator, **policy, workload->jobs, options);
+  run.summary = summarize(run.result, *metrics_options);
+  run.about = {{"machine", machine->spec()},
+               {"workload", workload->source},
+               {"policy", args.policy},
+               {"allocator", alloc_name},
+               {"load", args.load},
+               {"mode", std::string(to_string(*mode))},
+               {"shaped_requests", args.shaped},
+               {"procs_per_node", args.procs_per_node},
+               {"skipped_records", workload->skipped},
+               {"kill_at_time_limit", !args.no_kill}};
+  if (workload->unix_start_time) run.about["unix_start_time"] = *workload->unix_start_time;
+  std::ostringstream line;
+  const RunSummary& summary = run.summary;
+  line << std::fixed << std::setprecision(3) << summary.allocator_call_us << " us per allocation, "
+       << summary.mean_pass_us << " us per pass; wall " << summary.wall_seconds << " s ("
+       << std::setprecision(0) << summary.jobs_per_second << " jobs/s)";
+  run.console_line = line.str();
+  return write_run_outputs(args, *machine, run);
+}
 
-  nlohmann::json about = {{"machine", machine->spec()},
-                          {"workload", workload->source},
-                          {"policy", args.policy},
-                          {"allocator", alloc_name},
-                          {"load", args.load},
-                          {"mode", std::string(to_string(*mode))},
-                          {"shaped_requests", args.shaped},
-                          {"procs_per_node", args.procs_per_node},
-                          {"skipped_records", workload->skipped},
-                          {"kill_at_time_limit", !args.no_kill}};
-  if (workload->unix_start_time) about["unix_start_time"] = *workload->unix_start_time;
+namespace {
+
+// Appends the slot-by-slot schedule to the report page, as preformatted text.
+void add_slot_section(std::string& html, const std::string& slots) {
+  std::string section = "<section id=\"gang-slots\"><h2>Which jobs ran in which slot</h2><pre>" +
+                        html_escape(slots) + "</pre></section>\n";
+  auto at = html.rfind("</body>");
+  html.insert(at == std::string::npos ? html.size() : at, section);
+}
+
+}  // namespace
+
+int write_run_outputs(const SimArgs& args, const Machine& machine, const RunOutputs& run) {
+  const SimResult& result = run.result;
+  const RunSummary& summary = run.summary;
+  std::error_code ec;
+  std::filesystem::create_directories(args.out, ec);
+  if (ec) return usage_error(fail("--out " + args.out + ": " + ec.message()));
   std::string base = args.out + "/";
-  if (auto ok = write_text_file(base + "summary.json",
-                                summary_document(about, summary, result).dump(2) + "\n");
-      !ok)
+  nlohmann::json doc = summary_document(run.about, summary, result);
+  for (const auto& [key, value] : run.extra.items()) doc[key] = value;
+  if (auto ok = write_text_file(base + "summary.json", doc.dump(2) + "\n"); !ok)
     return usage_error(ok.error());
-  print_rejections(result, args, *machine);
+  print_rejections(result, args, machine);
+  if (!run.slot_trace.empty())
+    if (auto ok = write_text_file(base + "slots.txt", run.slot_trace); !ok)
+      return usage_error(ok.error());
   if (!args.metrics_only) {
     std::ostringstream csv;
     write_jobs_csv(csv, result, summary.options.bsld_threshold);
     if (auto ok = write_text_file(base + "jobs.csv", csv.str()); !ok)
       return usage_error(ok.error());
-    std::string html = render_run_report(run_report_data(*machine, result, summary, about));
+    std::string html = render_run_report(run_report_data(machine, result, summary, run.about));
+    if (!run.slot_trace.empty()) add_slot_section(html, run.slot_trace);
     if (auto ok = write_text_file(base + "report.html", html); !ok) return usage_error(ok.error());
   }
   if (!args.quiet) {
@@ -246,12 +276,10 @@ int run_sim(const SimArgs& args) {
               << "  mean pairwise hops " << metric_text(summary.mean_pairwise_hops)
               << (summary.mean_pairwise_hops ? "" : " (placements not recorded: --metrics-only)")
               << ", fragmented time " << summary.fragmented_fraction << "\n"
-              << "  " << summary.allocator_call_us << " us per allocation, " << summary.mean_pass_us
-              << " us per pass; wall " << summary.wall_seconds << " s (" << std::setprecision(0)
-              << summary.jobs_per_second << " jobs/s)\n"
+              << "  " << run.console_line << "\n"
               << "  wrote " << base << "summary.json"
               << (args.metrics_only ? "" : ", " + base + "jobs.csv, " + base + "report.html")
-              << "\n";
+              << (run.slot_trace.empty() ? "" : ", " + base + "slots.txt") << "\n";
   }
   return 0;
 }

@@ -1,7 +1,8 @@
 // `trellis sim` with a gang policy (`--sched dqt-ffapa`, see `trellis list`): the workload runs
-// through the quantum gang simulator instead of the batch event loop, and the same files are
-// written (summary.json with an extra "gang" object, jobs.csv, report.html), plus slots.txt, the
-// slot-by-slot schedule, for small runs.
+// through the time-shared mode of the simulation loop (gangsim::simulate_time_shared) and the
+// same files are written by the same function as for a queue policy (summary.json with an extra
+// "gang" object, jobs.csv, report.html), plus slots.txt, the slot-by-slot schedule, for small
+// runs.
 //
 // --sched-opt keys for gang policies:
 //   quantum=SECONDS      time slice (default 30, Slurm's SchedulerTimeSlice default)

@@ -77,6 +77,11 @@ Status BatchCore::node_up(NodeId node, Seconds /*now*/) {
   return Ok{};
 }
 
+Status BatchCore::busy(JobId job, Seconds /*now*/) {
+  if (!running_index_.count(job)) return fail("job " + std::to_string(job) + " is not running");
+  return Ok{};
+}
+
 PassResult BatchCore::pass(Seconds now) {
   last_pass_ = now;
   // A job past its expected end (it overran an estimate that was not a kill limit) is expected to

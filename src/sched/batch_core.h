@@ -28,6 +28,9 @@ class BatchCore : public SchedulingCore {
   Status cancel(JobId job, Seconds now) override;
   Status node_down(NodeId node, Seconds now) override;
   Status node_up(NodeId node, Seconds now) override;
+  // Batch jobs keep their nodes while they wait for input.
+  bool idle(JobId, Seconds) override { return false; }
+  Status busy(JobId job, Seconds now) override;
   PassResult pass(Seconds now) override;
   std::optional<Seconds> next_wakeup() const override;
   CoreSnapshot snapshot() const override;

@@ -6,7 +6,7 @@
 // snapshot() (Flux-sched's reconstruct()).
 //
 // One implementation per kind of policy: BatchCore (sched/batch_core.h) over a QueuePolicy and an
-// Allocator.
+// Allocator; GangCore (sched/gang_core.h) over a time-sharing GangScheduler.
 #pragma once
 
 #include <optional>
@@ -34,6 +34,15 @@ struct PassResult {
   std::vector<Reservation> reservations;
 };
 
+// One call a GangCore made to its policy (see CoreSnapshot::policy_calls).
+struct PolicyCall {
+  enum class Kind { kSubmit, kNextSlot, kFinish, kSuspend, kResume };
+  Kind kind = Kind::kNextSlot;
+  JobId job = 0;  // kNextSlot: how many slots in a row (the log keeps a run of them as one call)
+  int size = 0;   // kSubmit: the job's size
+  friend bool operator==(const PolicyCall&, const PolicyCall&) = default;
+};
+
 // Everything a core needs to resume where it was: the waiting jobs in priority order, the running
 // ones with their nodes, the promises in force, the nodes that are down and when the last pass ran.
 struct CoreSnapshot {
@@ -43,6 +52,13 @@ struct CoreSnapshot {
   std::vector<Reservation> reservations;
   NodeSet down;
   Seconds last_pass = 0;
+  // GangCore only: every call made to its policy, in order (a gang policy's state is a function
+  // of them: restore() replays them into a fresh policy), the jobs skipped as globally idle, the
+  // jobs withdrawn before they first ran, and when the slot in progress ends.
+  std::vector<PolicyCall> policy_calls;
+  std::vector<JobId> idle;
+  std::vector<JobId> withdrawn;
+  Seconds slot_end = 0;
 };
 
 class SchedulingCore {
@@ -59,9 +75,15 @@ class SchedulingCore {
   // A node stops taking work (a job on it keeps running until it ends) / takes work again.
   virtual Status node_down(NodeId node, Seconds now) = 0;
   virtual Status node_up(NodeId node, Seconds now) = 0;
+  // Global state detection (seed 002): the running job `job` is waiting for input on every node.
+  // A time-sharing core skips it until busy() and returns true; a batch core keeps it on its
+  // nodes (returns false).
+  virtual bool idle(JobId job, Seconds now) = 0;
+  // The input an idle job waited for has arrived: it is scheduled again (on its old nodes).
+  virtual Status busy(JobId job, Seconds now) = 0;
   // One scheduling pass at `now`: the decisions are already applied to the core's state.
   virtual PassResult pass(Seconds now) = 0;
-  // When a pass is due with no event (a promised start), if any.
+  // When a pass is due with no event (a promised start, the end of a time slot), if any.
   virtual std::optional<Seconds> next_wakeup() const = 0;
 
   virtual CoreSnapshot snapshot() const = 0;

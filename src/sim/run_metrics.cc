@@ -63,7 +63,7 @@ RunSummary summarize(const SimResult& r, const SummaryOptions& options) {
     double bsld = j.bounded_slowdown(options.bsld_threshold);
     s.mean_bounded_slowdown += bsld;
     s.max_bounded_slowdown = std::max(s.max_bounded_slowdown, bsld);
-    node_seconds += j.nodes * (j.end - j.start);
+    node_seconds += j.nodes * j.held_seconds();
     demanded += j.requested_nodes * time_ran(j);
     recorded |= !j.runs.empty();
     if (j.nodes > 1 && !j.runs.empty()) hops += j.average_hops, ++multi;
@@ -72,7 +72,7 @@ RunSummary summarize(const SimResult& r, const SummaryOptions& options) {
     UserSummary& u = users[j.user];
     u.user = j.user;
     ++u.jobs;
-    u.node_seconds += j.nodes * (j.end - j.start);
+    u.node_seconds += j.nodes * j.held_seconds();
     u.mean_wait += j.wait();
     u.mean_bounded_slowdown += bsld;
   }

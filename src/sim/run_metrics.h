@@ -4,7 +4,7 @@
 //   wait, response, bounded slowdown  per job (JobRecord), averaged over the jobs counted;
 //                         bounded slowdown = max(1, response / max(ran, threshold)), threshold
 //                         10 s by default (SummaryOptions)
-//   utilization           node-seconds held / (N * (T1 - T0))
+//   utilization           node-seconds held (time-shared jobs: while switched in) / (N * (T1 - T0))
 //   steady utilization    busy node-seconds / (N * window) over the window from the submit time of
 //                         the job at the 10th percentile of arrivals to that at the 90th, leaving
 //                         out the warm-up and drain-down that bias the whole-run figure

@@ -5,11 +5,12 @@
 #include <limits>
 #include <memory>
 #include <queue>
-#include <stdexcept>
+#include <span>
 
 #include "alloc/locality_metrics.h"
 #include "alloc/metrics.h"
 #include "sched/batch_core.h"
+#include "sim/event_loop.h"
 
 namespace trellis {
 
@@ -52,11 +53,138 @@ struct Ending {
   }
 };
 
+// The job model of batch runs (see sim/event_loop.h): a started job holds its nodes for its run
+// time, or until its time limit kills it. Records each job at its start and the system's state
+// after each pass.
+class BatchJobs {
+ public:
+  BatchJobs(const Machine& machine, const Allocator& allocator, const SimOptions& options,
+            std::span<const Job* const> arrivals, SimResult& result)
+      : machine_(machine), allocator_(allocator), options_(options), result_(result) {
+    total_ = arrivals.size();
+    // The largest free box costs a scan of the machine. Up to kExactBoxNodes nodes it is measured
+    // after every pass; on larger machines at most about kBoxSamples times over the arrivals'
+    // span, each measurement standing until the next (a 16M-node torus would spend minutes
+    // otherwise).
+    constexpr int kExactBoxNodes = 1 << 16;
+    constexpr double kBoxSamples = 1000;
+    if (machine.node_count() > kExactBoxNodes && !arrivals.empty())
+      box_interval_ = (arrivals.back()->submit - arrivals.front()->submit) / kBoxSamples;
+    result.largest_free_box_sampled = box_interval_ > 0;
+  }
+
+  bool arrivals_wait_for_wakeup() const { return false; }
+  Seconds next_end() const { return endings_.empty() ? kNever : endings_.top().time; }
+  bool stuck() const { return false; }
+  void admitted(const Job&, Seconds) {}
+  void rejected(const Job& job, const Error& why) {
+    result_.rejected.push_back(rejected_job(job, why.message));
+  }
+
+  bool advance_to(Seconds now, BatchCore& core) {
+    bool any = false;
+    while (!endings_.empty() && endings_.top().time <= now) {
+      const JobRecord& done = result_.jobs[endings_.top().record];
+      endings_.pop();
+      (void)core.ended(done.id, done.end);  // it is running: the record was made at its start
+      ++finished_;
+      any = true;
+    }
+    return any;
+  }
+
+  void after_pass(const PassResult& decided, BatchCore& core, double /*pass_seconds*/,
+                  bool arrivals_left) {
+    const Seconds now = decided.now;
+    for (const CoreDecision& d : decided.decisions) record_start(*core.find(d.job), d, now);
+    const std::optional<Seconds> wake = core.next_wakeup();
+    sample(core, now);
+    if (options_.progress && (++passes_ & 4095) == 0)
+      options_.progress(static_cast<double>(finished_) / static_cast<double>(total_));
+    const auto& queue = core.queue();
+    if (!queue.empty() && core.running().empty() && decided.decisions.empty() && !wake &&
+        !arrivals_left) {
+      // Nothing runs, nothing will arrive and the policy starts nothing: the rest can never run.
+      std::vector<JobId> stuck;
+      for (const Job* job : queue) {
+        result_.rejected.push_back(
+            rejected_job(*job, "the policy never started it on an empty machine"));
+        stuck.push_back(job->id);
+      }
+      for (JobId id : stuck) (void)core.cancel(id, now);
+    }
+  }
+
+ private:
+  void record_start(const Job& job, const CoreDecision& d, Seconds now) {
+    JobRecord record;
+    record.id = job.id;
+    record.submit = job.submit;
+    record.start = now;
+    record.run_time = job.run_time;
+    record.time_limit = job.time_limit;
+    record.nodes = job.request.nodes;
+    record.requested_nodes = job.request.nodes;
+    record.user = job.user;
+    record.box = d.box;
+    record.timed_out = options_.kill_at_time_limit && job.run_time > job.time_limit;
+    record.end = now + (record.timed_out ? job.time_limit : job.run_time);
+    if (options_.record_placements) {
+      record.runs = d.nodes.runs();
+      record.average_hops = average_pairwise_hops(machine_, d.nodes);
+      if (const FatTree* tree = machine_.fat_tree())
+        record.leaf_switches = leaf_switches_spanned(*tree, d.nodes);
+    }
+    endings_.push({record.end, result_.jobs.size()});
+    result_.jobs.push_back(std::move(record));
+  }
+
+  // The system's state after the pass at `now` (one sample per instant).
+  void sample(const BatchCore& core, Seconds now) {
+    const auto& queue = core.queue();
+    const NodeSet& free = core.free();
+    const int n = machine_.node_count();
+    TimelineSample sample{now, n - free.count(), static_cast<int>(queue.size()), false, -1};
+    if (options_.record_placements && machine_.torus()) {
+      if (now >= next_box_measurement_) {
+        auto box = largest_free_box(*machine_.torus(), free);
+        last_box_ = box ? static_cast<int>(box->volume()) : 0;
+        next_box_measurement_ = now + box_interval_;
+      }
+      sample.largest_free_box = last_box_;
+    }
+    if (!queue.empty() && queue.front()->request.nodes <= free.count())
+      sample.head_blocked_by_shape = !allocator_.allocate(free, queue.front()->request).ok();
+    if (!result_.timeline.empty() && result_.timeline.back().time == now)
+      result_.timeline.back() = sample;
+    else
+      result_.timeline.push_back(sample);
+  }
+
+  const Machine& machine_;
+  const Allocator& allocator_;  // not the timed one: shape checks are not the policy's calls
+  const SimOptions& options_;
+  SimResult& result_;
+  std::priority_queue<Ending, std::vector<Ending>, std::greater<>> endings_;
+  size_t total_ = 0;
+  size_t finished_ = 0;
+  long passes_ = 0;
+  Seconds box_interval_ = 0, next_box_measurement_ = -kNever;
+  int last_box_ = 0;
+};
+
 }  // namespace
 
 RejectedJob rejected_job(const Job& job, std::string reason) {
   return {job.id,         std::move(reason), job.submit, job.run_time,
           job.time_limit, job.request.nodes, job.user};
+}
+
+Seconds JobRecord::held_seconds() const {
+  if (running_intervals.empty()) return end - start;
+  Seconds held = 0;
+  for (auto [from, to] : running_intervals) held += to - from;
+  return held;
 }
 
 double JobRecord::bounded_slowdown(Seconds threshold) const {
@@ -68,11 +196,8 @@ SimResult simulate(const Machine& machine, const Allocator& allocator, const Que
                    const std::vector<Job>& input, const SimOptions& options) {
   auto wall_start = Clock::now();
   SimResult result;
-  const int n = machine.node_count();
-  result.machine_nodes = n;
+  result.machine_nodes = machine.node_count();
   TimedAllocator timed(machine, allocator);
-  auto core_owner = std::make_unique<BatchCore>(machine, timed, policy);
-  BatchCore* core = core_owner.get();
 
   std::vector<const Job*> arrivals;
   arrivals.reserve(input.size());
@@ -82,120 +207,16 @@ SimResult simulate(const Machine& machine, const Allocator& allocator, const Que
   });
   result.jobs.reserve(arrivals.size());
 
-  std::priority_queue<Ending, std::vector<Ending>, std::greater<>> endings;
-  constexpr Seconds kNever = std::numeric_limits<Seconds>::infinity();
-  Seconds wake = kNever;
-  size_t next_arrival = 0;
-  size_t finished = 0;
-  // The largest free box costs a scan of the machine. Up to kExactBoxNodes nodes it is measured
-  // after every pass; on larger machines at most about kBoxSamples times over the arrivals' span,
-  // each measurement standing until the next (a 16M-node torus would spend minutes otherwise).
-  constexpr int kExactBoxNodes = 1 << 16;
-  constexpr double kBoxSamples = 1000;
-  Seconds box_interval = 0, next_box_measurement = -kNever;
-  if (n > kExactBoxNodes && !arrivals.empty())
-    box_interval = (arrivals.back()->submit - arrivals.front()->submit) / kBoxSamples;
-  result.largest_free_box_sampled = box_interval > 0;
-  int last_box = 0;
-  long events = 0;
-
-  while (next_arrival < arrivals.size() || !endings.empty() ||
-         (wake < kNever && !core->queue().empty())) {
-    Seconds now = kNever;
-    if (next_arrival < arrivals.size()) now = arrivals[next_arrival]->submit;
-    if (!endings.empty()) now = std::min(now, endings.top().time);
-    if (!core->queue().empty()) now = std::min(now, wake);
-
-    bool changed = now == wake;  // a promised start is due
-    while (!endings.empty() && endings.top().time <= now) {
-      const JobRecord& done = result.jobs[endings.top().record];
-      endings.pop();
-      (void)core->ended(done.id, done.end);  // it is running: the record was made at its start
-      ++finished;
-      changed = true;
-    }
-    while (next_arrival < arrivals.size() && arrivals[next_arrival]->submit <= now) {
-      const Job& job = *arrivals[next_arrival++];
-      if (auto ok = core->submit(job, now); !ok)
-        result.rejected.push_back(rejected_job(job, ok.error().message));
-      else
-        changed = true;
-    }
-    if (!changed) continue;  // only jobs that can never run arrived: nothing to decide
-
-    auto pass_start = Clock::now();
-    PassResult decided = core->pass(now);
-    double pass_time = seconds_since(pass_start);
-    result.pass_seconds += pass_time;
-    result.max_pass_seconds = std::max(result.max_pass_seconds, pass_time);
-    ++result.passes;
-    if (options.on_pass) options.on_pass(decided, *core);
-    if (result.passes == options.restart_after_pass) {
-      auto restarted = std::make_unique<BatchCore>(machine, timed, policy);
-      if (auto ok = restarted->restore(core->snapshot()); !ok)
-        throw std::logic_error("restoring the core's own snapshot failed: " + ok.error().message);
-      core_owner = std::move(restarted);
-      core = core_owner.get();
-    }
-
-    for (CoreDecision& d : decided.decisions) {
-      const Job& job = *core->find(d.job);
-      JobRecord record;
-      record.id = job.id;
-      record.submit = job.submit;
-      record.start = now;
-      record.run_time = job.run_time;
-      record.time_limit = job.time_limit;
-      record.nodes = job.request.nodes;
-      record.requested_nodes = job.request.nodes;
-      record.user = job.user;
-      record.box = d.box;
-      record.timed_out = options.kill_at_time_limit && job.run_time > job.time_limit;
-      record.end = now + (record.timed_out ? job.time_limit : job.run_time);
-      if (options.record_placements) {
-        record.runs = d.nodes.runs();
-        record.average_hops = average_pairwise_hops(machine, d.nodes);
-        if (const FatTree* tree = machine.fat_tree())
-          record.leaf_switches = leaf_switches_spanned(*tree, d.nodes);
-      }
-      endings.push({record.end, result.jobs.size()});
-      result.jobs.push_back(std::move(record));
-    }
-    wake = core->next_wakeup().value_or(kNever);
-
-    const auto& queue = core->queue();
-    const NodeSet& free = core->free();
-    TimelineSample sample{now, n - free.count(), static_cast<int>(queue.size()), false, -1};
-    if (options.record_placements && machine.torus()) {
-      if (now >= next_box_measurement) {
-        auto box = largest_free_box(*machine.torus(), free);
-        last_box = box ? static_cast<int>(box->volume()) : 0;
-        next_box_measurement = now + box_interval;
-      }
-      sample.largest_free_box = last_box;
-    }
-    if (!queue.empty() && queue.front()->request.nodes <= free.count())
-      sample.head_blocked_by_shape = !allocator.allocate(free, queue.front()->request).ok();
-    if (!result.timeline.empty() && result.timeline.back().time == now)
-      result.timeline.back() = sample;
-    else
-      result.timeline.push_back(sample);
-
-    if (options.progress && (++events & 4095) == 0)
-      options.progress(static_cast<double>(finished) / static_cast<double>(arrivals.size()));
-    if (!queue.empty() && core->running().empty() && decided.decisions.empty() && wake == kNever &&
-        next_arrival == arrivals.size()) {
-      // Nothing runs, nothing will arrive and the policy starts nothing: the rest can never run.
-      std::vector<JobId> stuck;
-      for (const Job* job : queue) {
-        result.rejected.push_back(
-            rejected_job(*job, "the policy never started it on an empty machine"));
-        stuck.push_back(job->id);
-      }
-      for (JobId id : stuck) (void)core->cancel(id, now);
-    }
-  }
+  BatchJobs model(machine, allocator, options, arrivals, result);
+  EventLoopOptions<BatchCore> loop;
+  loop.make_core = [&] { return std::make_unique<BatchCore>(machine, timed, policy); };
+  loop.on_pass = options.on_pass;
+  loop.restart_after_pass = options.restart_after_pass;
+  EventLoopStats stats = run_event_loop<BatchCore>(arrivals, model, loop);
   if (options.progress) options.progress(1.0);
+  result.passes = stats.passes;
+  result.pass_seconds = stats.pass_seconds;
+  result.max_pass_seconds = stats.max_pass_seconds;
   result.allocator_calls = timed.calls();
   result.allocator_seconds = timed.seconds();
   result.wall_seconds = seconds_since(wall_start);

@@ -1,6 +1,8 @@
 // Simulator: replays a workload through a queue policy and an allocator on a virtual clock, by
 // driving a BatchCore (sched/batch_core.h), the same scheduling core the controller daemon drives
-// with the wall clock. The simulator only keeps time, turns job ends into events and measures.
+// with the wall clock. This is the batch mode of the one simulation loop (sim/event_loop.h; the
+// time-shared mode is sim/gang/gang_simulator.h): it only keeps time, turns job ends into events
+// and measures. SimResult is what both modes return.
 //
 // Events are job arrivals, job ends and the start times of the policy's reservations (so a
 // reserved job starts on time even when no job ends then). At each instant the simulator first
@@ -64,6 +66,8 @@ struct JobRecord {
   std::vector<std::pair<Seconds, Seconds>> running_intervals;
 
   Seconds wait() const { return start - submit; }
+  // How long it held its nodes: the sum of its running intervals, or end - start.
+  Seconds held_seconds() const;
   Seconds response() const { return end - submit; }
   // max(1, response / max(ran, threshold)) with `ran` the time it really ran; the threshold keeps
   // very short jobs from dominating the mean (10 s is the literature's usual choice).

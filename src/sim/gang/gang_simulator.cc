@@ -5,7 +5,13 @@
 #include <cmath>
 #include <optional>
 #include <queue>
+#include <span>
 #include <unordered_map>
+
+#include "alloc/locality_metrics.h"
+#include "alloc/metrics.h"
+#include "sched/gang_core.h"
+#include "sim/event_loop.h"
 
 namespace trellis::gangsim {
 
@@ -55,7 +61,7 @@ struct Progress {
 // range (the usual 1..n) index a vector; any others go through a hash map.
 class JobsInSystem {
  public:
-  explicit JobsInSystem(const std::vector<SimJob>& jobs) {
+  explicit JobsInSystem(std::span<const SimJob> jobs) {
     if (jobs.empty()) return;
     auto [low, high] = std::minmax_element(
         jobs.begin(), jobs.end(), [](const SimJob& a, const SimJob& b) { return a.id < b.id; });
@@ -142,6 +148,393 @@ double pearson(const std::vector<double>& x, const std::vector<double>& y) {
   return sxy / std::sqrt(sxx * syy);
 }
 
+// A time-shared run reported in seconds, as a batch run is (simulate_time_shared).
+struct SecondsView {
+  const Machine* machine = nullptr;
+  double quantum = 1;
+  bool record_placements = true;
+  std::span<const Job* const> source;  // the job in seconds of each SimJob, by index
+};
+
+// The spans `outcome` was switched in, in seconds within [start, end); empty when it ran from start
+// to end without a break. Spans past the simulator's record cap become one interval up to `end`.
+std::vector<std::pair<Seconds, Seconds>> running_intervals(const JobOutcome& outcome, Seconds start,
+                                                           Seconds end, double quantum) {
+  std::vector<std::pair<Seconds, Seconds>> intervals;
+  for (auto [from, to] : outcome.active_spans) {
+    Seconds a = std::max(start, static_cast<double>(from) * quantum);
+    Seconds b = std::min(end, static_cast<double>(to) * quantum);
+    if (b > a) intervals.emplace_back(a, b);
+  }
+  if (!outcome.spans_complete) {
+    Seconds tail = intervals.empty() ? start : intervals.back().second;
+    if (end > tail) intervals.emplace_back(tail, end);
+  }
+  if (intervals.size() == 1 && intervals[0].first == start && intervals[0].second == end)
+    intervals.clear();
+  return intervals;
+}
+
+// The job model of time-shared runs (see sim/event_loop.h): each pass of the GangCore starts a
+// slot; the jobs in it run unit by unit (Progress::run_unit) and at the slot's end, the next
+// instant of the loop, finished jobs leave, and with idle detection jobs waiting for input are
+// skipped and deadlocked ones removed, as at the thesis's switch.
+class SlottedJobs {
+ public:
+  SlottedJobs(std::span<const SimJob> jobs, std::span<const Job> arrivals,
+              const GangSimConfig& config, const std::string& policy, int processors,
+              const SecondsView* seconds)
+      : jobs_(jobs), arrivals_(arrivals), config_(config), seconds_(seconds), in_system_(jobs) {
+    result_.policy = policy;
+    result_.processors = processors;
+    drain_ = config.end_time < 0 || config.drain;
+    const long end = drain_ ? -1 : config.end_time;
+    const long last = jobs.empty() ? 0 : jobs.back().submit;
+    sample_every_ = std::max(
+        1L, (drain_ ? (jobs.empty() ? 1 : last + 1) : end) / std::max(1L, config.load_samples));
+  }
+
+  bool arrivals_wait_for_wakeup() const { return true; }
+  Seconds next_end() const { return kNever; }
+  bool stuck() const {
+    // Running until the jobs finish: stop when what is left can never progress (deadlocked jobs
+    // nobody removes).
+    if (!drain_ || slot_open_ || any_progress_ || !waiting_input_.empty()) return false;
+    return in_system_.all_of(
+        [&](const Progress& p) { return p.stopped() && !p.waiting_input(now_); });
+  }
+  void rejected(const Job& job, const Error& why) {
+    if (!error_)
+      error_ =
+          fail(why.code, "job " + std::to_string(job.id) + " (" +
+                             std::to_string(job.request.nodes) + " processors): " + why.message);
+  }
+  void admitted(const Job& job, Seconds /*now*/) {
+    const std::size_t index = static_cast<std::size_t>(&job - arrivals_.data());
+    const SimJob& sim = jobs_[index];
+    JobOutcome outcome;
+    outcome.id = sim.id;
+    outcome.size = sim.size;
+    outcome.submit = sim.submit;
+    outcome.work = sim.work;
+    result_.jobs.push_back(outcome);
+    source_.push_back(index);
+    Progress p;
+    p.job = &sim;
+    p.outcome = result_.jobs.size() - 1;
+    in_system_.add(sim.id, p);
+  }
+
+  // The end of the slot that ran: jobs leave, or are skipped or removed; due input arrives.
+  bool advance_to(Seconds at, GangCore& core) {
+    now_ = static_cast<long>(at);
+    if (!slot_open_) return false;
+    slot_open_ = false;
+    for (const auto& [id, when] : finished_) {
+      Progress& p = in_system_.at(id);
+      JobOutcome& o = result_.jobs[p.outcome];
+      o.end = when;
+      o.done = p.done;
+      o.fate = JobFate::kFinished;
+      o.retr = static_cast<double>(when - o.submit) / static_cast<double>(o.work);
+      ended(core, id, when);
+      in_system_.erase(id);
+    }
+    if (config_.idle_detection) {
+      for (const gang::SlotJob& r : core.slot()) {
+        Progress* found = in_system_.find(r.job);
+        if (found == nullptr) continue;
+        Progress& p = *found;
+        if (p.waiting_input(now_)) {
+          if (core.idle(r.job, at)) {
+            p.suspended = true;
+            waiting_input_.emplace(p.input_at, r.job);
+            ++result_.idle_skips;
+          }
+        } else if (p.stopped()) {
+          JobOutcome& o = result_.jobs[p.outcome];
+          o.end = now_;
+          o.done = p.done;
+          o.fate = JobFate::kDeadlocked;
+          if (auto ok = core.cancel(r.job, at); !ok) throw std::logic_error(ok.error().message);
+          in_system_.erase(r.job);
+        }
+      }
+    }
+    while (!waiting_input_.empty() && waiting_input_.top().first <= now_) {
+      JobId id = waiting_input_.top().second;
+      waiting_input_.pop();
+      in_system_.at(id).suspended = false;
+      (void)core.busy(id, at);
+    }
+    return true;
+  }
+
+  // A pass is a switch: the slot it decided runs now.
+  void after_pass(const PassResult& pass, GangCore& core, double /*pass_seconds*/,
+                  bool arrivals_left) {
+    const long now = static_cast<long>(pass.now);
+    now_ = now;
+    if (config_.progress && now - last_progress_ >= 100000) {
+      config_.progress(now, drain_ ? -1 : config_.end_time);
+      last_progress_ = now;
+    }
+    if (core.jobs_in_system() == 0) {
+      // Nothing to run until the next arrival.
+      if (arrivals_left && config_.record_activity && !result_.activity.empty() &&
+          result_.activity.back().jobs_in_system != 0)
+        result_.activity.push_back(ActivitySample{now, 0, 0, 0});
+      return;
+    }
+    if (seconds_ != nullptr)
+      for (const CoreDecision& d : pass.decisions)
+        if (d.kind == CoreDecision::Kind::kStart) record_start(d, now);
+
+    const std::vector<gang::SlotJob>& running = core.slot();
+    const long wake = static_cast<long>(*core.next_wakeup());
+    const long slot_end = drain_ ? wake : std::min(wake, config_.end_time);
+    if (static_cast<int>(result_.trace.size()) < config_.trace_slots) {
+      // Schedulers name a slot's jobs in any order; the trace reads left to right.
+      SlotRecord record{now, running};
+      std::sort(record.running.begin(), record.running.end(),
+                [](const gang::SlotJob& a, const gang::SlotJob& b) { return a.first < b.first; });
+      result_.trace.push_back(std::move(record));
+    }
+    record_load(recorded_until_, now, gang::LoadIndex{});  // the time nothing was in the system
+    record_load(now, slot_end, core.load());
+    ++result_.slots;
+    if (config_.record_activity) {
+      ActivitySample a{now, 0, static_cast<int>(running.size()), core.jobs_in_system()};
+      for (const gang::SlotJob& r : running) a.active_processors += r.size;
+      const ActivitySample* last = result_.activity.empty() ? nullptr : &result_.activity.back();
+      if (!last || last->active_processors != a.active_processors ||
+          last->running_jobs != a.running_jobs || last->jobs_in_system != a.jobs_in_system)
+        result_.activity.push_back(a);
+    }
+    run_slot(running, now, slot_end);
+  }
+
+  // The measures, once the loop has stopped at `end`.
+  GangSimResult finish(long end) {
+    if (!drain_) {
+      record_load(recorded_until_, config_.end_time, gang::LoadIndex{});
+      end = config_.end_time;
+    }
+    in_system_.for_each([&](const Progress& p) { result_.jobs[p.outcome].done = p.done; });
+    result_.duration = end;
+    const double processors = result_.processors;
+    if (end > 0) {
+      double demand = 0;
+      for (const SimJob& j : jobs_)
+        if (j.submit < end) demand += static_cast<double>(j.size) * static_cast<double>(j.work);
+      result_.offered_load = demand / (processors * static_cast<double>(end));
+      result_.utilization = active_units_ / (processors * static_cast<double>(end));
+      result_.useful_utilization = useful_units_ / (processors * static_cast<double>(end));
+      result_.mean_max_tqlb = max_tqlb_units_ / static_cast<double>(end);
+      result_.mean_min_tqlb = min_tqlb_units_ / static_cast<double>(end);
+    }
+    std::vector<double> log_size, retr;
+    for (const JobOutcome& o : result_.jobs) {
+      if (o.fate != JobFate::kFinished) continue;
+      log_size.push_back(std::log2(static_cast<double>(o.size)));
+      retr.push_back(o.retr);
+    }
+    if (!retr.empty()) {
+      double sum = 0;
+      for (double r : retr) sum += r;
+      result_.mean_retr = sum / static_cast<double>(retr.size());
+    }
+    result_.retr_size_correlation = pearson(log_size, retr);
+    return std::move(result_);
+  }
+
+  // The run in seconds (simulate_time_shared): the records of the jobs that ran and ended, in
+  // order of start (submit order among equals), and the timeline.
+  SimResult seconds_result(const GangSimResult& gang) {
+    SimResult out;
+    out.machine_nodes = seconds_->machine->node_count();
+    out.passes = gang.slots;
+    const double q = seconds_->quantum;
+    std::vector<JobRecord> done;
+    for (std::size_t i = 0; i < gang.jobs.size(); ++i) {
+      const JobOutcome& o = gang.jobs[i];
+      if (o.start < 0 || o.end < 0) continue;
+      JobRecord& r = records_.at(o.id);
+      r.start = std::max(r.submit, static_cast<double>(o.start) * q);
+      r.end = std::max(r.start, static_cast<double>(o.end) * q);
+      r.running_intervals = running_intervals(o, r.start, r.end, q);
+      done.push_back(std::move(r));
+    }
+    std::stable_sort(done.begin(), done.end(),
+                     [](const JobRecord& a, const JobRecord& b) { return a.start < b.start; });
+    out.jobs = std::move(done);
+    for (const ActivitySample& a : gang.activity)
+      out.timeline.push_back(TimelineSample{static_cast<double>(a.time) * q, a.active_processors,
+                                            a.jobs_in_system - a.running_jobs, false, -1});
+    return out;
+  }
+
+  const std::optional<Error>& error() const { return error_; }
+
+ private:
+  void ended(GangCore& core, JobId id, long when) {
+    if (auto ok = core.ended(id, static_cast<double>(when)); !ok)
+      throw std::logic_error(ok.error().message);
+  }
+
+  // A job's first slot, in seconds: its nodes and locality, as a batch run records them.
+  void record_start(const CoreDecision& d, long /*now*/) {
+    const Job& job = *seconds_->source[source_[in_system_.at(d.job).outcome]];
+    JobRecord r;
+    r.id = job.id;
+    r.submit = job.submit;
+    r.run_time = job.run_time;
+    r.time_limit = job.time_limit;
+    r.nodes = d.nodes.count();
+    r.requested_nodes = job.request.nodes;
+    r.user = job.user;
+    r.timed_out = job.time_limit > 0 && job.run_time > job.time_limit;  // its work stops there
+    if (seconds_->record_placements) {
+      r.runs = d.nodes.runs();
+      r.average_hops = average_pairwise_hops(*seconds_->machine, d.nodes);
+      if (const FatTree* tree = seconds_->machine->fat_tree())
+        r.leaf_switches = leaf_switches_spanned(*tree, d.nodes);
+    }
+    records_.emplace(job.id, std::move(r));
+  }
+
+  void record_load(long from, long to, gang::LoadIndex load) {
+    if (to <= from) return;
+    max_tqlb_units_ += static_cast<double>(load.max) * (to - from);
+    min_tqlb_units_ += static_cast<double>(load.min) * (to - from);
+    result_.max_tqlb = std::max(result_.max_tqlb, load.max);
+    while (next_sample_ < to) {
+      if (next_sample_ >= from) result_.load_series.push_back(LoadSample{next_sample_, load});
+      next_sample_ += sample_every_;
+    }
+    recorded_until_ = to;
+  }
+
+  // Runs the slot [now, slot_end): each job in it computes unit by unit.
+  void run_slot(const std::vector<gang::SlotJob>& running, long now, long slot_end) {
+    finished_.clear();
+    any_progress_ = false;
+    slot_open_ = true;
+    for (const gang::SlotJob& r : running) {
+      Progress& p = in_system_.at(r.job);
+      if (!p.started) {
+        p.started = true;
+        JobOutcome& placed = result_.jobs[p.outcome];
+        placed.start = now;
+        placed.first = r.first;
+        placed.partition = r.size;
+      }
+      long active_until = now;
+      for (long t = now; t < slot_end && !p.finished; ++t) {
+        active_units_ += r.size;
+        active_until = t + 1;
+        if (p.run_unit(t)) {
+          useful_units_ += r.size;
+          any_progress_ = true;
+        }
+        if (p.finished) finished_.emplace_back(r.job, t + 1);
+      }
+      if (config_.record_activity && active_until > now) {
+        JobOutcome& o = result_.jobs[p.outcome];
+        if (!o.active_spans.empty() && o.active_spans.back().second == now) {
+          o.active_spans.back().second = active_until;  // ran in the slot before too
+        } else if (o.spans_complete && recorded_spans_ < config_.max_active_spans) {
+          o.active_spans.emplace_back(now, active_until);
+          ++recorded_spans_;
+        } else {
+          o.spans_complete = false;
+        }
+      }
+    }
+  }
+
+  std::span<const SimJob> jobs_;
+  std::span<const Job> arrivals_;
+  const GangSimConfig& config_;
+  const SecondsView* seconds_;
+  GangSimResult result_;
+  std::vector<std::size_t> source_;  // outcome index -> SimJob index
+  std::unordered_map<JobId, JobRecord> records_;
+  JobsInSystem in_system_;
+  using Wake = std::pair<long, JobId>;
+  std::priority_queue<Wake, std::vector<Wake>, std::greater<>> waiting_input_;  // by input time
+  std::vector<std::pair<JobId, long>> finished_;  // in the open slot, and when
+  bool drain_ = true;
+  bool slot_open_ = false;
+  bool any_progress_ = false;
+  long now_ = 0;
+  long sample_every_ = 1;
+  long next_sample_ = 0;
+  long recorded_until_ = 0;
+  long last_progress_ = 0;
+  double active_units_ = 0, useful_units_ = 0, max_tqlb_units_ = 0, min_tqlb_units_ = 0;
+  std::size_t recorded_spans_ = 0;
+  std::optional<Error> error_;
+};
+
+Status check_config(std::span<const SimJob> jobs, const GangSimConfig& config) {
+  if (config.slice < 1) return fail("gang simulation: slice must be at least 1 time unit");
+  if (config.end_time == 0 || config.end_time < -1)
+    return fail("gang simulation: end time must be positive (or -1 to run until the jobs finish)");
+  for (std::size_t i = 1; i < jobs.size(); ++i)
+    if (jobs[i].submit < jobs[i - 1].submit)
+      return fail("gang simulation: jobs must be in submit order (job " +
+                  std::to_string(jobs[i].id) + ")");
+  return Ok{};
+}
+
+// The time-shared mode of the event loop over `jobs` (in submit order, already checked).
+Result<GangSimResult> run_slotted(std::span<const SimJob> all_jobs,
+                                  const std::function<std::unique_ptr<gang::GangScheduler>()>& make,
+                                  gang::GangScheduler& first, const Curve& order,
+                                  const GangSimConfig& config, const SecondsView* seconds,
+                                  SimResult* seconds_out) {
+  // The jobs that enter the system: all of them, or when draining after an end time, those
+  // submitted before it.
+  std::span<const SimJob> jobs = all_jobs;
+  if (config.drain && config.end_time > 0)
+    jobs = jobs.first(static_cast<std::size_t>(
+        std::partition_point(all_jobs.begin(), all_jobs.end(),
+                             [&](const SimJob& j) { return j.submit < config.end_time; }) -
+        all_jobs.begin()));
+  std::vector<Job> arrivals(jobs.size());
+  std::vector<const Job*> pointers(jobs.size());
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    arrivals[i].id = jobs[i].id;
+    arrivals[i].submit = static_cast<double>(jobs[i].submit);
+    arrivals[i].request.nodes = jobs[i].size;
+    arrivals[i].run_time = arrivals[i].time_limit = static_cast<double>(jobs[i].work);
+    pointers[i] = &arrivals[i];
+  }
+  GangCoreOptions core_options{static_cast<double>(config.slice), 1};
+  std::vector<std::unique_ptr<gang::GangScheduler>> restarted;  // policies of restarted cores
+  EventLoopOptions<GangCore> loop;
+  bool first_made = false;
+  loop.make_core = [&]() {
+    gang::GangScheduler* policy = &first;
+    if (first_made) {
+      restarted.push_back(make());
+      policy = restarted.back().get();
+    }
+    first_made = true;
+    return std::make_unique<GangCore>(*policy, order, core_options);
+  };
+  if (config.restart_after_slot >= 0 && make) loop.restart_after_pass = config.restart_after_slot;
+  if (!(config.end_time < 0 || config.drain)) loop.stop_at = static_cast<double>(config.end_time);
+
+  SlottedJobs model(jobs, arrivals, config, first.name(), first.processors(), seconds);
+  EventLoopStats stats = run_event_loop<GangCore>(pointers, model, loop);
+  if (model.error()) return *model.error();
+  GangSimResult result = model.finish(static_cast<long>(stats.end));
+  if (seconds_out != nullptr) *seconds_out = model.seconds_result(result);
+  return result;
+}
+
 }  // namespace
 
 int GangSimResult::finished() const {
@@ -157,224 +550,69 @@ int GangSimResult::deadlocked() const {
 
 Result<GangSimResult> simulate_gang(const std::vector<SimJob>& jobs, gang::GangScheduler& scheduler,
                                     const GangSimConfig& config) {
-  if (config.slice < 1) return fail("gang simulation: slice must be at least 1 time unit");
-  if (config.end_time == 0 || config.end_time < -1)
-    return fail("gang simulation: end time must be positive (or -1 to run until the jobs finish)");
-  for (std::size_t i = 1; i < jobs.size(); ++i)
-    if (jobs[i].submit < jobs[i - 1].submit)
-      return fail("gang simulation: jobs must be in submit order (job " +
-                  std::to_string(jobs[i].id) + ")");
+  if (auto ok = check_config(jobs, config); !ok) return ok.error();
+  return run_slotted(jobs, {}, scheduler, Curve::identity(scheduler.processors()), config, nullptr,
+                     nullptr);
+}
 
-  GangSimResult result;
-  result.policy = scheduler.name();
-  result.processors = scheduler.processors();
-  const double processors = scheduler.processors();
-  const bool drain = config.end_time < 0 || config.drain;
-  const long end = drain ? -1 : config.end_time;
-  // The jobs that enter the system: all of them, or when draining after an end time, those
-  // submitted before it.
-  std::size_t admitted = jobs.size();
-  if (config.drain && config.end_time > 0)
-    admitted = static_cast<std::size_t>(
-        std::partition_point(jobs.begin(), jobs.end(),
-                             [&](const SimJob& j) { return j.submit < config.end_time; }) -
-        jobs.begin());
-  const long sample_every =
-      std::max(1L, (drain ? (admitted == 0 ? 1 : jobs[admitted - 1].submit + 1) : end) /
-                       std::max(1L, config.load_samples));
+Result<GangSimResult> simulate_gang(const std::vector<SimJob>& jobs,
+                                    const GangPolicyFactory& make_policy,
+                                    const GangSimConfig& config) {
+  if (auto ok = check_config(jobs, config); !ok) return ok.error();
+  std::unique_ptr<gang::GangScheduler> first = make_policy();
+  return run_slotted(jobs, make_policy, *first, Curve::identity(first->processors()), config,
+                     nullptr, nullptr);
+}
 
-  JobsInSystem in_system(jobs);
-  using Wake = std::pair<long, JobId>;
-  std::priority_queue<Wake, std::vector<Wake>, std::greater<>> suspended;  // by input time
-  std::size_t next_arrival = 0;
-  double active_units = 0, useful_units = 0, max_tqlb_units = 0, min_tqlb_units = 0;
-  long next_sample = 0;
-  long now = 0;
-  long last_progress = 0;
-  std::vector<std::pair<JobId, long>> finished;  // in the current slot, and when
-  std::size_t recorded_spans = 0;
-
-  auto record_load = [&](long from, long to, gang::LoadIndex load) {
-    max_tqlb_units += static_cast<double>(load.max) * (to - from);
-    min_tqlb_units += static_cast<double>(load.min) * (to - from);
-    result.max_tqlb = std::max(result.max_tqlb, load.max);
-    while (next_sample < to) {
-      if (next_sample >= from) result.load_series.push_back(LoadSample{next_sample, load});
-      next_sample += sample_every;
+Result<TimeSharedRun> simulate_time_shared(const Machine& machine, gang::GangScheduler& scheduler,
+                                           const Curve& order, const std::vector<Job>& jobs,
+                                           double quantum, const GangSimConfig& config,
+                                           bool record_placements) {
+  if (!(quantum > 0)) return fail("the gang quantum must be positive");
+  const int processors = machine.node_count();
+  TimeSharedRun out;
+  std::vector<SimJob> sim_jobs;
+  std::vector<const Job*> source;
+  for (const Job& j : jobs) {
+    double ran = j.time_limit > 0 ? std::min(j.run_time, j.time_limit) : j.run_time;
+    if (j.request.nodes < 1 || j.request.nodes > processors) {
+      out.run.rejected.push_back(rejected_job(j, "needs " + std::to_string(j.request.nodes) +
+                                                     " nodes; the machine has " +
+                                                     std::to_string(processors)));
+      continue;
     }
-  };
-
-  for (;;) {
-    if (!drain && now >= end) break;
-    if (config.progress && now - last_progress >= 100000) {
-      config.progress(now, end);
-      last_progress = now;
+    if (!(ran > 0)) {
+      out.run.rejected.push_back(rejected_job(j, "no run time"));
+      continue;
     }
-    // Nothing in the system: jump to the next arrival.
-    if (in_system.empty()) {
-      if (next_arrival == admitted) {
-        if (!drain) record_load(now, end, gang::LoadIndex{});
-        if (!drain) now = end;
-        break;
-      }
-      long next = jobs[next_arrival].submit;
-      if (!drain) next = std::min(next, end);
-      if (next > now) {
-        record_load(now, next, gang::LoadIndex{});
-        if (config.record_activity && !result.activity.empty() &&
-            result.activity.back().jobs_in_system != 0)
-          result.activity.push_back(ActivitySample{now, 0, 0, 0});
-        now = next;
-        continue;
-      }
-    }
-    while (next_arrival < admitted && jobs[next_arrival].submit <= now) {
-      const SimJob& job = jobs[next_arrival++];
-      if (auto ok = scheduler.submit(job.id, job.size); !ok) return ok.error();
-      JobOutcome outcome;
-      outcome.id = job.id;
-      outcome.size = job.size;
-      outcome.submit = job.submit;
-      outcome.work = job.work;
-      result.jobs.push_back(outcome);
-      Progress p;
-      p.job = &job;
-      p.outcome = result.jobs.size() - 1;
-      in_system.add(job.id, p);
-    }
-
-    const std::vector<gang::SlotJob>& running = scheduler.next_slot();
-    // A scheduler with nothing to run does not wait for its timer: it starts the next slot as
-    // soon as work is there (an arrival, or the input a suspended job waits for).
-    const long length = running.empty() ? 1 : config.slice;
-    const long slot_end = drain ? now + length : std::min(now + length, end);
-    if (static_cast<int>(result.trace.size()) < config.trace_slots) {
-      // Schedulers name a slot's jobs in any order; the trace reads left to right.
-      SlotRecord record{now, running};
-      std::sort(record.running.begin(), record.running.end(),
-                [](const gang::SlotJob& a, const gang::SlotJob& b) { return a.first < b.first; });
-      result.trace.push_back(std::move(record));
-    }
-    record_load(now, slot_end, scheduler.load());
-    ++result.slots;
-    if (config.record_activity) {
-      ActivitySample a{now, 0, static_cast<int>(running.size()), scheduler.jobs_in_system()};
-      for (const gang::SlotJob& r : running) a.active_processors += r.size;
-      const ActivitySample* last = result.activity.empty() ? nullptr : &result.activity.back();
-      if (!last || last->active_processors != a.active_processors ||
-          last->running_jobs != a.running_jobs || last->jobs_in_system != a.jobs_in_system)
-        result.activity.push_back(a);
-    }
-
-    finished.clear();
-    bool any_progress = false;
-    for (const gang::SlotJob& r : running) {
-      Progress& p = in_system.at(r.job);
-      if (!p.started) {
-        p.started = true;
-        JobOutcome& placed = result.jobs[p.outcome];
-        placed.start = now;
-        placed.first = r.first;
-        placed.partition = r.size;
-      }
-      long active_until = now;
-      for (long t = now; t < slot_end && !p.finished; ++t) {
-        active_units += r.size;
-        active_until = t + 1;
-        if (p.run_unit(t)) {
-          useful_units += r.size;
-          any_progress = true;
-        }
-        if (p.finished) finished.emplace_back(r.job, t + 1);
-      }
-      if (config.record_activity && active_until > now) {
-        JobOutcome& o = result.jobs[p.outcome];
-        if (!o.active_spans.empty() && o.active_spans.back().second == now) {
-          o.active_spans.back().second = active_until;  // ran in the slot before too
-        } else if (o.spans_complete && recorded_spans < config.max_active_spans) {
-          o.active_spans.emplace_back(now, active_until);
-          ++recorded_spans;
-        } else {
-          o.spans_complete = false;
-        }
-      }
-    }
-    now = slot_end;
-
-    // The switch at the end of the slot: finished jobs leave; with idle detection, the global
-    // state of each job that ran decides whether it is skipped or removed.
-    for (const auto& [id, at] : finished) {
-      Progress& p = in_system.at(id);
-      JobOutcome& o = result.jobs[p.outcome];
-      o.end = at;
-      o.done = p.done;
-      o.fate = JobFate::kFinished;
-      o.retr = static_cast<double>(at - o.submit) / static_cast<double>(o.work);
-      scheduler.finish(id);
-      in_system.erase(id);
-    }
-    if (config.idle_detection) {
-      for (const gang::SlotJob& r : running) {
-        Progress* found = in_system.find(r.job);
-        if (found == nullptr) continue;
-        Progress& p = *found;
-        if (p.waiting_input(now)) {
-          if (scheduler.suspend(r.job)) {
-            p.suspended = true;
-            suspended.emplace(p.input_at, r.job);
-            ++result.idle_skips;
-          }
-        } else if (p.stopped()) {
-          JobOutcome& o = result.jobs[p.outcome];
-          o.end = now;
-          o.done = p.done;
-          o.fate = JobFate::kDeadlocked;
-          scheduler.finish(r.job);
-          in_system.erase(r.job);
-        }
-      }
-    }
-    while (!suspended.empty() && suspended.top().first <= now) {
-      JobId id = suspended.top().second;
-      suspended.pop();
-      in_system.at(id).suspended = false;
-      scheduler.resume(id);
-    }
-    // Running until the jobs finish: stop when what is left can never progress (deadlocked jobs
-    // nobody removes).
-    if (drain && next_arrival == admitted && !any_progress && suspended.empty()) {
-      bool stuck =
-          in_system.all_of([&](const Progress& p) { return p.stopped() && !p.waiting_input(now); });
-      if (stuck) break;
-    }
+    SimJob s;
+    s.id = j.id;
+    s.submit = static_cast<long>(std::ceil(j.submit / quantum));
+    s.size = j.request.nodes;
+    s.work = std::max(1L, static_cast<long>(std::ceil(ran / quantum)));
+    sim_jobs.push_back(s);
+    source.push_back(&j);
   }
-
-  in_system.for_each([&](const Progress& p) { result.jobs[p.outcome].done = p.done; });
-  result.duration = now;
-  if (now > 0) {
-    double demand = 0;
-    for (std::size_t i = 0; i < admitted; ++i)
-      if (const SimJob& j = jobs[i]; j.submit < now)
-        demand += static_cast<double>(j.size) * static_cast<double>(j.work);
-    result.offered_load = demand / (processors * static_cast<double>(now));
-    result.utilization = active_units / (processors * static_cast<double>(now));
-    result.useful_utilization = useful_units / (processors * static_cast<double>(now));
-    result.mean_max_tqlb = max_tqlb_units / static_cast<double>(now);
-    result.mean_min_tqlb = min_tqlb_units / static_cast<double>(now);
+  // Arrival order: by slot, workload order among equals.
+  std::vector<std::size_t> by_submit(sim_jobs.size());
+  for (std::size_t i = 0; i < by_submit.size(); ++i) by_submit[i] = i;
+  std::stable_sort(by_submit.begin(), by_submit.end(), [&](std::size_t a, std::size_t b) {
+    return sim_jobs[a].submit < sim_jobs[b].submit;
+  });
+  std::vector<SimJob> sorted;
+  std::vector<const Job*> sorted_source;
+  for (std::size_t i : by_submit) {
+    sorted.push_back(sim_jobs[i]);
+    sorted_source.push_back(source[i]);
   }
-  std::vector<double> log_size, retr;
-  for (const JobOutcome& o : result.jobs) {
-    if (o.fate != JobFate::kFinished) continue;
-    log_size.push_back(std::log2(static_cast<double>(o.size)));
-    retr.push_back(o.retr);
-  }
-  if (!retr.empty()) {
-    double sum = 0;
-    for (double r : retr) sum += r;
-    result.mean_retr = sum / static_cast<double>(retr.size());
-  }
-  result.retr_size_correlation = pearson(log_size, retr);
-  return result;
+  if (auto ok = check_config(sorted, config); !ok) return ok.error();
+  SecondsView view{&machine, quantum, record_placements, sorted_source};
+  std::vector<RejectedJob> rejected = std::move(out.run.rejected);
+  auto gang = run_slotted(sorted, {}, scheduler, order, config, &view, &out.run);
+  if (!gang) return gang.error();
+  out.gang = std::move(*gang);
+  out.run.rejected = std::move(rejected);
+  return out;
 }
 
 }  // namespace trellis::gangsim

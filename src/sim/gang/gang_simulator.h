@@ -2,6 +2,11 @@
 // a GangScheduler decides each slot which jobs run; only jobs in active partitions advance.
 // Scheduling and switching overheads are not modelled, as in the thesis.
 //
+// It is the time-shared mode of the one simulation loop (sim/event_loop.h): the loop drives a
+// GangCore (sched/gang_core.h) whose passes are the slot switches, and this file's job model
+// runs the jobs of each slot unit by unit and measures. `trellis sim --sched <gang policy>` runs
+// the same mode in seconds (simulate_time_shared) and gets a SimResult like any batch run.
+//
 // Global-state model (thesis chapter 6): interactive jobs wait for user input between bursts.
 // The scheduler learns a job's global state only at a switch, i.e. at the end of a slot the job
 // ran in. With idle detection on, a job found globally idle (waiting for input) is suspended
@@ -18,6 +23,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -25,6 +31,8 @@
 #include "core/result.h"
 #include "sched/gang/gang_scheduler.h"
 #include "sim/gang/sim_job.h"
+#include "sim/simulator.h"
+#include "topology/curve.h"
 
 namespace trellis::gangsim {
 
@@ -43,6 +51,9 @@ struct GangSimConfig {
   // running have spans_complete = false and record no more.
   std::size_t max_active_spans = std::size_t{1} << 21;
   std::function<void(long now, long end)> progress;  // called now and then on long runs
+  // After this many slots, carry on with a fresh policy and core restored from the old core's
+  // snapshot (-1: never); the run must not change (tests check it).
+  long restart_after_slot = -1;
 };
 
 enum class JobFate { kFinished, kDeadlocked, kUnfinished };
@@ -109,5 +120,26 @@ struct GangSimResult {
 // Errors: a job the scheduler rejects (named with its id and size), or a bad config.
 Result<GangSimResult> simulate_gang(const std::vector<SimJob>& jobs, gang::GangScheduler& scheduler,
                                     const GangSimConfig& config);
+
+// A fresh gang policy, for a restart (GangSimConfig::restart_after_slot).
+using GangPolicyFactory = std::function<std::unique_ptr<gang::GangScheduler>()>;
+Result<GangSimResult> simulate_gang(const std::vector<SimJob>& jobs,
+                                    const GangPolicyFactory& make_policy,
+                                    const GangSimConfig& config);
+
+// A workload in seconds time-shared in slots of `quantum` seconds on `machine`, the policy's
+// processor p being node order.node_at(p). A job arrives at the first slot boundary at or after
+// its submit time and needs ceil(min(run time, time limit) / quantum) slots of work; jobs with
+// more nodes than the machine or no run time are rejected. `run` is what a batch simulation
+// returns (records in seconds, each job's running intervals, the timeline); `gang` the
+// time-sharing metrics in slots.
+struct TimeSharedRun {
+  SimResult run;
+  GangSimResult gang;
+};
+Result<TimeSharedRun> simulate_time_shared(const Machine& machine, gang::GangScheduler& scheduler,
+                                           const Curve& order, const std::vector<Job>& jobs,
+                                           double quantum, const GangSimConfig& config,
+                                           bool record_placements);
 
 }  // namespace trellis::gangsim

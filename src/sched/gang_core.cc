@@ -1,0 +1,298 @@
+#include "sched/gang_core.h"
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+#include <unordered_set>
+
+namespace trellis {
+
+namespace {
+
+std::string job_text(JobId job) {
+  return "job " + std::to_string(job);
+}
+
+}  // namespace
+
+GangCore::GangCore(gang::GangScheduler& policy, Curve order, GangCoreOptions options)
+    : policy_(policy), order_(std::move(order)), options_(options) {
+  if (order_.size() != policy_.processors())
+    throw std::invalid_argument("GangCore: the node order has " + std::to_string(order_.size()) +
+                                " ranks, the policy " + std::to_string(policy_.processors()) +
+                                " processors");
+  if (!(options_.slice > 0) || !(options_.empty_slot > 0))
+    throw std::invalid_argument("GangCore: slot lengths must be positive");
+}
+
+Status GangCore::call_submit(JobId job, int size) {
+  if (auto ok = policy_.submit(job, size); !ok) return ok;
+  calls_.push_back({PolicyCall::Kind::kSubmit, job, size});
+  return Ok{};
+}
+
+const std::vector<gang::SlotJob>& GangCore::call_next_slot() {
+  if (!calls_.empty() && calls_.back().kind == PolicyCall::Kind::kNextSlot)
+    ++calls_.back().job;
+  else
+    calls_.push_back({PolicyCall::Kind::kNextSlot, 1, 0});
+  return policy_.next_slot();
+}
+
+void GangCore::call_finish(JobId job) {
+  calls_.push_back({PolicyCall::Kind::kFinish, job, 0});
+  policy_.finish(job);
+}
+
+bool GangCore::call_suspend(JobId job) {
+  calls_.push_back({PolicyCall::Kind::kSuspend, job, 0});
+  return policy_.suspend(job);
+}
+
+void GangCore::call_resume(JobId job) {
+  calls_.push_back({PolicyCall::Kind::kResume, job, 0});
+  policy_.resume(job);
+}
+
+NodeSet GangCore::partition_nodes(int first, int size) const {
+  NodeSet nodes(order_.size());
+  for (int p = first; p < first + size; ++p) nodes.set(order_.node_at(p));
+  return nodes;
+}
+
+const Job* GangCore::find(JobId id) const {
+  auto it = jobs_.find(id);
+  return it == jobs_.end() ? nullptr : &it->second.job;
+}
+
+Status GangCore::submit(const Job& job, Seconds /*now*/) {
+  const int n = order_.size();
+  if (job.request.nodes < 1 || job.request.nodes > n)
+    return fail(Error::Code::kNeverFits, "needs " + std::to_string(job.request.nodes) +
+                                             " nodes, the machine has " + std::to_string(n));
+  if (jobs_.count(job.id)) return fail(job_text(job.id) + " is already in the system");
+  if (auto ok = call_submit(job.id, job.request.nodes); !ok) return ok;
+  jobs_.emplace(job.id, GangJob{job});
+  return Ok{};
+}
+
+Status GangCore::ended(JobId job, Seconds /*now*/) {
+  auto it = jobs_.find(job);
+  if (it == jobs_.end() || it->second.first < 0)
+    return fail(Error::Code::kNotFound, job_text(job) + " is not running");
+  call_finish(job);
+  jobs_.erase(it);
+  return Ok{};
+}
+
+Status GangCore::cancel(JobId job, Seconds now) {
+  auto it = jobs_.find(job);
+  if (it == jobs_.end() || it->second.withdrawn)
+    return fail(Error::Code::kNotFound, job_text(job) + " is not in the system");
+  if (it->second.first >= 0) return ended(job, now);
+  it->second.withdrawn = true;
+  return Ok{};
+}
+
+Status GangCore::node_down(NodeId node, Seconds /*now*/) {
+  return fail(Error::Code::kUnavailable,
+              "gang policy " + policy_.name() + " keeps one partition tree over all " +
+                  std::to_string(order_.size()) + " nodes and cannot take node " +
+                  std::to_string(node) + " out of it; use a queue policy to run with nodes down");
+}
+
+Status GangCore::node_up(NodeId node, Seconds /*now*/) {
+  if (node < 0 || node >= order_.size())
+    return fail(Error::Code::kNotFound, "node " + std::to_string(node) + " is not on the machine");
+  return Ok{};  // no node is ever down
+}
+
+bool GangCore::idle(JobId job, Seconds /*now*/) {
+  auto it = jobs_.find(job);
+  if (it == jobs_.end() || it->second.idle || it->second.last_slot != slots_) return false;
+  if (!call_suspend(job)) return false;
+  it->second.idle = true;
+  return true;
+}
+
+Status GangCore::busy(JobId job, Seconds /*now*/) {
+  auto it = jobs_.find(job);
+  if (it == jobs_.end()) return fail(Error::Code::kNotFound, job_text(job) + " is not running");
+  if (!it->second.idle) return Ok{};
+  call_resume(job);
+  it->second.idle = false;
+  return Ok{};
+}
+
+PassResult GangCore::pass(Seconds now) {
+  PassResult result;
+  result.now = now;
+  last_pass_ = now;
+  if (policy_.jobs_in_system() == 0) {
+    slot_.clear();
+    slot_end_ = now;
+    return result;
+  }
+  const std::vector<gang::SlotJob>* next = &call_next_slot();
+  // A withdrawn job leaves the policy when it is first picked; the slot is decided again.
+  for (;;) {
+    std::vector<JobId> withdrawn;
+    for (const gang::SlotJob& r : *next)
+      if (jobs_.at(r.job).withdrawn) withdrawn.push_back(r.job);
+    if (withdrawn.empty()) break;
+    for (JobId id : withdrawn) {
+      call_finish(id);
+      jobs_.erase(id);
+    }
+    next = &call_next_slot();
+  }
+  ++slots_;
+  // Switch out the jobs of the last slot that do not run in this one, then switch in.
+  std::vector<CoreDecision> switched_in;
+  for (const gang::SlotJob& r : *next) {
+    GangJob& j = jobs_.at(r.job);
+    if (j.first < 0) {
+      j.first = r.first;
+      j.size = r.size;
+      j.start = now;
+      switched_in.push_back(
+          {CoreDecision::Kind::kStart, r.job, partition_nodes(r.first, r.size), std::nullopt});
+    } else if (j.last_slot != slots_ - 1) {
+      switched_in.push_back({CoreDecision::Kind::kResume, r.job, {}, std::nullopt});
+    }
+    j.last_slot = slots_;
+  }
+  for (const gang::SlotJob& r : slot_) {
+    auto it = jobs_.find(r.job);
+    if (it != jobs_.end() && it->second.last_slot == slots_ - 1)
+      result.decisions.push_back({CoreDecision::Kind::kSuspend, r.job, {}, std::nullopt});
+  }
+  for (CoreDecision& d : switched_in) result.decisions.push_back(std::move(d));
+  slot_ = *next;
+  slot_end_ = now + (slot_.empty() ? options_.empty_slot : options_.slice);
+  return result;
+}
+
+std::optional<Seconds> GangCore::next_wakeup() const {
+  if (policy_.jobs_in_system() == 0) return std::nullopt;
+  return slot_end_;
+}
+
+CoreSnapshot GangCore::snapshot() const {
+  CoreSnapshot s;
+  // Jobs in submit order (the order of their submit calls), started or not.
+  for (const PolicyCall& c : calls_) {
+    if (c.kind != PolicyCall::Kind::kSubmit) continue;
+    auto it = jobs_.find(c.job);
+    if (it == jobs_.end()) continue;
+    const GangJob& j = it->second;
+    if (j.first < 0) {
+      s.queue.push_back(j.job);
+    } else {
+      s.running_jobs.push_back(j.job);
+      s.running.push_back({j.job.id, j.start, j.start + j.job.time_limit,
+                           partition_nodes(j.first, j.size), j.size});
+    }
+    if (j.idle) s.idle.push_back(j.job.id);
+    if (j.withdrawn) s.withdrawn.push_back(j.job.id);
+  }
+  s.down = NodeSet(order_.size());
+  s.last_pass = last_pass_;
+  s.policy_calls = calls_;
+  s.slot_end = slot_end_;
+  return s;
+}
+
+Status GangCore::restore(const CoreSnapshot& s) {
+  if (!calls_.empty() || policy_.jobs_in_system() != 0)
+    return fail(Error::Code::kInternal, "restore() needs a fresh gang core");
+  if (s.running.size() != s.running_jobs.size() || s.down.size() != order_.size() ||
+      !s.down.empty() || !s.reservations.empty())
+    return fail("the snapshot is not of this machine's gang core");
+  for (const auto* jobs : {&s.queue, &s.running_jobs})
+    for (const Job& j : *jobs)
+      if (!jobs_.emplace(j.id, GangJob{j}).second)
+        return fail(job_text(j.id) + " appears twice in the snapshot");
+
+  // Replay the calls, checking each against the jobs it names first: the policies assume their
+  // callers keep the rules (a finished job is not finished again), and a snapshot is input.
+  std::unordered_set<JobId> live, suspended, in_slot;
+  std::unordered_map<JobId, std::pair<int, int>> partitions;
+  for (size_t i = 0; i < s.policy_calls.size(); ++i) {
+    const PolicyCall& c = s.policy_calls[i];
+    auto bad = [&](const std::string& why) {
+      return fail("snapshot call " + std::to_string(i + 1) + ": " + why);
+    };
+    switch (c.kind) {
+      case PolicyCall::Kind::kSubmit:
+        if (live.count(c.job)) return bad(job_text(c.job) + " submitted twice");
+        if (auto ok = policy_.submit(c.job, c.size); !ok) return bad(ok.error().message);
+        live.insert(c.job);
+        break;
+      case PolicyCall::Kind::kNextSlot:
+        if (c.job < 1) return bad("a run of no slots");
+        for (JobId k = 0; k < c.job; ++k) {
+          slot_ = policy_.next_slot();
+          in_slot.clear();
+          for (const gang::SlotJob& r : slot_) {
+            in_slot.insert(r.job);
+            partitions.emplace(r.job, std::pair{r.first, r.size});
+          }
+        }
+        break;
+      case PolicyCall::Kind::kFinish:
+        if (!live.count(c.job)) return bad(job_text(c.job) + " finished but not in the system");
+        if (!partitions.count(c.job)) return bad(job_text(c.job) + " finished before it ran");
+        policy_.finish(c.job);
+        live.erase(c.job);
+        suspended.erase(c.job);
+        break;
+      case PolicyCall::Kind::kSuspend:
+        if (!in_slot.count(c.job) || suspended.count(c.job))
+          return bad(job_text(c.job) + " suspended but not running");
+        if (policy_.suspend(c.job)) suspended.insert(c.job);
+        break;
+      case PolicyCall::Kind::kResume:
+        if (!suspended.count(c.job)) return bad(job_text(c.job) + " resumed but not suspended");
+        policy_.resume(c.job);
+        suspended.erase(c.job);
+        break;
+    }
+    calls_.push_back(c);
+  }
+
+  // The replayed policy must hold exactly the snapshot's jobs, started ones on their nodes.
+  if (live.size() != jobs_.size()) return fail("the snapshot's calls do not match its jobs");
+  for (const auto& [id, job] : jobs_)
+    if (!live.count(id)) return fail(job_text(id) + " is in the snapshot but not in its calls");
+  for (const RunningJob& r : s.running) {
+    auto at = partitions.find(r.id);
+    if (at == partitions.end() || partition_nodes(at->second.first, at->second.second) != r.nodes)
+      return fail(job_text(r.id) + ": its nodes in the snapshot are not its partition");
+    GangJob& j = jobs_.at(r.id);
+    j.first = at->second.first;
+    j.size = at->second.second;
+    j.start = r.start;
+  }
+  for (const Job& j : s.queue)
+    if (partitions.count(j.id)) return fail(job_text(j.id) + " ran but is queued in the snapshot");
+  for (JobId id : s.idle) {
+    if (!suspended.count(id)) return fail(job_text(id) + " is idle in the snapshot but running");
+    jobs_.at(id).idle = true;
+  }
+  for (JobId id : s.withdrawn) {
+    auto it = jobs_.find(id);
+    if (it == jobs_.end() || it->second.first >= 0)
+      return fail(job_text(id) + " is withdrawn in the snapshot but not waiting");
+    it->second.withdrawn = true;
+  }
+  // The current slot is what the last next_slot() returned (jobs in it may have ended since).
+  slots_ = 1;
+  for (const gang::SlotJob& r : slot_)
+    if (auto it = jobs_.find(r.job); it != jobs_.end()) it->second.last_slot = slots_;
+  last_pass_ = s.last_pass;
+  slot_end_ = s.slot_end;
+  return Ok{};
+}
+
+}  // namespace trellis
