@@ -68,7 +68,7 @@ size_t check_workload(const Scenario& setup, const std::string& policy_name, uin
   std::map<JobId, Seconds> promised;
   SimOptions options;
   options.on_pass = [&](const PassResult& s, const BatchCore& core) {
-    for (const Reservation& r : s.reservations) {
+    for (const Reservation& r : core.reservations()) {
       ASSERT_GT(r.start, s.now);
       const Job* reserved = core.find(r.job);  // a reserved job is still queued
       ASSERT_NE(reserved, nullptr);
@@ -170,8 +170,8 @@ TEST(PolicyInvariantsOracle, DetectsABrokenPromise) {
   std::vector<Job> jobs = {testing::make_job(1, 0, 4, 100), testing::make_job(2, 1, 4, 10)};
   std::map<JobId, Seconds> promised;
   SimOptions options;
-  options.on_pass = [&](const PassResult& s, const BatchCore&) {
-    for (const Reservation& r : s.reservations) promised.emplace(r.job, r.start);
+  options.on_pass = [&](const PassResult& s, const BatchCore& core) {
+    for (const Reservation& r : core.reservations()) promised.emplace(r.job, r.start);
   };
   SimResult result = simulate(machine, alloc, policy, jobs, options);
   ASSERT_EQ(promised.count(2), 1u);

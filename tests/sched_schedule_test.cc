@@ -120,12 +120,12 @@ TEST(HandSchedule, EasyHeadReservationIsTheShapeNotTheCount) {
   auto policy = PolicyRegistry::builtin().create("easy", m);
   SimOptions options;
   bool seen = false;
-  options.on_pass = [&](const PassResult& s, const BatchCore&) {
+  options.on_pass = [&](const PassResult& s, const BatchCore& core) {
     if (s.now != 2) return;
-    ASSERT_EQ(s.reservations.size(), 1u);
-    EXPECT_EQ(s.reservations[0].job, 5);
-    EXPECT_EQ(s.reservations[0].start, 30);
-    EXPECT_EQ(format_hostlist(s.reservations[0].nodes), "n[0-3]");
+    ASSERT_EQ(core.reservations().size(), 1u);
+    EXPECT_EQ(core.reservations()[0].job, 5);
+    EXPECT_EQ(core.reservations()[0].start, 30);
+    EXPECT_EQ(format_hostlist(core.reservations()[0].nodes), "n[0-3]");
     seen = true;
   };
   simulate(m, alloc, **policy, shaped_head(), options);

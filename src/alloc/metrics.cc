@@ -49,34 +49,41 @@ double axis_pair_sum(const std::vector<std::pair<int, long>>& positions, int ext
   return total;
 }
 
-// Sum over unordered pairs of the hop distance on a mesh/torus, axis by axis.
+// Sum over unordered pairs of the hop distance on a mesh/torus, axis by axis. Called once per
+// started job by the simulator, so it allocates a few buffers per call, not one per axis or node.
 double torus_pair_sum(const Torus& machine, const NodeSet& nodes) {
   const int dims = machine.dims();
-  std::vector<std::vector<int>> at(dims);
+  const size_t n = static_cast<size_t>(nodes.count());
+  std::vector<int> coords;  // node i's coordinate on axis k at i * dims + k
+  coords.reserve(n * static_cast<size_t>(dims));
   nodes.for_each([&](NodeId id) {
     Coords c = machine.coords(id);
-    for (int k = 0; k < dims; ++k) at[k].push_back(c[k]);
+    for (int k = 0; k < dims; ++k) coords.push_back(c[k]);
   });
   double total = 0;
+  std::vector<int> axis(n);
+  std::vector<long> histogram;
   std::vector<std::pair<int, long>> positions;
+  positions.reserve(n);
   for (int k = 0; k < dims; ++k) {
     positions.clear();
     const int extent = machine.extent(k);
-    if (at[k].size() >= static_cast<size_t>(extent)) {  // dense: count per position
-      std::vector<long> histogram(extent, 0);
-      for (int x : at[k]) ++histogram[x];
+    for (size_t i = 0; i < n; ++i) axis[i] = coords[i * static_cast<size_t>(dims) + k];
+    if (n >= static_cast<size_t>(extent)) {  // dense: count per position
+      histogram.assign(static_cast<size_t>(extent), 0);
+      for (int x : axis) ++histogram[x];
       for (int x = 0; x < extent; ++x)
         if (histogram[x]) positions.emplace_back(x, histogram[x]);
     } else {  // sparse: sort the job's own positions
-      std::sort(at[k].begin(), at[k].end());
-      for (int x : at[k]) {
+      std::sort(axis.begin(), axis.end());
+      for (int x : axis) {
         if (positions.empty() || positions.back().first != x)
           positions.emplace_back(x, 1);
         else
           ++positions.back().second;
       }
     }
-    total += axis_pair_sum(positions, machine.extent(k), machine.wraps(k));
+    total += axis_pair_sum(positions, extent, machine.wraps(k));
   }
   return total;
 }

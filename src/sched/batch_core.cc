@@ -40,7 +40,8 @@ void BatchCore::remove_running(JobId id) {
 Status BatchCore::ended(JobId job, Seconds /*now*/) {
   auto it = running_index_.find(job);
   if (it == running_index_.end()) return fail("job " + std::to_string(job) + " is not running");
-  free_ |= running_[it->second].nodes - down_;
+  free_ |= running_[it->second].nodes;
+  if (!down_.empty()) free_ -= down_;  // a node that went down while held stays out
   remove_running(job);
   return Ok{};
 }
@@ -107,7 +108,6 @@ PassResult BatchCore::pass(Seconds now) {
     queue_.resize(kept);
   }
   reservations_ = std::move(decided.reservations);
-  result.reservations = reservations_;
   return result;
 }
 

@@ -32,6 +32,7 @@ class BatchCore : public SchedulingCore {
   bool idle(JobId, Seconds) override { return false; }
   Status busy(JobId job, Seconds now) override;
   PassResult pass(Seconds now) override;
+  const std::vector<Reservation>& reservations() const override { return reservations_; }
   std::optional<Seconds> next_wakeup() const override;
   CoreSnapshot snapshot() const override;
   Status restore(const CoreSnapshot& snapshot) override;

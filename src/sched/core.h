@@ -30,8 +30,6 @@ struct CoreDecision {
 struct PassResult {
   Seconds now = 0;
   std::vector<CoreDecision> decisions;
-  // The promises in force after the pass (EASY: the head job; conservative: every waiting job).
-  std::vector<Reservation> reservations;
 };
 
 // One call a GangCore made to its policy (see CoreSnapshot::policy_calls).
@@ -83,6 +81,9 @@ class SchedulingCore {
   virtual Status busy(JobId job, Seconds now) = 0;
   // One scheduling pass at `now`: the decisions are already applied to the core's state.
   virtual PassResult pass(Seconds now) = 0;
+  // The promises in force after the last pass (EASY: the head job; conservative: every waiting
+  // job); none for time-sharing cores.
+  virtual const std::vector<Reservation>& reservations() const = 0;
   // When a pass is due with no event (a promised start, the end of a time slot), if any.
   virtual std::optional<Seconds> next_wakeup() const = 0;
 

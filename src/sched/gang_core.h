@@ -60,6 +60,8 @@ class GangCore : public SchedulingCore {
   bool idle(JobId job, Seconds now) override;
   Status busy(JobId job, Seconds now) override;
   PassResult pass(Seconds now) override;
+  // Gang policies make no promises.
+  const std::vector<Reservation>& reservations() const override { return no_reservations_; }
   // The end of the current slot while jobs are in the system.
   std::optional<Seconds> next_wakeup() const override;
   CoreSnapshot snapshot() const override;
@@ -105,6 +107,7 @@ class GangCore : public SchedulingCore {
   Seconds last_pass_ = 0;
   Seconds slot_end_ = 0;
   std::vector<PolicyCall> calls_;
+  const std::vector<Reservation> no_reservations_;
 };
 
 }  // namespace trellis
