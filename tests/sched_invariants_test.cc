@@ -170,7 +170,7 @@ TEST(PolicyInvariantsOracle, DetectsABrokenPromise) {
   std::vector<Job> jobs = {testing::make_job(1, 0, 4, 100), testing::make_job(2, 1, 4, 10)};
   std::map<JobId, Seconds> promised;
   SimOptions options;
-  options.on_pass = [&](const PassResult& s, const BatchCore& core) {
+  options.on_pass = [&](const PassResult&, const BatchCore& core) {
     for (const Reservation& r : core.reservations()) promised.emplace(r.job, r.start);
   };
   SimResult result = simulate(machine, alloc, policy, jobs, options);

@@ -18,7 +18,7 @@
 
 namespace trellis {
 
-class BatchCore : public SchedulingCore {
+class BatchCore final : public SchedulingCore {
  public:
   // The allocator and policy must outlive the core.
   BatchCore(const Machine& machine, const Allocator& allocator, const QueuePolicy& policy);

@@ -61,8 +61,8 @@ NodeSet GangCore::partition_nodes(int first, int size) const {
 }
 
 const Job* GangCore::find(JobId id) const {
-  auto it = jobs_.find(id);
-  return it == jobs_.end() ? nullptr : &it->second.job;
+  auto it = details_.find(id);
+  return it == details_.end() ? nullptr : &it->second.job;
 }
 
 Status GangCore::submit(const Job& job, Seconds /*now*/) {
@@ -70,27 +70,30 @@ Status GangCore::submit(const Job& job, Seconds /*now*/) {
   if (job.request.nodes < 1 || job.request.nodes > n)
     return fail(Error::Code::kNeverFits, "needs " + std::to_string(job.request.nodes) +
                                              " nodes, the machine has " + std::to_string(n));
-  if (jobs_.count(job.id)) return fail(job_text(job.id) + " is already in the system");
+  if (jobs_.find(job.id)) return fail(job_text(job.id) + " is already in the system");
   if (auto ok = call_submit(job.id, job.request.nodes); !ok) return ok;
-  jobs_.emplace(job.id, GangJob{job});
+  jobs_.emplace(job.id, SlotState{});
+  details_.emplace(job.id, Details{job});
   return Ok{};
 }
 
 Status GangCore::ended(JobId job, Seconds /*now*/) {
-  auto it = jobs_.find(job);
-  if (it == jobs_.end() || it->second.first < 0)
+  const SlotState* found = jobs_.find(job);
+  if (!found || found->first < 0)
     return fail(Error::Code::kNotFound, job_text(job) + " is not running");
   call_finish(job);
-  jobs_.erase(it);
+  jobs_.erase(job);
+  details_.erase(job);
   return Ok{};
 }
 
 Status GangCore::cancel(JobId job, Seconds now) {
-  auto it = jobs_.find(job);
-  if (it == jobs_.end() || it->second.withdrawn)
+  SlotState* found = jobs_.find(job);
+  if (!found || found->withdrawn)
     return fail(Error::Code::kNotFound, job_text(job) + " is not in the system");
-  if (it->second.first >= 0) return ended(job, now);
-  it->second.withdrawn = true;
+  if (found->first >= 0) return ended(job, now);
+  found->withdrawn = true;
+  ++withdrawn_waiting_;
   return Ok{};
 }
 
@@ -108,19 +111,19 @@ Status GangCore::node_up(NodeId node, Seconds /*now*/) {
 }
 
 bool GangCore::idle(JobId job, Seconds /*now*/) {
-  auto it = jobs_.find(job);
-  if (it == jobs_.end() || it->second.idle || it->second.last_slot != slots_) return false;
+  SlotState* found = jobs_.find(job);
+  if (!found || found->idle || found->last_slot != slots_) return false;
   if (!call_suspend(job)) return false;
-  it->second.idle = true;
+  found->idle = true;
   return true;
 }
 
 Status GangCore::busy(JobId job, Seconds /*now*/) {
-  auto it = jobs_.find(job);
-  if (it == jobs_.end()) return fail(Error::Code::kNotFound, job_text(job) + " is not running");
-  if (!it->second.idle) return Ok{};
+  SlotState* found = jobs_.find(job);
+  if (!found) return fail(Error::Code::kNotFound, job_text(job) + " is not running");
+  if (!found->idle) return Ok{};
   call_resume(job);
-  it->second.idle = false;
+  found->idle = false;
   return Ok{};
 }
 
@@ -128,14 +131,14 @@ PassResult GangCore::pass(Seconds now) {
   PassResult result;
   result.now = now;
   last_pass_ = now;
-  if (policy_.jobs_in_system() == 0) {
+  if (jobs_.empty()) {
     slot_.clear();
     slot_end_ = now;
     return result;
   }
   const std::vector<gang::SlotJob>* next = &call_next_slot();
   // A withdrawn job leaves the policy when it is first picked; the slot is decided again.
-  for (;;) {
+  while (withdrawn_waiting_ > 0) {
     std::vector<JobId> withdrawn;
     for (const gang::SlotJob& r : *next)
       if (jobs_.at(r.job).withdrawn) withdrawn.push_back(r.job);
@@ -143,39 +146,42 @@ PassResult GangCore::pass(Seconds now) {
     for (JobId id : withdrawn) {
       call_finish(id);
       jobs_.erase(id);
+      details_.erase(id);
+      --withdrawn_waiting_;
     }
     next = &call_next_slot();
   }
   ++slots_;
   // Switch out the jobs of the last slot that do not run in this one, then switch in.
   std::vector<CoreDecision> switched_in;
+  const bool report = options_.report_switches;
   for (const gang::SlotJob& r : *next) {
-    GangJob& j = jobs_.at(r.job);
+    SlotState& j = jobs_.at(r.job);
     if (j.first < 0) {
       j.first = r.first;
       j.size = r.size;
-      j.start = now;
+      details_.at(r.job).start = now;
       switched_in.push_back(
           {CoreDecision::Kind::kStart, r.job, partition_nodes(r.first, r.size), std::nullopt});
-    } else if (j.last_slot != slots_ - 1) {
+    } else if (report && j.last_slot != slots_ - 1) {
       switched_in.push_back({CoreDecision::Kind::kResume, r.job, {}, std::nullopt});
     }
     j.last_slot = slots_;
   }
-  for (const gang::SlotJob& r : slot_) {
-    auto it = jobs_.find(r.job);
-    if (it != jobs_.end() && it->second.last_slot == slots_ - 1)
-      result.decisions.push_back({CoreDecision::Kind::kSuspend, r.job, {}, std::nullopt});
+  if (report) {
+    for (const gang::SlotJob& r : slot_) {
+      const SlotState* previous = jobs_.find(r.job);
+      if (previous && previous->last_slot == slots_ - 1)
+        result.decisions.push_back({CoreDecision::Kind::kSuspend, r.job, {}, std::nullopt});
+    }
   }
-  for (CoreDecision& d : switched_in) result.decisions.push_back(std::move(d));
+  if (result.decisions.empty())
+    result.decisions = std::move(switched_in);
+  else
+    for (CoreDecision& d : switched_in) result.decisions.push_back(std::move(d));
   slot_ = *next;
   slot_end_ = now + (slot_.empty() ? options_.empty_slot : options_.slice);
   return result;
-}
-
-std::optional<Seconds> GangCore::next_wakeup() const {
-  if (policy_.jobs_in_system() == 0) return std::nullopt;
-  return slot_end_;
 }
 
 CoreSnapshot GangCore::snapshot() const {
@@ -183,18 +189,19 @@ CoreSnapshot GangCore::snapshot() const {
   // Jobs in submit order (the order of their submit calls), started or not.
   for (const PolicyCall& c : calls_) {
     if (c.kind != PolicyCall::Kind::kSubmit) continue;
-    auto it = jobs_.find(c.job);
-    if (it == jobs_.end()) continue;
-    const GangJob& j = it->second;
+    const SlotState* found = jobs_.find(c.job);
+    if (!found) continue;
+    const SlotState& j = *found;
+    const Details& d = details_.at(c.job);
     if (j.first < 0) {
-      s.queue.push_back(j.job);
+      s.queue.push_back(d.job);
     } else {
-      s.running_jobs.push_back(j.job);
-      s.running.push_back({j.job.id, j.start, j.start + j.job.time_limit,
-                           partition_nodes(j.first, j.size), j.size});
+      s.running_jobs.push_back(d.job);
+      s.running.push_back(
+          {c.job, d.start, d.start + d.job.time_limit, partition_nodes(j.first, j.size), j.size});
     }
-    if (j.idle) s.idle.push_back(j.job.id);
-    if (j.withdrawn) s.withdrawn.push_back(j.job.id);
+    if (j.idle) s.idle.push_back(c.job);
+    if (j.withdrawn) s.withdrawn.push_back(c.job);
   }
   s.down = NodeSet(order_.size());
   s.last_pass = last_pass_;
@@ -211,8 +218,10 @@ Status GangCore::restore(const CoreSnapshot& s) {
     return fail("the snapshot is not of this machine's gang core");
   for (const auto* jobs : {&s.queue, &s.running_jobs})
     for (const Job& j : *jobs)
-      if (!jobs_.emplace(j.id, GangJob{j}).second)
+      if (!jobs_.emplace(j.id, SlotState{}).second)
         return fail(job_text(j.id) + " appears twice in the snapshot");
+      else
+        details_.emplace(j.id, Details{j});
 
   // Replay the calls, checking each against the jobs it names first: the policies assume their
   // callers keep the rules (a finished job is not finished again), and a snapshot is input.
@@ -263,16 +272,17 @@ Status GangCore::restore(const CoreSnapshot& s) {
 
   // The replayed policy must hold exactly the snapshot's jobs, started ones on their nodes.
   if (live.size() != jobs_.size()) return fail("the snapshot's calls do not match its jobs");
-  for (const auto& [id, job] : jobs_)
-    if (!live.count(id)) return fail(job_text(id) + " is in the snapshot but not in its calls");
+  JobId missing = 0;
+  if (!jobs_.all_of([&](JobId id, const SlotState&) { return live.count(missing = id) > 0; }))
+    return fail(job_text(missing) + " is in the snapshot but not in its calls");
   for (const RunningJob& r : s.running) {
     auto at = partitions.find(r.id);
     if (at == partitions.end() || partition_nodes(at->second.first, at->second.second) != r.nodes)
       return fail(job_text(r.id) + ": its nodes in the snapshot are not its partition");
-    GangJob& j = jobs_.at(r.id);
+    SlotState& j = jobs_.at(r.id);
     j.first = at->second.first;
     j.size = at->second.second;
-    j.start = r.start;
+    details_.at(r.id).start = r.start;
   }
   for (const Job& j : s.queue)
     if (partitions.count(j.id)) return fail(job_text(j.id) + " ran but is queued in the snapshot");
@@ -281,15 +291,16 @@ Status GangCore::restore(const CoreSnapshot& s) {
     jobs_.at(id).idle = true;
   }
   for (JobId id : s.withdrawn) {
-    auto it = jobs_.find(id);
-    if (it == jobs_.end() || it->second.first >= 0)
+    SlotState* found = jobs_.find(id);
+    if (!found || found->first >= 0)
       return fail(job_text(id) + " is withdrawn in the snapshot but not waiting");
-    it->second.withdrawn = true;
+    if (!found->withdrawn) ++withdrawn_waiting_;
+    found->withdrawn = true;
   }
   // The current slot is what the last next_slot() returned (jobs in it may have ended since).
   slots_ = 1;
   for (const gang::SlotJob& r : slot_)
-    if (auto it = jobs_.find(r.job); it != jobs_.end()) it->second.last_slot = slots_;
+    if (SlotState* j = jobs_.find(r.job)) j->last_slot = slots_;
   last_pass_ = s.last_pass;
   slot_end_ = s.slot_end;
   return Ok{};

@@ -27,6 +27,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/job_table.h"
 #include "sched/core.h"
 #include "sched/gang/gang_scheduler.h"
 #include "topology/curve.h"
@@ -38,9 +39,13 @@ struct GangCoreOptions {
   // When a slot runs nothing (every job waits for input): how soon to look again. The simulator
   // uses its time unit; a controller would pass at the next event instead.
   Seconds empty_slot = 1;
+  // Report every switch (kSuspend, kResume) as well as first starts. A controller must freeze and
+  // thaw processes, so it wants them; the simulator reads slot() and turns them off, as they cost
+  // two lookups per job and slot.
+  bool report_switches = true;
 };
 
-class GangCore : public SchedulingCore {
+class GangCore final : public SchedulingCore {
  public:
   // `policy` must be fresh (no calls made to it) and outlive the core; `order` has one rank per
   // processor of the policy (throws std::invalid_argument otherwise: a programming error).
@@ -63,7 +68,10 @@ class GangCore : public SchedulingCore {
   // Gang policies make no promises.
   const std::vector<Reservation>& reservations() const override { return no_reservations_; }
   // The end of the current slot while jobs are in the system.
-  std::optional<Seconds> next_wakeup() const override;
+  std::optional<Seconds> next_wakeup() const override {
+    if (jobs_.empty()) return std::nullopt;
+    return slot_end_;
+  }
   CoreSnapshot snapshot() const override;
   // The core must be fresh (as a restarted controller's is).
   Status restore(const CoreSnapshot& snapshot) override;
@@ -72,7 +80,8 @@ class GangCore : public SchedulingCore {
   // The jobs of the current slot, as the policy named them.
   const std::vector<gang::SlotJob>& slot() const { return slot_; }
   gang::LoadIndex load() const { return policy_.load(); }
-  int jobs_in_system() const { return policy_.jobs_in_system(); }
+  // Jobs submitted and not ended (waiting, running, idle, or withdrawn but not yet picked).
+  int jobs_in_system() const { return static_cast<int>(jobs_.size()); }
   const std::string& policy_name() const { return policy_.name(); }
   const Curve& order() const { return order_; }
   // The nodes of the partition [first, first + size) of the policy's processors.
@@ -81,14 +90,17 @@ class GangCore : public SchedulingCore {
   const Job* find(JobId id) const;
 
  private:
-  struct GangJob {
-    Job job;
-    Seconds start = -1;  // its first slot's start; -1 until it runs
-    int first = -1;      // its partition, once it has run
+  // What a switch reads for every job of every slot, kept small (JobTable holds it by id).
+  struct SlotState {
+    int first = -1;  // its partition, once it has run
     int size = 0;
     long last_slot = -1;  // the number of the last slot it ran in
     bool idle = false;
     bool withdrawn = false;
+  };
+  struct Details {
+    Job job;
+    Seconds start = -1;  // its first slot's start; -1 until it runs
   };
 
   // The policy's calls, each logged (see CoreSnapshot::policy_calls).
@@ -101,9 +113,11 @@ class GangCore : public SchedulingCore {
   gang::GangScheduler& policy_;
   Curve order_;
   GangCoreOptions options_;
-  std::unordered_map<JobId, GangJob> jobs_;
+  JobTable<SlotState> jobs_;
+  std::unordered_map<JobId, Details> details_;
   std::vector<gang::SlotJob> slot_;
-  long slots_ = 0;  // slots decided so far
+  long slots_ = 0;             // slots decided so far
+  int withdrawn_waiting_ = 0;  // withdrawn jobs the policy has not picked yet
   Seconds last_pass_ = 0;
   Seconds slot_end_ = 0;
   std::vector<PolicyCall> calls_;

@@ -10,6 +10,7 @@
 
 #include "alloc/locality_metrics.h"
 #include "alloc/metrics.h"
+#include "core/job_table.h"
 #include "sched/gang_core.h"
 #include "sim/event_loop.h"
 
@@ -55,77 +56,6 @@ struct Progress {
     if (current.think > 0) input_at = now + 1 + current.think;
     return true;
   }
-};
-
-// The jobs in the system, looked up by id for every running job in every slot. Ids in a compact
-// range (the usual 1..n) index a vector; any others go through a hash map.
-class JobsInSystem {
- public:
-  explicit JobsInSystem(std::span<const SimJob> jobs) {
-    if (jobs.empty()) return;
-    auto [low, high] = std::minmax_element(
-        jobs.begin(), jobs.end(), [](const SimJob& a, const SimJob& b) { return a.id < b.id; });
-    if (high->id - low->id < 4 * static_cast<JobId>(jobs.size()) + 1024) {
-      lowest_ = low->id;
-      dense_.resize(static_cast<std::size_t>(high->id - low->id) + 1);
-    }
-  }
-  bool empty() const { return count_ == 0; }
-  // `id` is not in the system (the scheduler has rejected a second submission of a live id).
-  void add(JobId id, const Progress& progress) {
-    ++count_;
-    if (auto* slot = dense_slot(id)) {
-      *slot = progress;
-    } else {
-      sparse_.emplace(id, progress);
-    }
-  }
-  Progress* find(JobId id) {
-    if (auto* slot = dense_slot(id)) return *slot ? &**slot : nullptr;
-    auto it = sparse_.find(id);
-    return it == sparse_.end() ? nullptr : &it->second;
-  }
-  Progress& at(JobId id) {
-    Progress* p = find(id);
-    assert(p != nullptr && "a scheduler named a job that is not in the system");
-    return *p;
-  }
-  void erase(JobId id) {
-    --count_;
-    if (auto* slot = dense_slot(id)) {
-      slot->reset();
-    } else {
-      sparse_.erase(id);
-    }
-  }
-  // Whether `f` holds for every job in the system.
-  template <typename F>
-  bool all_of(F f) const {
-    for (const auto& slot : dense_)
-      if (slot && !f(*slot)) return false;
-    for (const auto& entry : sparse_)
-      if (!f(entry.second)) return false;
-    return true;
-  }
-  template <typename F>
-  void for_each(F f) const {
-    all_of([&](const Progress& p) {
-      f(p);
-      return true;
-    });
-  }
-
- private:
-  std::optional<Progress>* dense_slot(JobId id) {
-    if (dense_.empty() || id < lowest_ || id - lowest_ >= static_cast<JobId>(dense_.size()))
-      return nullptr;
-    return &dense_[static_cast<std::size_t>(id - lowest_)];
-  }
-
-  JobId lowest_ = 0;
-  std::vector<std::optional<Progress>> dense_;
-  std::unordered_map<JobId, Progress> sparse_;
-  std::size_t count_ = 0;
 };
 
 double pearson(const std::vector<double>& x, const std::vector<double>& y) {
@@ -184,7 +114,7 @@ class SlottedJobs {
   SlottedJobs(std::span<const SimJob> jobs, std::span<const Job> arrivals,
               const GangSimConfig& config, const std::string& policy, int processors,
               const SecondsView* seconds)
-      : jobs_(jobs), arrivals_(arrivals), config_(config), seconds_(seconds), in_system_(jobs) {
+      : jobs_(jobs), arrivals_(arrivals), config_(config), seconds_(seconds) {
     result_.policy = policy;
     result_.processors = processors;
     drain_ = config.end_time < 0 || config.drain;
@@ -201,7 +131,7 @@ class SlottedJobs {
     // nobody removes).
     if (!drain_ || slot_open_ || any_progress_ || !waiting_input_.empty()) return false;
     return in_system_.all_of(
-        [&](const Progress& p) { return p.stopped() && !p.waiting_input(now_); });
+        [&](JobId, const Progress& p) { return p.stopped() && !p.waiting_input(now_); });
   }
   void rejected(const Job& job, const Error& why) {
     if (!error_)
@@ -222,7 +152,7 @@ class SlottedJobs {
     Progress p;
     p.job = &sim;
     p.outcome = result_.jobs.size() - 1;
-    in_system_.add(sim.id, p);
+    in_system_.emplace(sim.id, p);
   }
 
   // The end of the slot that ran: jobs leave, or are skipped or removed; due input arrives.
@@ -320,7 +250,7 @@ class SlottedJobs {
       record_load(recorded_until_, config_.end_time, gang::LoadIndex{});
       end = config_.end_time;
     }
-    in_system_.for_each([&](const Progress& p) { result_.jobs[p.outcome].done = p.done; });
+    in_system_.for_each([&](JobId, const Progress& p) { result_.jobs[p.outcome].done = p.done; });
     result_.duration = end;
     const double processors = result_.processors;
     if (end > 0) {
@@ -460,7 +390,7 @@ class SlottedJobs {
   GangSimResult result_;
   std::vector<std::size_t> source_;  // outcome index -> SimJob index
   std::unordered_map<JobId, JobRecord> records_;
-  JobsInSystem in_system_;
+  JobTable<Progress> in_system_;  // looked up for every job of every slot
   using Wake = std::pair<long, JobId>;
   std::priority_queue<Wake, std::vector<Wake>, std::greater<>> waiting_input_;  // by input time
   std::vector<std::pair<JobId, long>> finished_;  // in the open slot, and when
@@ -511,7 +441,8 @@ Result<GangSimResult> run_slotted(std::span<const SimJob> all_jobs,
     arrivals[i].run_time = arrivals[i].time_limit = static_cast<double>(jobs[i].work);
     pointers[i] = &arrivals[i];
   }
-  GangCoreOptions core_options{static_cast<double>(config.slice), 1};
+  // The model runs the jobs of core.slot(); it needs only the first starts (their nodes).
+  GangCoreOptions core_options{static_cast<double>(config.slice), 1, false};
   std::vector<std::unique_ptr<gang::GangScheduler>> restarted;  // policies of restarted cores
   EventLoopOptions<GangCore> loop;
   bool first_made = false;
@@ -526,6 +457,7 @@ Result<GangSimResult> run_slotted(std::span<const SimJob> all_jobs,
   };
   if (config.restart_after_slot >= 0 && make) loop.restart_after_pass = config.restart_after_slot;
   if (!(config.end_time < 0 || config.drain)) loop.stop_at = static_cast<double>(config.end_time);
+  loop.time_passes = false;  // a pass per slot: the gang results have no pass timings
 
   SlottedJobs model(jobs, arrivals, config, first.name(), first.processors(), seconds);
   EventLoopStats stats = run_event_loop<GangCore>(pointers, model, loop);
