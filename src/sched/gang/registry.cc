@@ -70,27 +70,4 @@ const GangPolicyRegistry& GangPolicyRegistry::builtin() {
   return registry;
 }
 
-void GangPolicyRegistry::add(GangPolicyInfo info) {
-  policies_.push_back(std::move(info));
-}
-
-bool GangPolicyRegistry::has(std::string_view name) const {
-  for (const auto& p : policies_)
-    if (p.name == name) return true;
-  return false;
-}
-
-std::string GangPolicyRegistry::names() const {
-  std::string known;
-  for (const auto& p : policies_) known += (known.empty() ? "" : ", ") + p.name;
-  return known;
-}
-
-Result<std::unique_ptr<GangScheduler>> GangPolicyRegistry::create(
-    std::string_view name, int processors, const GangPolicyOptions& options) const {
-  for (const auto& p : policies_)
-    if (p.name == name) return p.make(processors, options);
-  return fail("unknown gang policy '" + std::string(name) + "' (known: " + names() + ")");
-}
-
 }  // namespace trellis::gang
