@@ -14,6 +14,7 @@
 #include <string>
 #include <string_view>
 
+#include "core/key_value.h"
 #include "core/registry.h"
 #include "sched/gang/gang_scheduler.h"
 
@@ -27,6 +28,16 @@ struct GangPolicyOptions {
   bool dqt_message_passing = false;
 };
 
+// The gang policies' options as key=value (trellis sim --sched-opt fanout=4): fanout= and
+// max_jobs_per_node=, read with errors that name the policy, e.g. "gang policy 'dqt-ffapa' option
+// fanout='1': expected a whole number of at least 2". Other keys are left to the caller (trellis
+// sim also takes quantum= and trace_slots=), which checks for unknown ones with only().
+//
+//   KeyValueOptions given("gang policy");
+//   given.add_list("fanout=4");
+//   auto options = parse_gang_policy_options(given.for_component("dqt-ffapa"));
+Result<GangPolicyOptions> parse_gang_policy_options(const ComponentOptions& given);
+
 using GangPolicyFactory = std::function<Result<std::unique_ptr<GangScheduler>>(
     int processors, const GangPolicyOptions& options)>;
 
@@ -37,7 +48,8 @@ struct GangPolicyInfo {
 };
 
 // The gang policies by name: create(name, processors, options); errors name an unknown policy
-// (listing the known ones, code not found) or a machine the policy cannot use.
+// (listing the known ones, code not found) or, naming the policy, a machine or options it cannot
+// use ("gang policy 'fcfs-bb': binary buddy: the machine must have ...").
 class GangPolicyRegistry
     : public Registry<GangPolicyInfo, GangScheduler, int, const GangPolicyOptions&> {
  public:
