@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "alloc/registry.h"
+#include "sched/gang/registry.h"
 #include "sched/registry.h"
 
 namespace trellis {
@@ -53,7 +54,7 @@ TEST(Registry, AddFindNamesCreateAndUnknownNames) {
   EXPECT_EQ(unknown.error().message, "unknown shape 'circle' (known: triangle, square)");
 }
 
-TEST(Registry, AllocatorsAndQueuePoliciesShareTheVerbsAndNameTheirKind) {
+TEST(Registry, AllocatorsQueueAndGangPoliciesShareTheVerbsAndNameTheirKind) {
   Machine machine = *Machine::parse("torus:4x4");
   auto allocator = AllocatorRegistry::builtin().create("nope", machine);
   ASSERT_FALSE(allocator);
@@ -64,6 +65,18 @@ TEST(Registry, AllocatorsAndQueuePoliciesShareTheVerbsAndNameTheirKind) {
   EXPECT_EQ(policy.error().message.rfind("unknown queue policy 'nope' (known: ", 0), 0u);
   EXPECT_EQ(AllocatorRegistry::builtin().kind(), "allocator");
   EXPECT_EQ(PolicyRegistry::builtin().kind(), "queue policy");
+  const gang::GangPolicyRegistry& gangs = gang::GangPolicyRegistry::builtin();
+  EXPECT_EQ(gangs.kind(), "gang policy");
+  auto gang = gangs.create("nope", 8);
+  ASSERT_FALSE(gang);
+  EXPECT_EQ(gang.error().code, Error::Code::kNotFound);
+  EXPECT_EQ(gang.error().message.rfind("unknown gang policy 'nope' (known: dqt-ffapa, ", 0), 0u);
+  EXPECT_TRUE(gangs.has("fcfs-bb"));
+  EXPECT_FALSE(gangs.has("easy"));
+  EXPECT_TRUE(PolicyRegistry::builtin().has("easy"));
+  EXPECT_TRUE(AllocatorRegistry::builtin().has("buddy"));
+  ASSERT_NE(gangs.find("slurm-gang"), nullptr);
+  EXPECT_TRUE(gangs.create("slurm-gang", 8, gang::GangPolicyOptions{}));
   for (const auto& info : PolicyRegistry::builtin().all())
     EXPECT_TRUE(PolicyRegistry::builtin().create(info.name, machine, PolicyOptions{}) ||
                 info.name == "fattree-batch")

@@ -67,15 +67,16 @@ void register_baseline_allocators(AllocatorRegistry& registry) {
   registry.add(
       {"first-available", "lowest free node ids (topology-unaware baseline)", "any",
        [](const Machine& m, const AllocatorOptions& o) -> Result<std::unique_ptr<Allocator>> {
-         if (auto ok = o.only({}, "first-available"); !ok) return ok.error();
+         if (auto ok = o.for_component("first-available").only({}); !ok) return ok.error();
          return make_allocator<FirstAvailableAllocator>(m);
        }});
   registry.add(
       {"random", "uniformly random free nodes (option seed=N)", "any",
-       [](const Machine& m, const AllocatorOptions& o) -> Result<std::unique_ptr<Allocator>> {
-         if (auto ok = o.only({"seed"}, "random"); !ok) return ok.error();
+       [](const Machine& m, const AllocatorOptions& given) -> Result<std::unique_ptr<Allocator>> {
+         ComponentOptions o = given.for_component("random");
+         if (auto ok = o.only({"seed"}); !ok) return ok.error();
          auto seed = o.whole_number("seed", 1, 0);
-         if (!seed) return fail("random: " + seed.error().message);
+         if (!seed) return seed.error();
          return make_allocator<RandomAllocator>(m, static_cast<uint64_t>(*seed));
        }});
 }

@@ -5,6 +5,7 @@
 //   add(info)                 registers a component (Info has at least name, summary, factory)
 //   all()                     every registered component, in registration order (`trellis list`)
 //   find(name)                the component's Info, or nullptr
+//   has(name)                 whether a component of that name is registered
 //   names()                   the registered names, comma separated, for messages
 //   create(name, args...)     builds the component: info.factory(args...); an unknown name is an
 //                             Error::Code::kNotFound error naming the kind and the known names:
@@ -40,6 +41,7 @@ class Registry {
       if (info.name == name) return &info;
     return nullptr;
   }
+  bool has(std::string_view name) const { return find(name) != nullptr; }
   std::string names() const {
     std::string known;
     for (const Info& info : infos_) known += (known.empty() ? "" : ", ") + info.name;

@@ -20,9 +20,9 @@ int free_unit_nodes(const NodeSet& free, int unit) {
   return total;
 }
 
-Result<int> positive_option(const PolicyOptions& options, const std::string& key, int fallback) {
+Result<int> positive_option(const ComponentOptions& options, const std::string& key, int fallback) {
   auto value = options.whole_number(key, fallback, 1);
-  if (!value) return fail("fattree-batch: " + value.error().message);
+  if (!value) return value.error();
   return static_cast<int>(*value);
 }
 
@@ -74,8 +74,9 @@ Schedule FatTreeBatchPolicy::schedule(const SchedulerView& view, const Allocator
 
 PolicyFactory make_fattree_batch_factory() {
   return [](const Machine& machine,
-            const PolicyOptions& options) -> Result<std::unique_ptr<QueuePolicy>> {
-    if (auto ok = options.only({"njob", "unit"}, "fattree-batch"); !ok) return ok.error();
+            const PolicyOptions& given) -> Result<std::unique_ptr<QueuePolicy>> {
+    ComponentOptions options = given.for_component("fattree-batch");
+    if (auto ok = options.only({"njob", "unit"}); !ok) return ok.error();
     auto njob = positive_option(options, "njob", 4);
     if (!njob) return njob.error();
     auto unit = positive_option(options, "unit", FatTreeBatchPolicy::default_unit(machine));

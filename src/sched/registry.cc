@@ -13,7 +13,7 @@ namespace {
 template <typename P>
 PolicyFactory plain(std::string_view name) {
   return [name](const Machine&, const PolicyOptions& o) -> Result<std::unique_ptr<QueuePolicy>> {
-    if (auto ok = o.only({}, name); !ok) return ok.error();
+    if (auto ok = o.for_component(name).only({}); !ok) return ok.error();
     return std::unique_ptr<QueuePolicy>(std::make_unique<P>());
   };
 }

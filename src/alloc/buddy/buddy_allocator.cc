@@ -67,18 +67,19 @@ Result<Placement> BuddyAllocator::allocate(const NodeSet& free, const Request& r
 void register_buddy_allocators(AllocatorRegistry& registry) {
   registry.add(
       {"buddy", "binary buddy: aligned power-of-two blocks along a curve (option curve=...)", "any",
-       [](const Machine& m, const AllocatorOptions& o) -> Result<std::unique_ptr<Allocator>> {
-         if (auto ok = o.only({"curve"}, "buddy"); !ok) return ok.error();
+       [](const Machine& m, const AllocatorOptions& given) -> Result<std::unique_ptr<Allocator>> {
+         ComponentOptions o = given.for_component("buddy");
+         if (auto ok = o.only({"curve"}); !ok) return ok.error();
          CurveKind kind = m.torus() && m.torus()->dims() <= 3 ? CurveKind::kHilbert
                           : m.torus()                         ? CurveKind::kSnake
                                                               : CurveKind::kRowMajor;
          if (auto c = o.get("curve")) {
            auto parsed = parse_curve_kind(*c);
-           if (!parsed) return fail("buddy: " + parsed.error().message);
+           if (!parsed) return o.bad_value("curve", parsed.error().message);
            kind = *parsed;
          }
          auto curve = Curve::for_machine(kind, m);
-         if (!curve) return fail("buddy: " + curve.error().message);
+         if (!curve) return o.bad_value("curve", curve.error().message);
          return make_allocator<BuddyAllocator>(m, std::move(*curve));
        }});
 }

@@ -34,14 +34,15 @@ void register_contiguous_allocators(AllocatorRegistry& registry) {
        "one free box per job, best fit among free boxes (option "
        "search=production|brute|embodiment1)",
        "mesh/torus",
-       [](const Machine& m, const AllocatorOptions& o) -> Result<std::unique_ptr<Allocator>> {
-         if (auto ok = o.only({"search"}, "contiguous"); !ok) return ok.error();
+       [](const Machine& m, const AllocatorOptions& given) -> Result<std::unique_ptr<Allocator>> {
+         ComponentOptions o = given.for_component("contiguous");
+         if (auto ok = o.only({"search"}); !ok) return ok.error();
          if (!m.torus())
            return fail("allocator 'contiguous' needs a mesh/torus machine, not " + m.describe());
          SearchKind kind = SearchKind::kProduction;
          if (auto s = o.get("search")) {
            auto parsed = parse_search_kind(*s);
-           if (!parsed) return fail("contiguous: " + parsed.error().message);
+           if (!parsed) return o.bad_value("search", parsed.error().message);
            kind = *parsed;
          }
          return make_allocator<ContiguousAllocator>(m, kind);

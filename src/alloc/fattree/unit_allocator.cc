@@ -214,16 +214,17 @@ void register_fattree_allocators(AllocatorRegistry& registry) {
        "whole scheduling units (groups of nodes under one switch) with least pairwise hops (option "
        "unit=N)",
        "fat tree",
-       [](const Machine& m, const AllocatorOptions& o) -> Result<std::unique_ptr<Allocator>> {
-         if (auto ok = o.only({"unit"}, "fattree-units"); !ok) return ok.error();
+       [](const Machine& m, const AllocatorOptions& given) -> Result<std::unique_ptr<Allocator>> {
+         ComponentOptions o = given.for_component("fattree-units");
+         if (auto ok = o.only({"unit"}); !ok) return ok.error();
          if (!m.fat_tree())
-           return fail("fattree-units needs a fat tree or flat machine, not " + m.describe());
+           return fail("allocator 'fattree-units' needs a fat tree or flat machine, not " +
+                       m.describe());
          const int leaf = m.fat_tree()->fanouts()[0];
          auto unit = o.whole_number("unit", minimum_unit_size(*m.fat_tree()), 1);
          if (!unit || leaf % *unit != 0)
-           return fail("fattree-units: unit '" + o.get("unit").value_or("") +
-                       "' must be a whole number dividing the leaf fan-out " +
-                       std::to_string(leaf));
+           return o.bad_value(
+               "unit", "expected a whole number dividing the leaf fan-out " + std::to_string(leaf));
          return make_allocator<FatTreeUnitAllocator>(m, static_cast<int>(*unit));
        }});
 }

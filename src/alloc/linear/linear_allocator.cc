@@ -61,26 +61,21 @@ void register_linear_allocators(AllocatorRegistry& registry) {
       std::string name = pn.prefix + std::string(to_string(kind));
       LinearPolicy policy = pn.policy;
       bool takes_fallback = policy != LinearPolicy::kSortedFreeList;
-      registry.add(
-          {name, pn.summary + std::string(to_string(kind)) + " curve",
-           kind == CurveKind::kRowMajor ? "any" : "mesh/torus",
-           [name, policy, kind, takes_fallback](
-               const Machine& m, const AllocatorOptions& o) -> Result<std::unique_ptr<Allocator>> {
-             if (auto ok = takes_fallback ? o.only({"fallback"}, name) : o.only({}, name); !ok)
-               return ok.error();
-             bool min_span_fallback = true;
-             if (auto f = o.get("fallback")) {
-               if (*f == "fail") {
-                 min_span_fallback = false;
-               } else if (*f != "minspan") {
-                 return fail(name + ": fallback '" + *f + "' is not minspan or fail");
-               }
-             }
-             auto curve = Curve::for_machine(kind, m);
-             if (!curve) return fail(name + ": " + curve.error().message);
-             return make_allocator<LinearAllocator>(m, std::move(*curve), policy, min_span_fallback,
-                                                    name);
-           }});
+      registry.add({name, pn.summary + std::string(to_string(kind)) + " curve",
+                    kind == CurveKind::kRowMajor ? "any" : "mesh/torus",
+                    [name, policy, kind, takes_fallback](
+                        const Machine& m,
+                        const AllocatorOptions& given) -> Result<std::unique_ptr<Allocator>> {
+                      ComponentOptions o = given.for_component(name);
+                      if (auto ok = takes_fallback ? o.only({"fallback"}) : o.only({}); !ok)
+                        return ok.error();
+                      auto fallback = o.choice("fallback", "minspan", {"minspan", "fail"});
+                      if (!fallback) return fallback.error();
+                      auto curve = Curve::for_machine(kind, m);
+                      if (!curve) return fail(o.subject() + ": " + curve.error().message);
+                      return make_allocator<LinearAllocator>(m, std::move(*curve), policy,
+                                                             *fallback == "minspan", name);
+                    }});
     }
   }
 }

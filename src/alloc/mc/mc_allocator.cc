@@ -140,19 +140,15 @@ void register_mc_allocators(AllocatorRegistry& registry) {
        "MC: the free nodes nearest a well-chosen centre, in growing square shells (option "
        "wrap=yes)",
        "mesh/torus",
-       [](const Machine& m, const AllocatorOptions& o) -> Result<std::unique_ptr<Allocator>> {
-         if (auto ok = o.only({"wrap"}, "mc1x1"); !ok) return ok.error();
+       [](const Machine& m, const AllocatorOptions& given) -> Result<std::unique_ptr<Allocator>> {
+         ComponentOptions o = given.for_component("mc1x1");
+         if (auto ok = o.only({"wrap"}); !ok) return ok.error();
          if (!m.torus() || m.torus()->dims() > 3)
-           return fail("mc1x1 needs a mesh or torus of 1 to 3 axes, not " + m.describe());
-         bool wrap = false;
-         if (auto w = o.get("wrap")) {
-           if (*w == "yes") {
-             wrap = true;
-           } else if (*w != "no") {
-             return fail("mc1x1: wrap '" + *w + "' is not yes or no");
-           }
-         }
-         return make_allocator<Mc1x1Allocator>(m, wrap);
+           return fail("allocator 'mc1x1' needs a mesh or torus of 1 to 3 axes, not " +
+                       m.describe());
+         auto wrap = o.choice("wrap", "no", {"yes", "no"});
+         if (!wrap) return wrap.error();
+         return make_allocator<Mc1x1Allocator>(m, *wrap == "yes");
        }});
 }
 

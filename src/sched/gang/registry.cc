@@ -10,9 +10,15 @@ namespace trellis::gang {
 
 namespace {
 
+// The policy `name` as a GangScheduler; a refusal names the policy.
 template <typename T>
-Result<std::unique_ptr<GangScheduler>> upcast(Result<std::unique_ptr<T>> made) {
-  if (!made) return made.error();
+Result<std::unique_ptr<GangScheduler>> named(std::string_view name,
+                                             Result<std::unique_ptr<T>> made) {
+  if (!made) {
+    Error e = made.error();
+    e.message = "gang policy '" + std::string(name) + "': " + e.message;
+    return e;
+  }
   return std::unique_ptr<GangScheduler>(std::move(*made));
 }
 
@@ -41,56 +47,44 @@ GangPolicyRegistry make_builtin() {
                              d.policy = tap;
                              d.fair = fair;
                              if (o.dqt_message_passing)
-                               return upcast(Dqt::make(name, processors, d));
-                             return upcast(DirectDqt::make(name, processors, d));
+                               return named(name, Dqt::make(name, processors, d));
+                             return named(name, DirectDqt::make(name, processors, d));
                            }});
     }
   }
   r.add(GangPolicyInfo{"fcfs-bb", "batch: first come first served on binary buddy partitions",
                        [](int processors, const GangPolicyOptions&) {
-                         return upcast(FcfsBuddy::make("fcfs-bb", processors));
+                         return named("fcfs-bb", FcfsBuddy::make("fcfs-bb", processors));
                        }});
   r.add(GangPolicyInfo{"scan-up-bb",
                        "batch: ScanUp, one queue per power-of-two size, buddy partitions",
                        [](int processors, const GangPolicyOptions&) {
-                         return upcast(ScanUp::make("scan-up-bb", processors));
+                         return named("scan-up-bb", ScanUp::make("scan-up-bb", processors));
                        }});
   r.add(GangPolicyInfo{
       "slurm-gang", "Slurm-like gang: rotating active row, at most K jobs per node",
       [](int processors, const GangPolicyOptions& o) {
-        return upcast(SlurmGang::make("slurm-gang", processors, o.max_jobs_per_node));
+        return named("slurm-gang", SlurmGang::make("slurm-gang", processors, o.max_jobs_per_node));
       }});
   return r;
 }
 
 }  // namespace
 
+Result<GangPolicyOptions> parse_gang_policy_options(const ComponentOptions& given) {
+  GangPolicyOptions o;
+  auto fanout = given.whole_number("fanout", o.fanout, 2);
+  if (!fanout) return fanout.error();
+  auto max_jobs = given.whole_number("max_jobs_per_node", o.max_jobs_per_node, 1);
+  if (!max_jobs) return max_jobs.error();
+  o.fanout = static_cast<int>(*fanout);
+  o.max_jobs_per_node = static_cast<int>(*max_jobs);
+  return o;
+}
+
 const GangPolicyRegistry& GangPolicyRegistry::builtin() {
   static const GangPolicyRegistry registry = make_builtin();
   return registry;
-}
-
-void GangPolicyRegistry::add(GangPolicyInfo info) {
-  policies_.push_back(std::move(info));
-}
-
-bool GangPolicyRegistry::has(std::string_view name) const {
-  for (const auto& p : policies_)
-    if (p.name == name) return true;
-  return false;
-}
-
-std::string GangPolicyRegistry::names() const {
-  std::string known;
-  for (const auto& p : policies_) known += (known.empty() ? "" : ", ") + p.name;
-  return known;
-}
-
-Result<std::unique_ptr<GangScheduler>> GangPolicyRegistry::create(
-    std::string_view name, int processors, const GangPolicyOptions& options) const {
-  for (const auto& p : policies_)
-    if (p.name == name) return p.make(processors, options);
-  return fail("unknown gang policy '" + std::string(name) + "' (known: " + names() + ")");
 }
 
 }  // namespace trellis::gang

@@ -1,5 +1,6 @@
 // GangPolicyRegistry: the gang (time-space sharing) policies by name, for `trellis list`,
-// `trellis gang-sim --sched NAME` and `trellis sim --sched NAME`.
+// `trellis gang-sim --sched NAME` and `trellis sim --sched NAME`; an instance of the one Registry
+// template (core/registry.h has the verbs), like AllocatorRegistry and PolicyRegistry.
 //
 //   dqt-<tap>        DQT with task allocation policy <tap>: maxtqlb, mintqlb, apa, ff, ffapa
 //   fair-dqt-<tap>   Fair-DQT with that policy
@@ -12,8 +13,9 @@
 #include <memory>
 #include <string>
 #include <string_view>
-#include <vector>
 
+#include "core/key_value.h"
+#include "core/registry.h"
 #include "sched/gang/gang_scheduler.h"
 
 namespace trellis::gang {
@@ -26,30 +28,41 @@ struct GangPolicyOptions {
   bool dqt_message_passing = false;
 };
 
+// The gang policies' options as key=value (trellis sim --sched-opt fanout=4): fanout= and
+// max_jobs_per_node=, read with errors that name the policy, e.g. "gang policy 'dqt-ffapa' option
+// fanout='1': expected a whole number of at least 2". Other keys are left to the caller (trellis
+// sim also takes quantum= and trace_slots=), which checks for unknown ones with only().
+//
+//   KeyValueOptions given("gang policy");
+//   given.add_list("fanout=4");
+//   auto options = parse_gang_policy_options(given.for_component("dqt-ffapa"));
+Result<GangPolicyOptions> parse_gang_policy_options(const ComponentOptions& given);
+
+using GangPolicyFactory = std::function<Result<std::unique_ptr<GangScheduler>>(
+    int processors, const GangPolicyOptions& options)>;
+
 struct GangPolicyInfo {
   std::string name;
-  std::string summary;
-  std::function<Result<std::unique_ptr<GangScheduler>>(int processors, const GangPolicyOptions&)>
-      make;
+  std::string summary;  // one line for `trellis list`
+  GangPolicyFactory factory;
 };
 
-class GangPolicyRegistry {
+// The gang policies by name: create(name, processors, options); errors name an unknown policy
+// (listing the known ones, code not found) or, naming the policy, a machine or options it cannot
+// use ("gang policy 'fcfs-bb': binary buddy: the machine must have ...").
+class GangPolicyRegistry
+    : public Registry<GangPolicyInfo, GangScheduler, int, const GangPolicyOptions&> {
  public:
-  // Every policy Trellis has.
+  GangPolicyRegistry() : Registry("gang policy") {}
+
+  // Every gang policy Trellis ships, registered once.
   static const GangPolicyRegistry& builtin();
 
-  void add(GangPolicyInfo info);
-  const std::vector<GangPolicyInfo>& all() const { return policies_; }
-  bool has(std::string_view name) const;
-  // The registered names, comma separated, for messages.
-  std::string names() const;
-  // The policy `name` on `processors` processors; errors name an unknown policy (listing the
-  // known ones) or a machine the policy cannot use.
-  Result<std::unique_ptr<GangScheduler>> create(std::string_view name, int processors,
-                                                const GangPolicyOptions& options = {}) const;
-
- private:
-  std::vector<GangPolicyInfo> policies_;
+  using Registry::create;
+  // The policy `name` on `processors` processors with its default options.
+  Result<std::unique_ptr<GangScheduler>> create(std::string_view name, int processors) const {
+    return create(name, processors, GangPolicyOptions{});
+  }
 };
 
 }  // namespace trellis::gang
