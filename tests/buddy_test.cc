@@ -74,13 +74,14 @@ TEST(Buddy, ImpossibleRequestsAreNamed) {
 TEST(Buddy, ChoiceIsTheSmallestLowestMaximalBlock) {
   std::mt19937 rng(9);
   for (int trial = 0; trial < 2000; ++trial) {
-    const int n = 8 + rng() % 57;
+    const int n = 8 + static_cast<int>(rng() % (trial % 4 == 0 ? 600 : 57));
     Machine m = machine("flat:" + std::to_string(n));
     BuddyAllocator a(m, Curve::identity(n));
     NodeSet free(n);
+    const unsigned busy_one_in = trial % 3 == 0 ? 100 : 4;  // long free runs: whole-word blocks
     for (int r = 0; r < n; ++r)
-      if (rng() % 4) free.set(r);
-    const int k = 1 + rng() % 16;
+      if (rng() % busy_one_in) free.set(r);
+    const int k = 1 + static_cast<int>(rng() % (n > 64 ? n / 2 : 16));
     if (!a.check(Request::count(k)) || free.count() < k) continue;
     auto block_free = [&](int first, int size) {
       if (first + size > n) return false;
@@ -106,6 +107,72 @@ TEST(Buddy, ChoiceIsTheSmallestLowestMaximalBlock) {
     ASSERT_EQ(p->nodes.count(), k);
     ASSERT_TRUE(p->nodes.is_subset_of(free));
     ASSERT_EQ(p->nodes.first(), want->second) << "trial " << trial;
+  }
+}
+
+// Brute force: is some aligned block of `block` nodes entirely free?
+bool aligned_free_block(const NodeSet& free, int block) {
+  for (int first = 0; first + block <= free.size(); first += block) {
+    bool all = true;
+    for (int r = first; r < first + block; ++r) all = all && free.test(r);
+    if (all) return true;
+  }
+  return false;
+}
+
+// The buddy system as the gang baselines use it (sched/gang/space_sharing.h): on P = 2^k nodes in
+// identity order, jobs ask for whole blocks and give them back in any order. A block is found
+// exactly when some aligned block of that size is free, it is aligned, and it is all free.
+TEST(Buddy, WholeBlocksAllocatedAndFreedAtRandomMatchBruteForce) {
+  std::mt19937 rng(3);
+  for (int trial = 0; trial < 300; ++trial) {
+    const int processors = 1 << std::uniform_int_distribution<int>(0, 9)(rng);
+    Machine m = machine("flat:" + std::to_string(processors));
+    BuddyAllocator a(m, Curve::identity(processors));
+    NodeSet free = NodeSet::all(processors);
+    std::vector<NodeSet> blocks;
+    for (int step = 0; step < 200; ++step) {
+      if (!blocks.empty() && std::bernoulli_distribution(0.45)(rng)) {
+        std::size_t i = std::uniform_int_distribution<std::size_t>(0, blocks.size() - 1)(rng);
+        free |= blocks[i];
+        blocks.erase(blocks.begin() + static_cast<std::ptrdiff_t>(i));
+        continue;
+      }
+      const int block = buddy_block_size(std::uniform_int_distribution<int>(1, processors)(rng));
+      auto p = a.allocate(free, Request::count(block, PlacementMode::kNonContiguous));
+      ASSERT_EQ(p.ok(), aligned_free_block(free, block)) << "trial " << trial;
+      if (!p) continue;
+      const int first = p->nodes.first();
+      ASSERT_EQ(first % block, 0);
+      ASSERT_EQ(p->nodes.count(), block);
+      ASSERT_EQ(p->nodes.runs().size(), 1u);
+      ASSERT_TRUE(p->nodes.is_subset_of(free)) << "a node given twice";
+      free -= p->nodes;
+      blocks.push_back(p->nodes);
+    }
+  }
+}
+
+// Along a curve other than the identity, the choice is the same in rank space.
+TEST(Buddy, AlongACurveTheChoiceIsMadeInRankSpace) {
+  std::mt19937 rng(5);
+  Machine m = machine("torus:8x8x4");
+  auto hilbert = Curve::for_machine(CurveKind::kHilbert, m);
+  ASSERT_TRUE(hilbert);
+  BuddyAllocator along(m, *hilbert);
+  Machine flat = machine("flat:256");
+  BuddyAllocator ranks(flat, Curve::identity(256));
+  for (int trial = 0; trial < 500; ++trial) {
+    NodeSet free(256);
+    for (int r = 0; r < 256; ++r)
+      if (rng() % 3) free.set(r);
+    const int k = 1 + static_cast<int>(rng() % 40);
+    auto in_ranks = ranks.allocate(hilbert->to_ranks(free), Request::count(k));
+    auto on_curve = along.allocate(free, Request::count(k));
+    ASSERT_EQ(in_ranks.ok(), on_curve.ok()) << "trial " << trial;
+    if (in_ranks) {
+      EXPECT_EQ(hilbert->to_nodes(in_ranks->nodes), on_curve->nodes);
+    }
   }
 }
 

@@ -1,12 +1,12 @@
-// The gang baselines (binary buddy system, FCFS-BB, ScanUp, Slurm-like gang) on hand-made cases,
-// and invariants every registered gang policy must keep on random workloads.
+// The gang baselines (FCFS-BB, ScanUp, Slurm-like gang) on hand-made cases, and invariants every
+// registered gang policy must keep on random workloads. (Their buddy system is alloc/buddy's
+// BuddyAllocator, tested in buddy_test.cc.)
 #include <gtest/gtest.h>
 
 #include <map>
 #include <random>
-#include <set>
 
-#include "sched/gang/buddy_system.h"
+#include "alloc/buddy/buddy_allocator.h"
 #include "sched/gang/registry.h"
 
 namespace trellis::gang {
@@ -16,52 +16,6 @@ std::map<JobId, SlotJob> by_job(const std::vector<SlotJob>& slot) {
   std::map<JobId, SlotJob> out;
   for (const auto& r : slot) out[r.job] = r;
   return out;
-}
-
-// Brute force: is some aligned block of `block` processors entirely free?
-bool aligned_free_block(const std::vector<char>& used, int block) {
-  for (int first = 0; first + block <= static_cast<int>(used.size()); first += block) {
-    bool free = true;
-    for (int p = first; p < first + block; ++p) free = free && !used[p];
-    if (free) return true;
-  }
-  return false;
-}
-
-TEST(BuddySystem, MatchesBruteForceOnRandomAllocationsAndFrees) {
-  std::mt19937 rng(3);
-  for (int trial = 0; trial < 300; ++trial) {
-    const int processors = 1 << std::uniform_int_distribution<int>(0, 6)(rng);
-    auto buddy = BuddySystem::make(processors);
-    ASSERT_TRUE(buddy);
-    std::vector<char> used(processors, 0);
-    std::vector<std::pair<int, int>> blocks;  // (first, size)
-    for (int step = 0; step < 200; ++step) {
-      if (!blocks.empty() && std::bernoulli_distribution(0.45)(rng)) {
-        std::size_t i = std::uniform_int_distribution<std::size_t>(0, blocks.size() - 1)(rng);
-        buddy->release(blocks[i].first, blocks[i].second);
-        for (int p = blocks[i].first; p < blocks[i].first + blocks[i].second; ++p) used[p] = 0;
-        blocks.erase(blocks.begin() + static_cast<std::ptrdiff_t>(i));
-        continue;
-      }
-      int size = std::uniform_int_distribution<int>(1, processors)(rng);
-      int block = BuddySystem::block_size(size);
-      ASSERT_EQ(buddy->can_allocate(size), aligned_free_block(used, block)) << "trial " << trial;
-      auto first = buddy->allocate(size);
-      ASSERT_EQ(first.has_value(), aligned_free_block(used, block));
-      if (!first) continue;
-      ASSERT_EQ(*first % block, 0);
-      for (int p = *first; p < *first + block; ++p) {
-        ASSERT_FALSE(used[p]) << "processor " << p << " given twice";
-        used[p] = 1;
-      }
-      blocks.emplace_back(*first, block);
-      int busy = 0;
-      for (char u : used) busy += u;
-      ASSERT_EQ(buddy->free_processors(), processors - busy);
-    }
-  }
-  EXPECT_FALSE(BuddySystem::make(12));
 }
 
 TEST(FcfsBuddy, HeadOfQueueBlocksSmallerJobsBehindIt) {
@@ -180,7 +134,7 @@ TEST(GangPolicies, NeverOverlapAndFinishEveryJob) {
         for (const SlotJob& r : (*s)->next_slot()) {
           ASSERT_FALSE(suspended.count(r.job))
               << info.name << ": suspended job " << r.job << " ran";
-          ASSERT_EQ(r.size, BuddySystem::block_size(sizes.at(r.job))) << info.name;
+          ASSERT_EQ(r.size, buddy_block_size(sizes.at(r.job))) << info.name;
           ASSERT_EQ(r.first % r.size, 0) << info.name;
           for (int p = r.first; p < r.first + r.size; ++p) {
             ASSERT_FALSE(used[p]) << info.name << ": processor " << p << " in two partitions";

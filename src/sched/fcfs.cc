@@ -1,30 +1,38 @@
 #include "sched/fcfs.h"
 
-#include <numeric>
-
 namespace trellis {
 
-Schedule start_in_order_until_blocked(const SchedulerView& view, const Allocator& allocator,
-                                      const std::vector<size_t>& order) {
-  Schedule out;
-  NodeSet free = view.free;
-  int free_count = free.count();
-  for (size_t i : order) {
-    const Request& request = view.queue[i]->request;
-    if (request.nodes > free_count) break;
-    auto placement = allocator.allocate(free, request);
-    if (!placement) break;
-    free -= placement->nodes;
-    free_count -= request.nodes;
-    out.starts.push_back({i, std::move(*placement)});
-  }
-  return out;
+namespace {
+
+// The queue indices next..end-1 as a queue.
+struct IndexRange {
+  size_t next = 0, end = 0;
+  bool empty() const { return next == end; }
+  size_t front() const { return next; }
+  void pop_front() { ++next; }
+};
+
+}  // namespace
+
+PassStarts::PassStarts(const SchedulerView& view, const Allocator& allocator)
+    : view_(view), allocator_(allocator), free_(view.free), free_count_(free_.count()) {}
+
+bool PassStarts::start(size_t i) {
+  const Request& request = view_.queue[i]->request;
+  if (request.nodes > free_count_) return false;
+  auto placement = allocator_.allocate(free_, request);
+  if (!placement) return false;
+  free_ -= placement->nodes;
+  free_count_ -= request.nodes;
+  out_.starts.push_back({i, std::move(*placement)});
+  return true;
 }
 
 Schedule FcfsPolicy::schedule(const SchedulerView& view, const Allocator& allocator) const {
-  std::vector<size_t> order(view.queue.size());
-  std::iota(order.begin(), order.end(), size_t{0});
-  return start_in_order_until_blocked(view, allocator, order);
+  PassStarts starts(view, allocator);
+  IndexRange queue{0, view.queue.size()};
+  start_until_blocked(queue, [&](size_t i) { return starts.start(i); });
+  return starts.take();
 }
 
 }  // namespace trellis

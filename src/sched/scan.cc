@@ -1,10 +1,6 @@
 #include "sched/scan.h"
 
-#include "sched/fcfs.h"
-
-#include <algorithm>
 #include <bit>
-#include <numeric>
 #include <vector>
 
 namespace trellis {
@@ -13,29 +9,47 @@ int size_class(int nodes) {
   return nodes <= 1 ? 0 : std::bit_width(static_cast<unsigned>(nodes - 1));
 }
 
+namespace {
+
+// A run of queue indices, served from the front.
+struct IndexRun {
+  const size_t* next = nullptr;
+  const size_t* end = nullptr;
+  bool empty() const { return next == end; }
+  size_t front() const { return *next; }
+  void pop_front() { ++next; }
+};
+
+}  // namespace
+
 template <ScanDirection D>
 Schedule ScanPolicy<D>::schedule(const SchedulerView& view, const Allocator& allocator) const {
-  constexpr bool up = D == ScanDirection::kUp;
   constexpr int kClasses = 32;
-  int current = up ? 0 : kClasses - 1;
+  int current = D == ScanDirection::kUp ? 0 : kClasses - 1;
   const RunningJob* latest = nullptr;
   for (const RunningJob& r : view.running)
     if (!latest || r.start > latest->start || (r.start == latest->start && r.id > latest->id))
       latest = &r;
   if (latest) current = size_class(latest->nodes.count());
 
-  // Distance of a class from the current one, going in scan direction and wrapping around.
-  auto distance = [current](int c) {
-    return up ? (c - current + kClasses) % kClasses : (current - c + kClasses) % kClasses;
-  };
-  std::vector<size_t> order(view.queue.size());
-  std::iota(order.begin(), order.end(), size_t{0});
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    return distance(size_class(view.queue[a]->request.nodes)) <
-           distance(size_class(view.queue[b]->request.nodes));
-  });
+  // The queue's indices grouped by class (a counting sort, arrival order kept inside a class).
+  std::vector<int> class_of(view.queue.size());
+  std::vector<size_t> begin(kClasses + 1, 0);
+  for (size_t i = 0; i < view.queue.size(); ++i) {
+    class_of[i] = size_class(view.queue[i]->request.nodes);
+    ++begin[class_of[i] + 1];
+  }
+  for (int c = 0; c < kClasses; ++c) begin[c + 1] += begin[c];
+  std::vector<size_t> by_class(view.queue.size());
+  std::vector<size_t> fill(begin.begin(), begin.end() - 1);
+  for (size_t i = 0; i < view.queue.size(); ++i) by_class[fill[class_of[i]]++] = i;
+  std::vector<IndexRun> queues(kClasses);
+  for (int c = 0; c < kClasses; ++c)
+    queues[c] = {by_class.data() + begin[c], by_class.data() + begin[c + 1]};
 
-  return start_in_order_until_blocked(view, allocator, order);
+  PassStarts starts(view, allocator);
+  serve_scan<D>(queues, current, [&](size_t i) { return starts.start(i); });
+  return starts.take();
 }
 
 template class ScanPolicy<ScanDirection::kUp>;

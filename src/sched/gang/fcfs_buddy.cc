@@ -1,15 +1,16 @@
 #include "sched/gang/fcfs_buddy.h"
 
+#include "sched/fcfs.h"
+
 namespace trellis::gang {
 
 Result<std::unique_ptr<FcfsBuddy>> FcfsBuddy::make(std::string name, int processors) {
-  auto buddy = BuddySystem::make(processors);
-  if (!buddy) return buddy.error();
-  return std::unique_ptr<FcfsBuddy>(new FcfsBuddy(std::move(name), std::move(*buddy)));
+  if (auto ok = check_processors(processors); !ok) return ok.error();
+  return std::unique_ptr<FcfsBuddy>(new FcfsBuddy(std::move(name), processors));
 }
 
 void FcfsBuddy::start_jobs() {
-  while (!queue_.empty() && try_start(queue_.front())) queue_.pop_front();
+  start_until_blocked(queue_, [this](const Waiting& w) { return try_start(w); });
 }
 
 }  // namespace trellis::gang

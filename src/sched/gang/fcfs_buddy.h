@@ -1,6 +1,8 @@
 // FcfsBuddy (FCFS-BB): first come, first served on binary-buddy partitions, no backfilling. The
 // head of the queue waits until a block of its size is free, and everything behind it waits too:
-// the thesis's example of small jobs blocking large ones (section 2.3.3, Fig. 7.20).
+// the thesis's example of small jobs blocking large ones (section 2.3.3, Fig. 7.20). The rule is
+// the batch FCFS policy's (start_until_blocked in sched/fcfs.h); space_sharing.h says why the
+// queue is kept here.
 #pragma once
 
 #include <deque>

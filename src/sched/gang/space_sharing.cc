@@ -1,17 +1,39 @@
 #include "sched/gang/space_sharing.h"
 
 #include <algorithm>
+#include <bit>
 #include <cassert>
 
 namespace trellis::gang {
 
-SpaceSharing::SpaceSharing(std::string name, BuddySystem buddy)
-    : name_(std::move(name)), buddy_(std::move(buddy)) {}
+namespace {
+
+// The flat machine of the gang's processors.
+Machine flat_machine(int processors) {
+  auto machine = Machine::parse("flat:" + std::to_string(processors));
+  assert(machine && "a flat machine of a power-of-two node count");
+  return *machine;
+}
+
+}  // namespace
+
+Status SpaceSharing::check_processors(int processors) {
+  if (processors < 1 || !std::has_single_bit(static_cast<unsigned>(processors)))
+    return fail("binary buddy: the machine must have a power-of-two number of processors, got " +
+                std::to_string(processors));
+  return Ok{};
+}
+
+SpaceSharing::SpaceSharing(std::string name, int processors)
+    : name_(std::move(name)),
+      processors_(processors),
+      buddy_(flat_machine(processors), Curve::identity(processors)),
+      free_(NodeSet::all(processors)) {}
 
 Status SpaceSharing::submit(JobId job, int size) {
-  if (size < 1 || size > buddy_.processors())
+  if (size < 1 || size > processors_)
     return fail("job " + std::to_string(job) + ": size " + std::to_string(size) +
-                " is outside 1.." + std::to_string(buddy_.processors()) + " processors");
+                " is outside 1.." + std::to_string(processors_) + " processors");
   ++waiting_;
   enqueue(Waiting{job, size});
   changed_ = true;
@@ -19,9 +41,18 @@ Status SpaceSharing::submit(JobId job, int size) {
 }
 
 bool SpaceSharing::try_start(const Waiting& waiting) {
-  auto first = buddy_.allocate(waiting.size);
-  if (!first) return false;
-  running_[waiting.job] = SlotJob{waiting.job, *first, block_size(waiting.size)};
+  const int block = buddy_block_size(waiting.size);
+  if (block >= no_room_for_ || block > processors_ - used_) return false;
+  // The block allocate() would place a request of `block` nodes on (identity order: ranks are
+  // processors), without building its Placement.
+  auto first = buddy_.find_block(free_, block);
+  if (!first) {
+    no_room_for_ = block;
+    return false;
+  }
+  free_.reset_range(*first, *first + block);
+  used_ += block;
+  running_[waiting.job] = SlotJob{waiting.job, *first, block};
   --waiting_;
   return true;
 }
@@ -40,14 +71,15 @@ const std::vector<SlotJob>& SpaceSharing::next_slot() {
 void SpaceSharing::finish(JobId job) {
   auto it = running_.find(job);
   assert(it != running_.end() && "finish() of a job that is not running");
-  buddy_.release(it->second.first, it->second.size);
+  free_.set_range(it->second.first, it->second.first + it->second.size);
+  used_ -= it->second.size;
+  no_room_for_ = std::numeric_limits<int>::max();
   running_.erase(it);
   changed_ = true;
 }
 
 LoadIndex SpaceSharing::load() const {
-  int used = buddy_.processors() - buddy_.free_processors();
-  return LoadIndex{used > 0 ? 1 : 0, used == buddy_.processors() ? 1 : 0};
+  return LoadIndex{used_ > 0 ? 1 : 0, used_ == processors_ ? 1 : 0};
 }
 
 }  // namespace trellis::gang
