@@ -73,6 +73,11 @@ TEST(GangCli, SimRejectsBadGangOptionsAndMachines) {
       run_trellis("sim --machine flat:8 --sched dqt-ffapa --sched-opt speed=3" + base);
   EXPECT_EQ(unknown.status, 2);
   EXPECT_NE(unknown.output.find("speed"), std::string::npos) << unknown.output;
+  CommandRun fanout =
+      run_trellis("sim --machine flat:8 --sched fair-dqt-ff --sched-opt fanout=1" + base);
+  EXPECT_EQ(fanout.status, 2);
+  EXPECT_NE(fanout.output.find("gang policy 'fair-dqt-ff' option fanout='1'"), std::string::npos)
+      << fanout.output;
   CommandRun odd = run_trellis("sim --machine flat:12 --sched dqt-ffapa" + base);
   EXPECT_EQ(odd.status, 2);
   EXPECT_NE(odd.output.find("12"), std::string::npos) << odd.output;

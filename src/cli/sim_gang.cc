@@ -33,20 +33,18 @@ Result<GangSimOptions> parse_gang_options(const std::vector<std::string>& items,
   KeyValueOptions given("gang policy");
   for (const auto& item : items)
     if (auto ok = given.add_list(item); !ok) return ok.error();
-  if (auto ok = given.only({"quantum", "fanout", "max_jobs_per_node", "trace_slots"}, policy); !ok)
+  const ComponentOptions named = given.for_component(policy);
+  if (auto ok = named.only({"quantum", "fanout", "max_jobs_per_node", "trace_slots"}); !ok)
     return ok.error();
   GangSimOptions o;
-  auto quantum = given.number_above("quantum", o.quantum, 0);
+  auto quantum = named.number_above("quantum", o.quantum, 0);
   if (!quantum) return quantum.error();
-  auto fanout = given.whole_number("fanout", o.policy.fanout, 2);
-  if (!fanout) return fanout.error();
-  auto max_jobs = given.whole_number("max_jobs_per_node", o.policy.max_jobs_per_node, 1);
-  if (!max_jobs) return max_jobs.error();
-  auto trace_slots = given.whole_number("trace_slots", o.trace_slots, 0);
+  auto policy_options = gang::parse_gang_policy_options(named);
+  if (!policy_options) return policy_options.error();
+  auto trace_slots = named.whole_number("trace_slots", o.trace_slots, 0);
   if (!trace_slots) return trace_slots.error();
   o.quantum = *quantum;
-  o.policy.fanout = static_cast<int>(*fanout);
-  o.policy.max_jobs_per_node = static_cast<int>(*max_jobs);
+  o.policy = *policy_options;
   o.trace_slots = static_cast<int>(*trace_slots);
   return o;
 }
