@@ -15,6 +15,8 @@ Machine flat_machine(int processors) {
   return *machine;
 }
 
+bool by_first(const SlotJob& a, const SlotJob& b) { return a.first < b.first; }
+
 }  // namespace
 
 Status SpaceSharing::check_processors(int processors) {
@@ -52,7 +54,9 @@ bool SpaceSharing::try_start(const Waiting& waiting) {
   }
   free_.reset_range(*first, *first + block);
   used_ += block;
-  running_[waiting.job] = SlotJob{waiting.job, *first, block};
+  const SlotJob started{waiting.job, *first, block};
+  running_[waiting.job] = started;
+  slot_.insert(std::lower_bound(slot_.begin(), slot_.end(), started, by_first), started);
   --waiting_;
   return true;
 }
@@ -61,10 +65,6 @@ const std::vector<SlotJob>& SpaceSharing::next_slot() {
   if (!changed_) return slot_;
   changed_ = false;
   start_jobs();
-  slot_.clear();
-  for (const auto& [job, r] : running_) slot_.push_back(r);
-  std::sort(slot_.begin(), slot_.end(),
-            [](const SlotJob& a, const SlotJob& b) { return a.first < b.first; });
   return slot_;
 }
 
@@ -73,6 +73,7 @@ void SpaceSharing::finish(JobId job) {
   assert(it != running_.end() && "finish() of a job that is not running");
   free_.set_range(it->second.first, it->second.first + it->second.size);
   used_ -= it->second.size;
+  slot_.erase(std::lower_bound(slot_.begin(), slot_.end(), it->second, by_first));
   no_room_for_ = std::numeric_limits<int>::max();
   running_.erase(it);
   changed_ = true;

@@ -63,6 +63,8 @@ class SpaceSharing : public GangScheduler {
   // of the queue is asked again at every arrival.)
   int no_room_for_ = std::numeric_limits<int>::max();
   std::unordered_map<JobId, SlotJob> running_;
+  // The running jobs by first processor: the slot, kept in order as jobs start and finish
+  // (sorting it at every change cost more than the rest of a long simulation).
   std::vector<SlotJob> slot_;
   int waiting_ = 0;
   bool changed_ = true;
