@@ -54,6 +54,21 @@ void GangCore::call_resume(JobId job) {
   policy_.resume(job);
 }
 
+bool GangCore::has_run(JobId job) const {
+  return job >= 0 && static_cast<size_t>(job) < has_run_.size() &&
+         has_run_[static_cast<size_t>(job)];
+}
+
+void GangCore::mark_run(JobId job, bool ran) {
+  if (job < 0) return;
+  const auto at = static_cast<size_t>(job);
+  if (at >= has_run_.size()) {
+    if (!ran || at >= 2 * has_run_.size() + (1 << 16)) return;  // a sparse id: no bit, no harm
+    has_run_.resize(std::max(at + 1, 2 * has_run_.size()), false);
+  }
+  has_run_[at] = ran;
+}
+
 NodeSet GangCore::partition_nodes(int first, int size) const {
   NodeSet nodes(order_.size());
   for (int p = first; p < first + size; ++p) nodes.set(order_.node_at(p));
@@ -84,6 +99,7 @@ Status GangCore::ended(JobId job, Seconds /*now*/) {
   call_finish(job);
   jobs_.erase(job);
   details_.erase(job);
+  mark_run(job, false);
   return Ok{};
 }
 
@@ -112,7 +128,8 @@ Status GangCore::node_up(NodeId node, Seconds /*now*/) {
 
 bool GangCore::idle(JobId job, Seconds /*now*/) {
   SlotState* found = jobs_.find(job);
-  if (!found || found->idle || found->last_slot != slots_) return false;
+  if (!found || found->idle || found->first < 0) return false;
+  if (options_.report_switches && found->last_slot != slots_) return false;
   if (!call_suspend(job)) return false;
   found->idle = true;
   return true;
@@ -156,11 +173,14 @@ PassResult GangCore::pass(Seconds now) {
   std::vector<CoreDecision> switched_in;
   const bool report = options_.report_switches;
   for (const gang::SlotJob& r : *next) {
+    // Without switches to report only first starts matter: the bit says a job is past its own.
+    if (!report && has_run(r.job)) continue;
     SlotState& j = jobs_.at(r.job);
     if (j.first < 0) {
       j.first = r.first;
       j.size = r.size;
       details_.at(r.job).start = now;
+      mark_run(r.job, true);
       switched_in.push_back(
           {CoreDecision::Kind::kStart, r.job, partition_nodes(r.first, r.size), std::nullopt});
     } else if (report && j.last_slot != slots_ - 1) {
@@ -282,6 +302,7 @@ Status GangCore::restore(const CoreSnapshot& s) {
     SlotState& j = jobs_.at(r.id);
     j.first = at->second.first;
     j.size = at->second.second;
+    mark_run(r.id, true);
     details_.at(r.id).start = r.start;
   }
   for (const Job& j : s.queue)

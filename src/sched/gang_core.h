@@ -61,7 +61,8 @@ class GangCore final : public SchedulingCore {
   Status node_down(NodeId node, Seconds now) override;
   Status node_up(NodeId node, Seconds now) override;
   // The job ran in the current slot and waits for input: the policy skips it if it can (space
-  // sharing cannot: the job keeps its partition).
+  // sharing cannot: the job keeps its partition). Without report_switches the core does not
+  // track who ran in which slot: the caller (the simulator, which reads slot()) vouches for it.
   bool idle(JobId job, Seconds now) override;
   Status busy(JobId job, Seconds now) override;
   PassResult pass(Seconds now) override;
@@ -103,6 +104,11 @@ class GangCore final : public SchedulingCore {
     Seconds start = -1;  // its first slot's start; -1 until it runs
   };
 
+  // A bit per dense job id: has the job run. Only a fast path: the switches of a slot test it
+  // instead of the job's SlotState, which is 256 times larger (ids without a bit go there).
+  bool has_run(JobId job) const;
+  void mark_run(JobId job, bool ran);
+
   // The policy's calls, each logged (see CoreSnapshot::policy_calls).
   Status call_submit(JobId job, int size);
   const std::vector<gang::SlotJob>& call_next_slot();
@@ -115,6 +121,7 @@ class GangCore final : public SchedulingCore {
   GangCoreOptions options_;
   JobTable<SlotState> jobs_;
   std::unordered_map<JobId, Details> details_;
+  std::vector<bool> has_run_;
   std::vector<gang::SlotJob> slot_;
   long slots_ = 0;             // slots decided so far
   int withdrawn_waiting_ = 0;  // withdrawn jobs the policy has not picked yet

@@ -15,7 +15,9 @@ Machine flat_machine(int processors) {
   return *machine;
 }
 
-bool by_first(const SlotJob& a, const SlotJob& b) { return a.first < b.first; }
+bool by_first(const SlotJob& a, const SlotJob& b) {
+  return a.first < b.first;
+}
 
 }  // namespace
 
