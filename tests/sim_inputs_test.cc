@@ -372,6 +372,21 @@ TEST(Simulator, JobsCanRunPastTheirLimitWhenNotKilled) {
   b.id = 2, b.submit = 1, b.run_time = 10;
   SimOptions keep_running;
   keep_running.kill_at_time_limit = false;
+  // Past its limit the running job is expected to end at any moment: promises are never in the
+  // past (a job 3 arriving after the overrun began must be promised "now" at the earliest).
+  Job c = b;
+  c.id = 3, c.submit = 60;
+  int checked = 0;
+  keep_running.on_pass = [&](const PassResult& pass, const BatchCore& core) {
+    for (const Reservation& r : core.reservations()) {
+      EXPECT_GE(r.start, pass.now) << "job " << r.job;
+      ++checked;
+    }
+  };
+  SimResult three = simulate(machine, **allocator, **policy, {a, b, c}, keep_running);
+  EXPECT_GT(checked, 0);
+  EXPECT_EQ(three.jobs.size(), 3u);
+  keep_running.on_pass = nullptr;
   SimResult killed = simulate(machine, **allocator, **policy, {a, b});
   SimResult ran = simulate(machine, **allocator, **policy, {a, b}, keep_running);
   EXPECT_TRUE(killed.jobs[0].timed_out);

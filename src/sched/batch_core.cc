@@ -85,9 +85,6 @@ Status BatchCore::busy(JobId job, Seconds /*now*/) {
 
 PassResult BatchCore::pass(Seconds now) {
   last_pass_ = now;
-  // A job past its expected end (it overran an estimate that was not a kill limit) is expected to
-  // end at any moment: the policy plans with what it knows.
-  for (RunningJob& r : running_) r.expected_end = std::max(r.expected_end, now);
   Schedule decided = policy_.schedule({now, queue_, running_, free_, reservations_}, allocator_);
   PassResult result;
   result.now = now;

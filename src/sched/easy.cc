@@ -77,7 +77,7 @@ Schedule EasyPolicy::schedule(const SchedulerView& view, const Allocator& alloca
       if (previous && (!projection || previous->start < projection->start)) {
         at_previous = free;
         for (const RunningJob* r : running)
-          if (r->expected_end <= previous->start) *at_previous |= r->nodes;
+          if (std::max(view.now, r->expected_end) <= previous->start) *at_previous |= r->nodes;
         if (!previous->nodes.is_subset_of(*at_previous)) at_previous.reset();
       }
       if (at_previous) {

@@ -20,7 +20,9 @@ namespace trellis {
 struct RunningJob {
   JobId id = 0;
   Seconds start = 0;
-  Seconds expected_end = 0;  // start + time limit: the latest it can run (it is killed there)
+  // start + time limit: the latest it can run (it is killed there). Without kill limits a job
+  // may run past it; policies then expect it to end at any moment (max(now, expected_end)).
+  Seconds expected_end = 0;
   NodeSet nodes;
   int node_count = 0;  // nodes.count(), kept so that projections can add up counts cheaply
 };
