@@ -118,6 +118,7 @@ class GangCore final : public SchedulingCore {
 
   gang::GangScheduler& policy_;
   Curve order_;
+  bool identity_order_ = false;  // processor p is node p
   GangCoreOptions options_;
   JobTable<SlotState> jobs_;
   std::unordered_map<JobId, Details> details_;
