@@ -16,7 +16,8 @@
 //   bool stuck() const;                     // nothing left can ever progress: stop now
 //   void admitted(const Job&, Seconds now);  // the core took an arrival
 //   void rejected(const Job&, const Error&);  // ... or refused it
-//   void after_pass(const PassResult&, Core&, double pass_seconds, bool arrivals_left);
+//   void after_pass(const PassResult&, Core&, std::optional<Seconds> wake, bool arrivals_left);
+//                                           // wake: the core's next_wakeup() after the pass
 // A template rather than virtual calls: the loop runs millions of times per simulation.
 #pragma once
 
@@ -107,8 +108,8 @@ EventLoopStats run_event_loop(std::span<const Job* const> arrivals, Model& model
         throw std::logic_error("restoring the core's own snapshot failed: " + ok.error().message);
       core = std::move(restarted);
     }
-    model.after_pass(decided, *core, pass_time, next_arrival < arrivals.size());
     wake = core->next_wakeup();
+    model.after_pass(decided, *core, wake, next_arrival < arrivals.size());
   }
   return stats;
 }

@@ -93,11 +93,10 @@ class BatchJobs {
     return any;
   }
 
-  void after_pass(const PassResult& decided, BatchCore& core, double /*pass_seconds*/,
+  void after_pass(const PassResult& decided, BatchCore& core, std::optional<Seconds> wake,
                   bool arrivals_left) {
     const Seconds now = decided.now;
     for (const CoreDecision& d : decided.decisions) record_start(*core.find(d.job), d, now);
-    const std::optional<Seconds> wake = core.next_wakeup();
     sample(core, now);
     if (options_.progress && (++passes_ & 4095) == 0)
       options_.progress(static_cast<double>(finished_) / static_cast<double>(total_));

@@ -201,7 +201,7 @@ class SlottedJobs {
   }
 
   // A pass is a switch: the slot it decided runs now.
-  void after_pass(const PassResult& pass, GangCore& core, double /*pass_seconds*/,
+  void after_pass(const PassResult& pass, GangCore& core, std::optional<Seconds> next_switch,
                   bool arrivals_left) {
     const long now = static_cast<long>(pass.now);
     now_ = now;
@@ -218,10 +218,10 @@ class SlottedJobs {
     }
     if (seconds_ != nullptr)
       for (const CoreDecision& d : pass.decisions)
-        if (d.kind == CoreDecision::Kind::kStart) record_start(d, now);
+        if (d.kind == CoreDecision::Kind::kStart) record_start(d);
 
     const std::vector<gang::SlotJob>& running = core.slot();
-    const long wake = static_cast<long>(*core.next_wakeup());
+    const long wake = static_cast<long>(*next_switch);
     const long slot_end = drain_ ? wake : std::min(wake, config_.end_time);
     if (static_cast<int>(result_.trace.size()) < config_.trace_slots) {
       // Schedulers name a slot's jobs in any order; the trace reads left to right.
@@ -313,7 +313,7 @@ class SlottedJobs {
   }
 
   // A job's first slot, in seconds: its nodes and locality, as a batch run records them.
-  void record_start(const CoreDecision& d, long /*now*/) {
+  void record_start(const CoreDecision& d) {
     const Job& job = *seconds_->source[source_[in_system_.at(d.job).outcome]];
     JobRecord r;
     r.id = job.id;
@@ -509,7 +509,7 @@ Result<TimeSharedRun> simulate_time_shared(const Machine& machine, gang::GangSch
     double ran = j.time_limit > 0 ? std::min(j.run_time, j.time_limit) : j.run_time;
     if (j.request.nodes < 1 || j.request.nodes > processors) {
       out.run.rejected.push_back(rejected_job(j, "needs " + std::to_string(j.request.nodes) +
-                                                     " nodes; the machine has " +
+                                                     " nodes, the machine has " +
                                                      std::to_string(processors)));
       continue;
     }
