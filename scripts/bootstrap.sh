@@ -9,7 +9,7 @@ packages=(
   libcli11-dev libtomlplusplus-dev nlohmann-json3-dev libspdlog-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   zlib1g-dev libsqlite3-dev sqlite3 libpqxx-dev postgresql
-  libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
+  libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler munge libmunge-dev
   chromium chromium-driver
 )
 

@@ -1,0 +1,206 @@
+// StateStore: everything the live system knows, kept in one transactional database (seed 003's
+// allocator database). Controllers keep no state that is not here, so any controller can replace
+// another after a crash, and the read path (showmesh, queue --store, the dashboard) reads it with
+// no daemon running.
+//
+// Each method is one transaction: it happens whole or not at all. A submission is acknowledged
+// only after add_job() returned its id. A node can hold at most one exclusive allocation; the
+// database refuses a second one with a constraint, not only this code.
+//
+//   Result<std::unique_ptr<StateStore>> store = open_store("sqlite:/var/lib/trellis/state.db");
+//   (*store)->init_cluster("torus:4x4x4", names);
+//   Result<JobId> id = (*store)->add_job(job, now);
+//
+// Backends: SQLite (store/sqlite_store.h, the embedded default); PostgreSQL (its own issue).
+// open_store() picks one from the URL. All methods may be called from several threads at once.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/job.h"
+#include "core/node_set.h"
+#include "core/request.h"
+#include "core/result.h"
+
+namespace trellis {
+
+// Slurm's job states and letters (peers-and-conventions.md).
+enum class JobState {
+  kPending,     // PD
+  kRunning,     // R
+  kSuspended,   // S
+  kCompleting,  // CG: asked to stop; its processes are not all gone yet
+  kCompleted,   // CD
+  kFailed,      // F
+  kCancelled,   // CA
+  kTimeout,     // TO
+  kNodeFail,    // NF
+};
+std::string_view state_letter(JobState state);  // "PD"
+std::string_view state_name(JobState state);    // "PENDING"
+// Accepts a letter or a name, any case ("pd", "Running").
+Result<JobState> parse_job_state(std::string_view text);
+// True for the states a job never leaves (CD F CA TO NF).
+bool is_final(JobState state);
+
+// A job as the store keeps it: what was asked, and what has happened to it.
+struct StoredJob {
+  JobId id = 0;  // given by add_job()
+  int uid = -1;
+  int gid = -1;
+  std::string user;  // the uid's name when it was submitted
+  std::string name;
+  Request request;
+  bool share = false;
+  Seconds time_limit = 0;
+  std::vector<std::string> argv;
+  std::string cwd;
+  std::string output;  // stdout path, resolved ("%j" replaced) at submission
+  std::string error;   // stderr path; empty = the output file
+  std::map<std::string, std::string> env;
+
+  JobState state = JobState::kPending;
+  std::string reason;  // why it waits, or why it ended
+  Seconds submit_time = 0;
+  Seconds start_time = 0;       // of the current attempt; 0 until started
+  Seconds end_time = 0;         // 0 until final
+  Seconds expected_start = 0;   // a pending job's promised start (0: none)
+  int attempt = 0;              // starts so far; a requeue makes the next start attempt + 1
+  std::vector<NodeId> nodes;    // while running (and after, for the record), ascending
+  std::vector<int> box_anchor;  // when the allocator placed a box: its anchor and extents
+  Shape box_extents;            // (both empty otherwise)
+  int exit_code = 0;
+  int signal = 0;
+};
+
+// A node as the store keeps it. Whether it is allocated follows from the allocations.
+struct StoredNode {
+  NodeId id = 0;
+  std::string name;
+  bool up = false;       // its agent registered and keeps heartbeating
+  bool drained = false;  // taken out of service by an administrator
+  std::string agent;     // host:port of the agent serving it
+  Seconds last_heartbeat = 0;
+  std::string reason;       // why it is down or drained
+  std::vector<JobId> jobs;  // the jobs holding it now
+};
+
+// One line of the append-only event log.
+struct StoredEvent {
+  int64_t seq = 0;  // increasing, gap-free within one store
+  Seconds time = 0;
+  std::string kind;  // submit, start, end, requeue, cancel, node_up, node_down, drain, resume, ...
+  JobId job = 0;     // 0 when not about a job
+  std::string node;  // "" when not about a node
+  std::string detail;
+};
+
+// Which jobs list_jobs() returns. Empty lists mean "any".
+struct JobQuery {
+  std::vector<JobId> ids;
+  std::vector<JobState> states;
+  std::optional<int> uid;
+  bool only_active = false;  // only PD, R, S, CG
+};
+
+// A start decided by a pass: the job runs (again) on `nodes` as attempt `attempt`.
+struct JobStart {
+  JobId job = 0;
+  int attempt = 0;  // must be the stored attempt + 1
+  std::vector<NodeId> nodes;
+  std::vector<int> box_anchor;  // empty when no box
+  Shape box_extents;
+};
+
+// What a pending job waits for, as the last pass saw it.
+struct PendingNote {
+  JobId job = 0;
+  std::string reason;
+  Seconds expected_start = 0;
+};
+
+// Everything one scheduling pass decided, committed in one transaction.
+struct PassCommit {
+  std::vector<JobStart> starts;
+  std::vector<PendingNote> notes;  // only the pending jobs whose note changed
+  // The scheduling core's own state that the jobs and allocations do not hold (a batch
+  // policy's reservations), as an opaque text; kept in one slot, replaced by each pass.
+  std::optional<std::string> core_state;
+};
+
+// How a job ended (or stopped for a requeue).
+struct JobEnd {
+  JobId job = 0;
+  int attempt = 0;  // the attempt that ended; a report for another attempt changes nothing
+  JobState state = JobState::kCompleted;  // a final state, or kPending for a requeue
+  int exit_code = 0;
+  int signal = 0;
+  std::string reason;
+};
+
+class StateStore {
+ public:
+  virtual ~StateStore() = default;
+
+  // --- The cluster
+  // Records the machine and its node names on a new store; on a store that has them already,
+  // an error unless they are the same (a controller pointed at another cluster's store).
+  virtual Status init_cluster(std::string_view machine_spec,
+                              const std::vector<std::string>& node_names) = 0;
+  // The machine spec given to init_cluster(); not found on a store never initialised.
+  virtual Result<std::string> machine_spec() = 0;
+  // A number that grows with every committed change (by any process): a cache of the store is
+  // current while this has not changed.
+  virtual Result<int64_t> version() = 0;
+
+  // --- Jobs
+  // Stores a new pending job (its id, state, attempt and times are set here) and logs "submit".
+  virtual Result<JobId> add_job(const StoredJob& job, Seconds now) = 0;
+  virtual Result<std::vector<StoredJob>> list_jobs(const JobQuery& query) = 0;
+  // Not found when there is no such job.
+  virtual Result<StoredJob> job(JobId id) = 0;
+  // Applies a pass: each start sets the job running with its nodes (refused whole, with
+  // kDoesNotFitNow, if any node is already held or the job is not pending with that attempt - 1),
+  // and the pending notes and core state are recorded.
+  virtual Status commit_pass(const PassCommit& pass, Seconds now) = 0;
+  // A job's current attempt ended: its allocation is freed and its state set (a final state, or
+  // kPending to requeue it). Returns false, changing nothing, when the job is already final or
+  // on another attempt (a late or repeated report).
+  virtual Result<bool> end_job(const JobEnd& end, Seconds now) = 0;
+  // kCompleting while its processes are being stopped, kSuspended/kRunning for gang switches.
+  // Refused for a job in a final state.
+  virtual Status set_job_state(JobId job, JobState state, std::string_view reason, Seconds now) = 0;
+  // The last core_state committed by commit_pass(), if any.
+  virtual Result<std::optional<std::string>> core_state() = 0;
+
+  // --- Nodes
+  virtual Result<std::vector<StoredNode>> list_nodes() = 0;
+  // An agent at `agent` serves these nodes and is alive: marks them up (logging node_up for each
+  // that was down) and records the heartbeat time. Not found if a name is not the cluster's.
+  virtual Status nodes_seen(const std::vector<std::string>& names, std::string_view agent,
+                            Seconds now) = 0;
+  // Marks nodes down (missed heartbeats), logging node_down with the reason.
+  virtual Status nodes_down(const std::vector<NodeId>& nodes, std::string_view reason,
+                            Seconds now) = 0;
+  virtual Status set_drained(const std::vector<NodeId>& nodes, bool drained,
+                             std::string_view reason, Seconds now) = 0;
+
+  // --- The event log, oldest first: at most `limit` events with seq > `after`.
+  virtual Result<std::vector<StoredEvent>> events(int64_t after, int limit) = 0;
+};
+
+struct StoreOptions {
+  bool read_only = false;  // the read path: showmesh, queue --store, the dashboard
+};
+
+// Opens (creating and migrating if needed, unless read-only) the store at `url`:
+// "sqlite:PATH" (or a bare path ending in .db). An invalid-argument error names an unknown scheme.
+Result<std::unique_ptr<StateStore>> open_store(std::string_view url, StoreOptions options = {});
+
+}  // namespace trellis
