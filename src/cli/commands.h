@@ -22,5 +22,10 @@ void add_sim_compare_command(CLI::App& app, int& status);
 void add_gang_sim_command(CLI::App& app, int& status);
 // Adds `bench gang` to the bench family.
 void add_bench_gang_command(CLI::App& app, int& status);
+// The live cluster's client commands: submit, queue, cancel, nodes, show, drain, resume.
+void add_job_commands(CLI::App& app, int& status);
+void add_showmesh_command(CLI::App& app, int& status);
+// trellis cluster up|down|status: a local cluster on this host.
+void add_cluster_command(CLI::App& app, int& status);
 
 }  // namespace trellis::cli

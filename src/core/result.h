@@ -20,6 +20,7 @@ struct Error {
   // The kinds of failure. They map one to one onto gRPC status codes for the daemon's API:
   // kInvalidArgument -> INVALID_ARGUMENT, kNotFound -> NOT_FOUND, kDoesNotFitNow ->
   // RESOURCE_EXHAUSTED, kNeverFits -> FAILED_PRECONDITION, kUnavailable -> UNAVAILABLE,
+  // kPermissionDenied -> PERMISSION_DENIED, kUnauthenticated -> UNAUTHENTICATED,
   // kInternal -> INTERNAL.
   enum class Code {
     kInvalidArgument,  // bad input: a malformed spec, option or file
@@ -27,6 +28,8 @@ struct Error {
     kDoesNotFitNow,    // an allocator cannot place the request on the nodes free now
     kNeverFits,        // the request cannot be placed on this machine even when it is idle
     kUnavailable,      // a resource could not be reached or read right now; retrying may help
+    kPermissionDenied,  // the caller is known but may not do this (another user's job)
+    kUnauthenticated,   // the caller could not be identified (no or a bad credential)
     kInternal,         // a broken invariant or a library failure: a bug, not the caller's fault
   };
 

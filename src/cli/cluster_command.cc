@@ -1,0 +1,351 @@
+// trellis cluster up|down|status: a whole cluster on this host, for trying Trellis out and for
+// tests: a private munged, one controller and agents serving emulated nodes, everything kept
+// under one directory:
+//
+//   DIR/trellis.toml     the config every client finds through TRELLIS_CONF
+//   DIR/state.db         the SQLite store
+//   DIR/munge/           munged's key, socket, pid and log
+//   DIR/trellisd.{pid,log,port}, DIR/agent-K.{pid,log} and DIR/agent-K/ (its state)
+//
+// `down` stops exactly the processes whose pids `up` recorded (checking each pid still runs the
+// program it started, so a reused pid is never signalled).
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <thread>
+
+#include "cli/alloc_report.h"
+#include "cli/commands.h"
+#include "cli/live_client.h"
+#include "core/hostlist.h"
+#include "daemon/config.h"
+#include "daemon/munge_daemon.h"
+#include "daemon/process.h"
+#include "topology/machine.h"
+
+namespace trellis::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+int failure(const std::string& message) {
+  std::cerr << "trellis cluster: " << message << "\n";
+  return kExitFailure;
+}
+
+// The daemons live next to the trellis binary (the build tree, or the install's bin/).
+std::string sibling_binary(const std::string& name) {
+  std::error_code error;
+  fs::path self = fs::read_symlink("/proc/self/exe", error);
+  return (self.parent_path() / name).string();
+}
+
+// A free TCP port on the loopback interface, as the kernel hands one out.
+Result<int> free_port() {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return fail(Error::Code::kUnavailable, "cannot open a socket");
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t length = sizeof address;
+  int port = 0;
+  if (bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0 &&
+      getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0)
+    port = ntohs(address.sin_port);
+  close(fd);
+  if (port == 0) return fail(Error::Code::kUnavailable, "no free port on 127.0.0.1");
+  return port;
+}
+
+// Starts `argv` as a daemon of its own session, its output appended to `log`; writes its pid.
+Result<pid_t> spawn(const std::vector<std::string>& argv, const fs::path& log,
+                    const fs::path& pid_file) {
+  std::vector<char*> args;
+  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  std::string log_path = log.string();
+  pid_t pid = fork();
+  if (pid < 0) return fail(Error::Code::kUnavailable, "fork failed");
+  if (pid == 0) {
+    setsid();
+    int out = open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    int in = open("/dev/null", O_RDONLY);
+    if (out >= 0) {
+      dup2(out, STDOUT_FILENO);
+      dup2(out, STDERR_FILENO);
+    }
+    if (in >= 0) dup2(in, STDIN_FILENO);
+    execv(args[0], args.data());
+    _exit(127);
+  }
+  std::ofstream(pid_file) << pid << "\n";
+  return pid;
+}
+
+std::optional<pid_t> read_pid(const fs::path& file) {
+  std::ifstream in(file);
+  long pid = 0;
+  if (!(in >> pid) || pid <= 1) return std::nullopt;
+  return static_cast<pid_t>(pid);
+}
+
+// Reaps `pid` if it is our child (cluster up's own children); others are polled.
+bool gone(pid_t pid) {
+  int status = 0;
+  waitpid(pid, &status, WNOHANG);
+  return !process_running(pid);
+}
+
+// SIGTERM, then SIGKILL after `patience`; only when the pid still runs `program` for `dir`.
+void stop_process(const fs::path& pid_file, const std::string& program, const fs::path& dir,
+                  std::chrono::seconds patience) {
+  std::optional<pid_t> pid = read_pid(pid_file);
+  if (!pid) return;
+  std::string command = process_command_line(*pid);
+  if (!gone(*pid) && command.find(program) != std::string::npos &&
+      command.find(dir.string()) != std::string::npos) {
+    kill(*pid, SIGTERM);
+    auto deadline = Clock::now() + patience;
+    while (!gone(*pid) && Clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    if (!gone(*pid)) kill(*pid, SIGKILL);
+    while (!gone(*pid)) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  fs::remove(pid_file);
+}
+
+std::string tail(const fs::path& log) {
+  std::ifstream in(log);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (text.size() > 2000) text = text.substr(text.size() - 2000);
+  return text;
+}
+
+Result<v1::ListNodesReply> nodes_of(LiveClient& client) {
+  v1::ListNodesRequest request;
+  v1::ListNodesReply reply;
+  grpc::Status status = client.controllers->call(
+      [&](v1::Controller::Stub& stub, grpc::ClientContext& context) {
+        return stub.ListNodes(&context, request, &reply);
+      });
+  if (!status.ok()) return fail(Error::Code::kUnavailable, status.error_message());
+  return reply;
+}
+
+struct UpArgs {
+  std::string machine;
+  std::string dir;
+  int agents = 1;
+  std::string policy = "easy";
+  std::string allocator;
+  std::string node_failure = "requeue";
+  double heartbeat = 1.0;
+  double kill_grace = 2.0;
+};
+
+int run_up(const UpArgs& args) {
+  Result<Machine> machine = Machine::parse(args.machine);
+  if (!machine) return usage_error(fail("--machine: " + machine.error().message));
+  const int n = machine->node_count();
+  if (args.agents < 1 || args.agents > n)
+    return usage_error(fail("--agents: between 1 and " + std::to_string(n)));
+  fs::path dir = fs::absolute(args.dir);
+  std::error_code error;
+  fs::create_directories(dir, error);
+  if (error) return failure("cannot create " + dir.string() + ": " + error.message());
+  if (auto pid = read_pid(dir / "trellisd.pid"); pid && process_running(*pid))
+    return failure("a cluster already runs in " + dir.string() + " (trellis cluster down --dir " +
+                   dir.string() + ")");
+
+  Result<MungeDaemon> munge =
+      MungeDaemon::start((dir / "munge").string(), MungeDaemon::Mode::kDetached);
+  if (!munge) return failure(munge.error().message);
+
+  Result<int> port = free_port();
+  if (!port) return failure(port.error().message);
+  ClusterConfig config;
+  config.machine = machine->spec();
+  config.store = "sqlite:" + (dir / "state.db").string();
+  config.munge_socket = munge->socket();
+  config.controller.listen = "127.0.0.1:" + std::to_string(*port);
+  config.controllers = {config.controller.listen};
+  config.controller.port_file = (dir / "trellisd.port").string();
+  config.controller.policy = args.policy;
+  config.controller.allocator = args.allocator;
+  config.controller.heartbeat_interval = args.heartbeat;
+  config.controller.kill_grace = args.kill_grace;
+  config.controller.node_failure =
+      args.node_failure == "fail" ? NodeFailurePolicy::kFail : NodeFailurePolicy::kRequeue;
+  // The config is checked by the parser the daemons use, before anything starts.
+  std::string text = format_cluster_config(config);
+  if (Result<ClusterConfig> again = parse_cluster_config(text, "trellis.toml"); !again)
+    return failure(again.error().message);
+  const fs::path conf = dir / "trellis.toml";
+  std::ofstream(conf) << text;
+
+  fs::remove(dir / "trellisd.port");
+  Result<pid_t> controller = spawn({sibling_binary("trellisd"), "--conf", conf.string()},
+                                   dir / "trellisd.log", dir / "trellisd.pid");
+  if (!controller) return failure(controller.error().message);
+  auto deadline = Clock::now() + std::chrono::seconds(30);
+  while (!fs::exists(dir / "trellisd.port")) {
+    if (gone(*controller) || Clock::now() > deadline)
+      return failure("trellisd did not start; its log (" + (dir / "trellisd.log").string() +
+                     "):\n" + tail(dir / "trellisd.log"));
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+
+  for (int k = 0; k < args.agents; ++k) {
+    NodeId first = static_cast<NodeId>(static_cast<long>(n) * k / args.agents);
+    NodeId last = static_cast<NodeId>(static_cast<long>(n) * (k + 1) / args.agents);
+    std::vector<NodeId> ids;
+    for (NodeId id = first; id < last; ++id) ids.push_back(id);
+    fs::path state = dir / ("agent-" + std::to_string(k));
+    fs::create_directories(state);
+    Result<pid_t> agent =
+        spawn({sibling_binary("trellis-agent"), "--controller", config.controller.listen,
+               "--nodes", format_hostlist(NodeSet::of(n, ids)), "--state-dir", state.string(),
+               "--munge-socket", munge->socket(), "--port-file", (state / "port").string()},
+              dir / ("agent-" + std::to_string(k) + ".log"),
+              dir / ("agent-" + std::to_string(k) + ".pid"));
+    if (!agent) return failure(agent.error().message);
+  }
+
+  // Up when every node's agent has registered.
+  Result<LiveClient> client = connect_to_cluster(conf.string());
+  if (!client) return failure(client.error().message);
+  deadline = Clock::now() + std::chrono::seconds(30);
+  for (;;) {
+    Result<v1::ListNodesReply> nodes = nodes_of(*client);
+    int up = 0;
+    if (nodes)
+      for (const v1::NodeInfo& node : nodes->nodes()) up += node.state() != v1::DOWN;
+    if (up == n) break;
+    if (Clock::now() > deadline)
+      return failure(std::to_string(up) + " of " + std::to_string(n) +
+                     " nodes came up in 30 s; see the logs in " + dir.string());
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  std::cout << "cluster up: " << machine->spec() << " (" << n << " nodes, " << args.agents
+            << (args.agents == 1 ? " agent" : " agents") << "), controller "
+            << config.controller.listen << ", policy " << args.policy << "\n"
+            << "  export TRELLIS_CONF=" << conf.string() << "\n";
+  return kExitOk;
+}
+
+int run_down(const std::string& dir_arg) {
+  fs::path dir = fs::absolute(dir_arg);
+  if (!fs::exists(dir / "trellis.toml"))
+    return usage_error(fail(Error::Code::kNotFound, "no cluster in " + dir.string()));
+  // Jobs first, while the controller and agents can still stop them.
+  std::optional<pid_t> controller = read_pid(dir / "trellisd.pid");
+  if (controller && process_running(*controller)) {
+    if (Result<LiveClient> client = connect_to_cluster((dir / "trellis.toml").string())) {
+      v1::ListJobsRequest active;
+      v1::ListJobsReply jobs;
+      grpc::Status listed = client->controllers->call(
+          [&](v1::Controller::Stub& stub, grpc::ClientContext& context) {
+            return stub.ListJobs(&context, active, &jobs);
+          });
+      if (listed.ok() && jobs.jobs_size() > 0) {
+        v1::CancelRequest cancel;
+        for (const v1::JobInfo& job : jobs.jobs()) cancel.add_job_ids(job.id());
+        v1::CancelReply cancelled;
+        (void)client->controllers->call(
+            [&](v1::Controller::Stub& stub, grpc::ClientContext& context) {
+              return stub.Cancel(&context, cancel, &cancelled);
+            });
+        auto deadline = Clock::now() + std::chrono::seconds(10);
+        while (Clock::now() < deadline) {
+          v1::ListJobsReply left;
+          grpc::Status again = client->controllers->call(
+              [&](v1::Controller::Stub& stub, grpc::ClientContext& context) {
+                return stub.ListJobs(&context, active, &left);
+              });
+          if (!again.ok() || left.jobs_size() == 0) break;
+          std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        }
+      }
+    }
+  }
+  for (const fs::directory_entry& entry : fs::directory_iterator(dir)) {
+    std::string name = entry.path().filename().string();
+    if (name.rfind("agent-", 0) == 0 && entry.path().extension() == ".pid")
+      stop_process(entry.path(), "trellis-agent", dir, std::chrono::seconds(5));
+  }
+  stop_process(dir / "trellisd.pid", "trellisd", dir, std::chrono::seconds(5));
+  if (Status ok = MungeDaemon::stop((dir / "munge").string()); !ok)
+    return failure(ok.error().message);
+  std::cout << "cluster down: " << dir.string() << "\n";
+  return kExitOk;
+}
+
+int run_status(const std::string& dir_arg) {
+  fs::path dir = fs::absolute(dir_arg);
+  if (!fs::exists(dir / "trellis.toml"))
+    return usage_error(fail(Error::Code::kNotFound, "no cluster in " + dir.string()));
+  int running = 0, stopped = 0;
+  for (const fs::directory_entry& entry : fs::directory_iterator(dir)) {
+    if (entry.path().extension() != ".pid") continue;
+    std::optional<pid_t> pid = read_pid(entry.path());
+    bool alive = pid && process_running(*pid);
+    (alive ? running : stopped)++;
+    std::cout << entry.path().stem().string() << ": "
+              << (alive ? "running, pid " + std::to_string(*pid) : std::string("stopped")) << "\n";
+  }
+  if (Result<LiveClient> client = connect_to_cluster((dir / "trellis.toml").string())) {
+    if (Result<v1::ListNodesReply> nodes = nodes_of(*client)) {
+      int up = 0;
+      for (const v1::NodeInfo& node : nodes->nodes()) up += node.state() != v1::DOWN;
+      std::cout << "nodes: " << up << " of " << nodes->nodes_size() << " up\n";
+    } else {
+      std::cout << "controller: not answering\n";
+    }
+  }
+  return stopped == 0 && running > 0 ? kExitOk : kExitFailure;
+}
+
+}  // namespace
+
+void add_cluster_command(CLI::App& app, int& status) {
+  CLI::App* cluster = app.add_subcommand(
+      "cluster", "A local cluster on this host: a munged, trellisd and agents with emulated nodes");
+  cluster->require_subcommand(1);
+
+  auto up = std::make_shared<UpArgs>();
+  CLI::App* u = cluster->add_subcommand(
+      "up", "Start a cluster: trellis cluster up --machine torus:4x4x4 --dir /tmp/c");
+  u->add_option("--machine", up->machine, "The machine spec (trellis topo --help)")->required();
+  u->add_option("--dir", up->dir, "Where everything of the cluster is kept")->required();
+  u->add_option("--agents", up->agents, "How many agents share the nodes (default 1)");
+  u->add_option("--policy", up->policy, "The queue policy (default easy)");
+  u->add_option("--allocator", up->allocator, "The allocator (default: the machine's)");
+  u->add_option("--node-failure", up->node_failure, "A failed node's jobs: requeue or fail")
+      ->check(CLI::IsMember({"requeue", "fail"}));
+  u->add_option("--heartbeat", up->heartbeat, "Seconds between agent heartbeats (default 1)")
+      ->check(CLI::Range(0.05, 3600.0));
+  u->add_option("--kill-grace", up->kill_grace, "Seconds from SIGTERM to SIGKILL (default 2)")
+      ->check(CLI::Range(0.0, 3600.0));
+  u->callback([up, &status] { status = run_up(*up); });
+
+  auto down_dir = std::make_shared<std::string>();
+  CLI::App* d = cluster->add_subcommand("down", "Cancel its jobs and stop a cluster's processes");
+  d->add_option("--dir", *down_dir, "The cluster's directory")->required();
+  d->callback([down_dir, &status] { status = run_down(*down_dir); });
+
+  auto status_dir = std::make_shared<std::string>();
+  CLI::App* s = cluster->add_subcommand("status", "Which of a cluster's processes run");
+  s->add_option("--dir", *status_dir, "The cluster's directory")->required();
+  s->callback([status_dir, &status] { status = run_status(*status_dir); });
+}
+
+}  // namespace trellis::cli

@@ -1,0 +1,543 @@
+// The client commands of a live cluster, in Slurm's conventions: submit (sbatch/srun), queue
+// (squeue), show job|node (scontrol show), cancel (scancel), nodes (sinfo), drain/resume
+// (scontrol update state=drain). They talk to the controllers over gRPC; `queue --store` reads
+// the store directly, with no controller.
+#include <pwd.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <iomanip>
+#include <iostream>
+#include <map>
+#include <sstream>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/alloc_report.h"
+#include "cli/commands.h"
+#include "cli/live_client.h"
+#include "cli/slurm_time.h"
+#include "core/hostlist.h"
+#include "daemon/grpc_status.h"
+#include "daemon/job_spec.h"
+#include "store/state_store.h"
+
+namespace trellis::cli {
+namespace {
+
+int report(const Error& error, std::string_view command) {
+  std::cerr << "trellis " << command << ": " << error.message << "\n";
+  switch (error.code) {
+    case Error::Code::kInvalidArgument:
+    case Error::Code::kNeverFits:
+    case Error::Code::kNotFound:
+      return kExitUsage;
+    default:
+      return kExitFailure;
+  }
+}
+
+std::string state_letter_of(v1::JobState state) {
+  Result<JobState> s = from_proto(state);
+  return s ? std::string(trellis::state_letter(*s)) : "?";
+}
+
+Seconds now_seconds() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+std::string truncate(const std::string& text, size_t width) {
+  return text.size() <= width ? text : text.substr(0, width);
+}
+
+std::string format_epoch(Seconds t) {
+  if (t <= 0) return "Unknown";
+  std::time_t seconds = static_cast<std::time_t>(t);
+  std::tm local{};
+  localtime_r(&seconds, &local);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%S", &local);
+  return text;
+}
+
+nlohmann::json job_json(const v1::JobInfo& job) {
+  nlohmann::json shape = nlohmann::json::array();
+  for (int e : job.spec().shape()) shape.push_back(e);
+  nlohmann::json argv = nlohmann::json::array();
+  for (const std::string& a : job.spec().argv()) argv.push_back(a);
+  nlohmann::json out = {{"id", job.id()},
+                        {"name", job.spec().name()},
+                        {"user", job.user()},
+                        {"uid", job.uid()},
+                        {"state", state_letter_of(job.state())},
+                        {"reason", job.reason()},
+                        {"nodes", job.spec().nodes()},
+                        {"shape", shape},
+                        {"mode", job.spec().mode()},
+                        {"nodelist", job.nodelist()},
+                        {"time_limit", job.spec().time_limit()},
+                        {"submit_time", job.submit_time()},
+                        {"start_time", job.start_time()},
+                        {"end_time", job.end_time()},
+                        {"expected_start", job.expected_start()},
+                        {"exit_code", job.exit_code()},
+                        {"signal", job.signal()},
+                        {"attempt", job.attempt()},
+                        {"argv", argv},
+                        {"output", job.output()}};
+  if (job.box_shape_size() > 0) {
+    out["box"] = {{"origin", std::vector<int>(job.box_origin().begin(), job.box_origin().end())},
+                  {"shape", std::vector<int>(job.box_shape().begin(), job.box_shape().end())}};
+  }
+  return out;
+}
+
+// squeue's default columns: JOBID PARTITION NAME USER ST TIME NODES NODELIST(REASON).
+void print_queue(std::ostream& out, const std::vector<v1::JobInfo>& jobs, Seconds now) {
+  out << std::right << std::setw(8) << "JOBID" << " " << std::setw(9) << "PARTITION" << " "
+      << std::setw(8) << "NAME" << " " << std::setw(8) << "USER" << " " << std::setw(2) << "ST"
+      << " " << std::setw(10) << "TIME" << " " << std::setw(6) << "NODES" << " "
+      << "NODELIST(REASON)\n";
+  for (const v1::JobInfo& job : jobs) {
+    Seconds ran = 0;
+    if (job.start_time() > 0) ran = (job.end_time() > 0 ? job.end_time() : now) - job.start_time();
+    std::string where = job.nodelist();
+    if (job.state() == v1::PENDING) where = "(" + job.reason() + ")";
+    out << std::right << std::setw(8) << job.id() << " " << std::setw(9) << "main" << " "
+        << std::setw(8) << truncate(job.spec().name(), 8) << " " << std::setw(8)
+        << truncate(job.user(), 8) << " " << std::setw(2) << state_letter_of(job.state()) << " "
+        << std::setw(10) << format_slurm_time(ran) << " " << std::setw(6) << job.spec().nodes()
+        << " " << where << "\n";
+  }
+}
+
+void print_job(std::ostream& out, const v1::JobInfo& job) {
+  std::string command;
+  for (const std::string& a : job.spec().argv()) command += (command.empty() ? "" : " ") + a;
+  std::string request = std::to_string(job.spec().nodes()) + " nodes";
+  if (job.spec().shape_size() > 0)
+    request = format_shape(Shape(job.spec().shape().begin(), job.spec().shape().end())) +
+              (job.spec().rotate() ? "" : " (no rotation)");
+  out << "JobId=" << job.id() << " JobName=" << job.spec().name() << "\n"
+      << "   UserId=" << job.user() << "(" << job.uid() << ") GroupId=" << job.gid() << "\n"
+      << "   JobState=" << state_letter_of(job.state()) << " Reason=" << (job.reason().empty() ? "None" : job.reason())
+      << " ExitCode=" << job.exit_code() << ":" << job.signal() << " Attempt=" << job.attempt()
+      << "\n"
+      << "   Request=" << request << " Mode=" << job.spec().mode()
+      << " TimeLimit=" << format_slurm_time(job.spec().time_limit()) << "\n"
+      << "   SubmitTime=" << format_epoch(job.submit_time())
+      << " StartTime=" << format_epoch(job.start_time() > 0 ? job.start_time() : job.expected_start())
+      << " EndTime=" << format_epoch(job.end_time()) << "\n"
+      << "   NodeList=" << (job.nodelist().empty() ? "(null)" : job.nodelist());
+  if (job.box_shape_size() > 0) {
+    out << " Box=" << format_shape(Shape(job.box_shape().begin(), job.box_shape().end()))
+        << "@(";
+    for (int i = 0; i < job.box_origin_size(); ++i) out << (i ? "," : "") << job.box_origin(i);
+    out << ")";
+  }
+  out << "\n   Command=" << command << "\n   WorkDir=" << job.spec().cwd()
+      << "\n   StdOut=" << job.output() << "\n";
+}
+
+std::string node_state_name(v1::NodeState state) {
+  switch (state) {
+    case v1::IDLE:
+      return "idle";
+    case v1::ALLOCATED:
+      return "alloc";
+    case v1::DOWN:
+      return "down";
+    case v1::DRAINED:
+      return "drain";
+    case v1::DRAINING:
+      return "drng";
+    default:
+      return "unknown";
+  }
+}
+
+Result<std::vector<v1::JobInfo>> fetch_jobs(LiveClient& client, const v1::ListJobsRequest& request) {
+  v1::ListJobsReply reply;
+  grpc::Status status = client.controllers->call(
+      [&](v1::Controller::Stub& stub, grpc::ClientContext& context) {
+        return stub.ListJobs(&context, request, &reply);
+      });
+  if (!status.ok()) return from_grpc(status, "listing jobs");
+  return std::vector<v1::JobInfo>(reply.jobs().begin(), reply.jobs().end());
+}
+
+// --- submit -------------------------------------------------------------------------------------
+
+struct SubmitArgs {
+  std::string conf;
+  int nodes = 0;
+  std::string shape;
+  std::string mode;
+  bool no_rotate = false;
+  std::string time;
+  std::string name;
+  std::string output;
+  std::string error;
+  std::string chdir;
+  std::vector<std::string> env;
+  bool share = false;
+  bool wait = false;
+  std::vector<std::string> command;
+};
+
+int run_submit(const SubmitArgs& args) {
+  v1::JobSpec spec;
+  if (args.shape.empty() && args.nodes == 0) spec.set_nodes(1);
+  if (args.nodes != 0) spec.set_nodes(args.nodes);
+  if (!args.shape.empty()) {
+    Result<Shape> shape = parse_shape(args.shape);
+    if (!shape) return report(fail("--shape: " + shape.error().message), "submit");
+    for (int e : *shape) spec.add_shape(e);
+  }
+  spec.set_mode(args.mode);
+  if (args.no_rotate) {
+    spec.set_rotate(false);
+    spec.set_rotate_set(true);
+  }
+  if (!args.time.empty()) {
+    Result<Seconds> limit = parse_slurm_time(args.time);
+    if (!limit) return report(fail("--time: " + limit.error().message), "submit");
+    spec.set_time_limit(*limit);
+  }
+  spec.set_name(args.name);
+  std::vector<std::string> argv = args.command;
+  if (argv.empty()) return report(fail("no command: trellis submit -N 2 -- hostname"), "submit");
+  // A script file that is not executable runs under /bin/sh, as sbatch runs scripts.
+  if (access(argv[0].c_str(), F_OK) == 0 && access(argv[0].c_str(), X_OK) != 0)
+    argv.insert(argv.begin(), "/bin/sh");
+  for (const std::string& a : argv) spec.add_argv(a);
+  std::string cwd = args.chdir;
+  if (cwd.empty()) {
+    char buffer[4096];
+    if (!getcwd(buffer, sizeof buffer)) return report(fail("cannot read the working directory"), "submit");
+    cwd = buffer;
+  }
+  spec.set_cwd(cwd);
+  spec.set_output(args.output);
+  spec.set_error(args.error);
+  for (const std::string& kv : args.env) {
+    size_t eq = kv.find('=');
+    if (eq == std::string::npos || eq == 0)
+      return report(fail("--env '" + kv + "': expected NAME=VALUE"), "submit");
+    (*spec.mutable_env())[kv.substr(0, eq)] = kv.substr(eq + 1);
+  }
+  spec.set_share(args.share);
+
+  Result<LiveClient> client = connect_to_cluster(args.conf);
+  if (!client) return report(client.error(), "submit");
+  v1::SubmitRequest request;
+  *request.mutable_spec() = spec;
+  v1::SubmitReply reply;
+  grpc::Status status = client->controllers->call(
+      [&](v1::Controller::Stub& stub, grpc::ClientContext& context) {
+        return stub.Submit(&context, request, &reply);
+      });
+  if (!status.ok()) return report(from_grpc(status, "submitting"), "submit");
+  std::cout << "Submitted job " << reply.job_id() << std::endl;
+  if (!args.wait) return kExitOk;
+
+  // --wait: as sbatch --wait, return when the job ends, with its exit status.
+  v1::ListJobsRequest query;
+  query.add_job_ids(reply.job_id());
+  for (int delay_ms = 20;; delay_ms = std::min(delay_ms * 2, 500)) {
+    Result<std::vector<v1::JobInfo>> jobs = fetch_jobs(*client, query);
+    if (jobs && jobs->size() == 1) {
+      const v1::JobInfo& job = jobs->front();
+      Result<JobState> state = from_proto(job.state());
+      if (state && is_final(*state)) {
+        if (*state == JobState::kCompleted) return 0;
+        std::cerr << "trellis submit: job " << job.id() << " ended " << state_name(*state)
+                  << (job.reason().empty() ? "" : " (" + job.reason() + ")") << "\n";
+        if (job.exit_code() != 0) return job.exit_code();
+        return job.signal() != 0 ? 128 + job.signal() : kExitFailure;
+      }
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
+  }
+}
+
+// --- queue --------------------------------------------------------------------------------------
+
+struct QueueArgs {
+  std::string conf;
+  std::string store;
+  std::vector<std::string> states;
+  std::vector<int64_t> ids;
+  std::string user;
+  bool all = false;
+  bool json = false;
+};
+
+Result<std::vector<v1::JobInfo>> jobs_from_store(const std::string& url, const JobQuery& query) {
+  Result<std::unique_ptr<StateStore>> store = open_store(url, {.read_only = true});
+  if (!store) return store.error();
+  Result<std::string> spec = (*store)->machine_spec();
+  if (!spec) return spec.error();
+  Result<Machine> machine = Machine::parse(*spec);
+  if (!machine) return machine.error();
+  Result<std::vector<StoredJob>> jobs = (*store)->list_jobs(query);
+  if (!jobs) return jobs.error();
+  std::vector<v1::JobInfo> out;
+  for (const StoredJob& job : *jobs) out.push_back(job_info(job, machine->node_count()));
+  return out;
+}
+
+int run_queue(const QueueArgs& args) {
+  v1::ListJobsRequest request;
+  JobQuery query;
+  for (const std::string& text : args.states) {
+    Result<JobState> state = parse_job_state(text);
+    if (!state) return report(fail("--state: " + state.error().message), "queue");
+    request.add_states(to_proto(*state));
+    query.states.push_back(*state);
+  }
+  for (int64_t id : args.ids) {
+    request.add_job_ids(id);
+    query.ids.push_back(id);
+  }
+  if (!args.user.empty()) {
+    char* end = nullptr;
+    long uid = std::strtol(args.user.c_str(), &end, 10);
+    if (*end != '\0' || uid < 0) {
+      struct passwd entry {};
+      struct passwd* found = nullptr;
+      char buffer[4096];
+      if (getpwnam_r(args.user.c_str(), &entry, buffer, sizeof buffer, &found) != 0 || !found)
+        return report(fail("--user: no user '" + args.user + "'"), "queue");
+      uid = found->pw_uid;
+    }
+    request.set_uid(static_cast<int>(uid));
+    request.set_has_uid(true);
+    query.uid = static_cast<int>(uid);
+  }
+  request.set_all_states(args.all);
+  query.only_active = query.states.empty() && query.ids.empty() && !args.all;
+
+  Result<std::vector<v1::JobInfo>> jobs = fail("no store or cluster");
+  if (!args.store.empty()) {
+    jobs = jobs_from_store(args.store, query);
+  } else {
+    Result<LiveClient> client = connect_to_cluster(args.conf);
+    if (!client) return report(client.error(), "queue");
+    jobs = fetch_jobs(*client, request);
+  }
+  if (!jobs) return report(jobs.error(), "queue");
+  if (args.json) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const v1::JobInfo& job : *jobs) out.push_back(job_json(job));
+    std::cout << out.dump(2) << "\n";
+  } else {
+    print_queue(std::cout, *jobs, now_seconds());
+  }
+  return kExitOk;
+}
+
+// --- cancel -------------------------------------------------------------------------------------
+
+int run_cancel(const std::string& conf, const std::vector<int64_t>& ids, int signal) {
+  Result<LiveClient> client = connect_to_cluster(conf);
+  if (!client) return report(client.error(), "cancel");
+  v1::CancelRequest request;
+  for (int64_t id : ids) request.add_job_ids(id);
+  request.set_signal(signal);
+  v1::CancelReply reply;
+  grpc::Status status = client->controllers->call(
+      [&](v1::Controller::Stub& stub, grpc::ClientContext& context) {
+        return stub.Cancel(&context, request, &reply);
+      });
+  if (!status.ok()) return report(from_grpc(status, "cancelling"), "cancel");
+  return kExitOk;
+}
+
+// --- nodes --------------------------------------------------------------------------------------
+
+int run_nodes(const std::string& conf, bool json) {
+  Result<LiveClient> client = connect_to_cluster(conf);
+  if (!client) return report(client.error(), "nodes");
+  v1::ListNodesRequest request;
+  v1::ListNodesReply reply;
+  grpc::Status status = client->controllers->call(
+      [&](v1::Controller::Stub& stub, grpc::ClientContext& context) {
+        return stub.ListNodes(&context, request, &reply);
+      });
+  if (!status.ok()) return report(from_grpc(status, "listing nodes"), "nodes");
+  if (json) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const v1::NodeInfo& node : reply.nodes())
+      out.push_back({{"name", node.name()},
+                     {"index", node.index()},
+                     {"state", node_state_name(node.state())},
+                     {"jobs", std::vector<int64_t>(node.job_ids().begin(), node.job_ids().end())},
+                     {"agent", node.agent()},
+                     {"reason", node.reason()},
+                     {"coordinates",
+                      std::vector<int>(node.coordinates().begin(), node.coordinates().end())}});
+    std::cout << out.dump(2) << "\n";
+    return kExitOk;
+  }
+  // sinfo: one line per state, the nodes hostlist-compressed.
+  std::map<std::string, std::vector<NodeId>> by_state;
+  int total = 0;
+  for (const v1::NodeInfo& node : reply.nodes()) {
+    by_state[node_state_name(node.state())].push_back(node.index());
+    total = std::max(total, node.index() + 1);
+  }
+  Result<Machine> machine = Machine::parse(reply.machine());
+  if (machine) total = machine->node_count();
+  std::cout << std::left << std::setw(10) << "PARTITION" << std::setw(6) << "AVAIL" << std::setw(8)
+            << "NODES" << std::setw(8) << "STATE" << "NODELIST\n";
+  for (const auto& [state, ids] : by_state)
+    std::cout << std::left << std::setw(10) << "main*" << std::setw(6) << "up" << std::setw(8)
+              << ids.size() << std::setw(8) << state << format_hostlist(NodeSet::of(total, ids))
+              << "\n";
+  return kExitOk;
+}
+
+// --- show ---------------------------------------------------------------------------------------
+
+int run_show(const std::string& conf, const std::string& what, const std::string& name, bool json) {
+  Result<LiveClient> client = connect_to_cluster(conf);
+  if (!client) return report(client.error(), "show");
+  if (what == "job") {
+    char* end = nullptr;
+    long long id = std::strtoll(name.c_str(), &end, 10);
+    if (name.empty() || *end != '\0' || id <= 0)
+      return report(fail("'" + name + "' is not a job id"), "show");
+    v1::ListJobsRequest request;
+    request.add_job_ids(id);
+    Result<std::vector<v1::JobInfo>> jobs = fetch_jobs(*client, request);
+    if (!jobs) return report(jobs.error(), "show");
+    if (jobs->empty()) return report(fail(Error::Code::kNotFound, "no job " + name), "show");
+    if (json)
+      std::cout << job_json(jobs->front()).dump(2) << "\n";
+    else
+      print_job(std::cout, jobs->front());
+    return kExitOk;
+  }
+  if (what != "node") return report(fail("show what? 'job ID' or 'node NAME'"), "show");
+  v1::ListNodesRequest request;
+  request.set_nodelist(name);
+  v1::ListNodesReply reply;
+  grpc::Status status = client->controllers->call(
+      [&](v1::Controller::Stub& stub, grpc::ClientContext& context) {
+        return stub.ListNodes(&context, request, &reply);
+      });
+  if (!status.ok()) return report(from_grpc(status, "showing nodes"), "show");
+  for (const v1::NodeInfo& node : reply.nodes()) {
+    std::cout << "NodeName=" << node.name() << " State=" << node_state_name(node.state())
+              << " Agent=" << node.agent() << "\n   Coordinates=";
+    for (int i = 0; i < node.coordinates_size(); ++i) std::cout << (i ? "," : "") << node.coordinates(i);
+    std::cout << " Jobs=";
+    for (int i = 0; i < node.job_ids_size(); ++i) std::cout << (i ? "," : "") << node.job_ids(i);
+    std::cout << " LastHeartbeat=" << format_epoch(node.last_heartbeat())
+              << " Reason=" << (node.reason().empty() ? "None" : node.reason()) << "\n";
+  }
+  return kExitOk;
+}
+
+int run_drain(const std::string& conf, const std::string& nodelist, bool resume,
+              const std::string& reason) {
+  Result<LiveClient> client = connect_to_cluster(conf);
+  if (!client) return report(client.error(), resume ? "resume" : "drain");
+  v1::DrainRequest request;
+  request.set_nodelist(nodelist);
+  request.set_resume(resume);
+  request.set_reason(reason);
+  v1::DrainReply reply;
+  grpc::Status status = client->controllers->call(
+      [&](v1::Controller::Stub& stub, grpc::ClientContext& context) {
+        return stub.Drain(&context, request, &reply);
+      });
+  if (!status.ok()) return report(from_grpc(status, resume ? "resuming" : "draining"), "drain");
+  return kExitOk;
+}
+
+}  // namespace
+
+void add_job_commands(CLI::App& app, int& status) {
+  auto submit = std::make_shared<SubmitArgs>();
+  CLI::App* s = app.add_subcommand(
+      "submit",
+      "Submit a job to a live cluster (as sbatch): trellis submit -N 4 --time 10 -- ./app args");
+  add_conf_option(*s, submit->conf);
+  s->add_option("-N,--nodes", submit->nodes, "Number of nodes (default 1)")->check(CLI::Range(1, 1 << 30));
+  s->add_option("--shape", submit->shape, "A box of nodes on a mesh/torus, e.g. 4x2x2");
+  s->add_option("--mode", submit->mode, "Placement: torus, mesh or any (default: the cluster's)");
+  s->add_flag("--no-rotate", submit->no_rotate, "The shape may not be permuted across axes");
+  s->add_option("-t,--time", submit->time,
+                "Time limit: minutes, MM:SS, HH:MM:SS or D-HH:MM:SS (default: the cluster's)");
+  s->add_option("-J,--job-name", submit->name, "The job's name (default: the command)");
+  s->add_option("-o,--output", submit->output, "stdout file; %j is the job id (default trellis-%j.out)");
+  s->add_option("-e,--error", submit->error, "stderr file (default: the output file)");
+  s->add_option("-D,--chdir", submit->chdir, "Working directory (default: the current one)");
+  s->add_option("--env", submit->env, "NAME=VALUE for the job's environment (repeatable)");
+  s->add_flag("--share", submit->share, "The job may be time-shared (gang policies)");
+  s->add_flag("--wait", submit->wait, "Return when the job ends, with its exit status");
+  s->add_option("command", submit->command, "The command and its arguments (after --), or a script")
+      ->required();
+  s->callback([submit, &status] { status = run_submit(*submit); });
+
+  auto queue = std::make_shared<QueueArgs>();
+  CLI::App* q = app.add_subcommand(
+      "queue", "List jobs (as squeue): JOBID PARTITION NAME USER ST TIME NODES NODELIST(REASON)");
+  add_conf_option(*q, queue->conf);
+  q->add_option("--store", queue->store,
+                "Read this store directly (e.g. sqlite:DIR/state.db), with no controller");
+  q->add_option("-t,--state", queue->states, "Only these states (PD R S CG CD F CA TO NF)")->delimiter(',');
+  q->add_option("-j,--jobs", queue->ids, "Only these job ids")->delimiter(',');
+  q->add_option("-u,--user", queue->user, "Only this user's jobs (name or uid)");
+  q->add_flag("-a,--all", queue->all, "Also jobs that have ended");
+  q->add_flag("--json", queue->json, "JSON output for scripts");
+  q->callback([queue, &status] { status = run_queue(*queue); });
+
+  auto cancel_conf = std::make_shared<std::string>();
+  auto cancel_ids = std::make_shared<std::vector<int64_t>>();
+  auto cancel_signal = std::make_shared<int>(0);
+  CLI::App* c = app.add_subcommand("cancel", "Cancel jobs (as scancel): trellis cancel 12 13");
+  add_conf_option(*c, *cancel_conf);
+  c->add_option("-s,--signal", *cancel_signal, "Only send this signal number to the job's processes")
+      ->check(CLI::Range(1, 64));
+  c->add_option("ids", *cancel_ids, "Job ids")->required();
+  c->callback([=, &status] { status = run_cancel(*cancel_conf, *cancel_ids, *cancel_signal); });
+
+  auto nodes_conf = std::make_shared<std::string>();
+  auto nodes_json = std::make_shared<bool>(false);
+  CLI::App* n = app.add_subcommand("nodes", "List nodes by state (as sinfo)");
+  add_conf_option(*n, *nodes_conf);
+  n->add_flag("--json", *nodes_json, "JSON output for scripts, one entry per node");
+  n->callback([=, &status] { status = run_nodes(*nodes_conf, *nodes_json); });
+
+  auto show_conf = std::make_shared<std::string>();
+  auto show_what = std::make_shared<std::string>();
+  auto show_name = std::make_shared<std::string>();
+  auto show_json = std::make_shared<bool>(false);
+  CLI::App* sh = app.add_subcommand("show", "Show a job or nodes (as scontrol show): show job 12");
+  add_conf_option(*sh, *show_conf);
+  sh->add_option("what", *show_what, "job or node")->required()->check(CLI::IsMember({"job", "node"}));
+  sh->add_option("name", *show_name, "A job id, or a node hostlist (default: every node)");
+  sh->add_flag("--json", *show_json, "JSON output (jobs)");
+  sh->callback([=, &status] { status = run_show(*show_conf, *show_what, *show_name, *show_json); });
+
+  for (bool resume : {false, true}) {
+    auto conf = std::make_shared<std::string>();
+    auto nodelist = std::make_shared<std::string>();
+    auto reason = std::make_shared<std::string>();
+    CLI::App* d = app.add_subcommand(resume ? "resume" : "drain",
+                                     resume ? "Put drained nodes back into service (administrators)"
+                                            : "Take nodes out of service (administrators): "
+                                              "running jobs finish, nothing new starts");
+    add_conf_option(*d, *conf);
+    d->add_option("nodes", *nodelist, "A hostlist, e.g. n[0-7]")->required();
+    d->add_option("--reason", *reason, "Why (shown by show node)");
+    d->callback([=, &status] { status = run_drain(*conf, *nodelist, resume, *reason); });
+  }
+}
+
+}  // namespace trellis::cli

@@ -1,0 +1,27 @@
+// What every client command of a live cluster needs: its config (found through --conf or
+// TRELLIS_CONF), MUNGE credentials, and calls to its controllers with failover.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "daemon/auth.h"
+#include "daemon/config.h"
+#include <CLI/CLI.hpp>
+
+#include "daemon/controller_client.h"
+
+namespace trellis::cli {
+
+struct LiveClient {
+  ClusterConfig config;
+  std::unique_ptr<ControllerClient> controllers;
+};
+
+// `conf`: the --conf flag's value ("" = TRELLIS_CONF).
+Result<LiveClient> connect_to_cluster(const std::string& conf);
+
+// Adds the --conf option every client command takes.
+void add_conf_option(CLI::App& command, std::string& conf);
+
+}  // namespace trellis::cli

@@ -1,0 +1,198 @@
+#include "daemon/config.h"
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include <toml++/toml.h>
+
+namespace trellis {
+namespace {
+
+// Reads the settings of one table, naming the file, table and key in every error.
+class TableReader {
+ public:
+  TableReader(const toml::table* table, std::string where) : table_(table), where_(std::move(where)) {}
+
+  Status string(std::string_view key, std::string& out) {
+    const toml::node* node = get(key);
+    if (!node) return Ok{};
+    if (!node->is_string()) return wrong(key, "a string");
+    out = node->as_string()->get();
+    return Ok{};
+  }
+  Status number(std::string_view key, double& out, double minimum) {
+    const toml::node* node = get(key);
+    if (!node) return Ok{};
+    if (node->is_integer()) {
+      out = static_cast<double>(node->as_integer()->get());
+    } else if (node->is_floating_point()) {
+      out = node->as_floating_point()->get();
+    } else {
+      return wrong(key, "a number");
+    }
+    if (!(out >= minimum)) return wrong(key, "a number >= " + std::to_string(minimum));
+    return Ok{};
+  }
+  Status integer(std::string_view key, int& out, int minimum) {
+    const toml::node* node = get(key);
+    if (!node) return Ok{};
+    if (!node->is_integer() || node->as_integer()->get() < minimum ||
+        node->as_integer()->get() > 1'000'000'000)
+      return wrong(key, "an integer >= " + std::to_string(minimum));
+    out = static_cast<int>(node->as_integer()->get());
+    return Ok{};
+  }
+  Status strings(std::string_view key, std::vector<std::string>& out) {
+    const toml::node* node = get(key);
+    if (!node) return Ok{};
+    const toml::array* array = node->as_array();
+    if (!array) return wrong(key, "an array of strings");
+    out.clear();
+    for (const toml::node& item : *array) {
+      if (!item.is_string()) return wrong(key, "an array of strings");
+      out.push_back(item.as_string()->get());
+    }
+    return Ok{};
+  }
+  Status integers(std::string_view key, std::vector<int>& out) {
+    const toml::node* node = get(key);
+    if (!node) return Ok{};
+    const toml::array* array = node->as_array();
+    if (!array) return wrong(key, "an array of uids");
+    out.clear();
+    for (const toml::node& item : *array) {
+      if (!item.is_integer() || item.as_integer()->get() < 0) return wrong(key, "an array of uids");
+      out.push_back(static_cast<int>(item.as_integer()->get()));
+    }
+    return Ok{};
+  }
+  // Keys this program does not know are errors: a misspelt setting must not be ignored.
+  Status no_unknown_keys(std::initializer_list<std::string_view> known) {
+    if (!table_) return Ok{};
+    for (const auto& [key, value] : *table_) {
+      bool found = false;
+      for (std::string_view k : known) found = found || key.str() == k;
+      if (!found) return fail(where_ + ": unknown setting '" + std::string(key.str()) + "'");
+    }
+    return Ok{};
+  }
+  Error wrong(std::string_view key, const std::string& expected) const {
+    return fail(where_ + " " + std::string(key) + ": expected " + expected);
+  }
+
+ private:
+  const toml::node* get(std::string_view key) const { return table_ ? table_->get(key) : nullptr; }
+  const toml::table* table_;
+  std::string where_;
+};
+
+#define TRELLIS_TRY(expr)            \
+  do {                               \
+    if (auto ok_ = (expr); !ok_) {   \
+      return ok_.error();            \
+    }                                \
+  } while (false)
+
+}  // namespace
+
+Result<ClusterConfig> parse_cluster_config(std::string_view text, std::string_view origin) {
+  // toml++ reports syntax errors by exception (its build enables them); they stop here.
+  toml::table root;
+  try {
+    root = toml::parse(text, std::string(origin));
+  } catch (const toml::parse_error& e) {
+    return fail(std::string(origin) + ":" + std::to_string(e.source().begin.line) + ": " +
+                std::string(e.description()));
+  }
+  for (const auto& [key, value] : root) {
+    if (key.str() != "cluster" && key.str() != "controller")
+      return fail(std::string(origin) + ": unknown table [" + std::string(key.str()) +
+                  "] (expected [cluster] and [controller])");
+  }
+  ClusterConfig config;
+  TableReader cluster(root["cluster"].as_table(), std::string(origin) + ": [cluster]");
+  TRELLIS_TRY(cluster.no_unknown_keys({"machine", "store", "controllers", "munge_socket"}));
+  TRELLIS_TRY(cluster.string("machine", config.machine));
+  TRELLIS_TRY(cluster.string("store", config.store));
+  TRELLIS_TRY(cluster.strings("controllers", config.controllers));
+  TRELLIS_TRY(cluster.string("munge_socket", config.munge_socket));
+  if (config.machine.empty())
+    return fail(std::string(origin) + ": [cluster] machine is missing (e.g. \"torus:4x4x4\")");
+  if (config.store.empty())
+    return fail(std::string(origin) + ": [cluster] store is missing (e.g. \"sqlite:state.db\")");
+
+  ControllerSettings& c = config.controller;
+  TableReader controller(root["controller"].as_table(), std::string(origin) + ": [controller]");
+  TRELLIS_TRY(controller.no_unknown_keys(
+      {"listen", "port_file", "policy", "allocator", "heartbeat_interval", "heartbeat_misses",
+       "node_failure", "default_time_limit", "max_time_limit", "kill_grace", "admins"}));
+  TRELLIS_TRY(controller.string("listen", c.listen));
+  TRELLIS_TRY(controller.string("port_file", c.port_file));
+  TRELLIS_TRY(controller.string("policy", c.policy));
+  TRELLIS_TRY(controller.string("allocator", c.allocator));
+  TRELLIS_TRY(controller.number("heartbeat_interval", c.heartbeat_interval, 0.01));
+  TRELLIS_TRY(controller.integer("heartbeat_misses", c.heartbeat_misses, 1));
+  std::string failure = "requeue";
+  TRELLIS_TRY(controller.string("node_failure", failure));
+  if (failure == "requeue") {
+    c.node_failure = NodeFailurePolicy::kRequeue;
+  } else if (failure == "fail") {
+    c.node_failure = NodeFailurePolicy::kFail;
+  } else {
+    return controller.wrong("node_failure", "\"requeue\" or \"fail\", found \"" + failure + "\"");
+  }
+  TRELLIS_TRY(controller.number("default_time_limit", c.default_time_limit, 1));
+  TRELLIS_TRY(controller.number("max_time_limit", c.max_time_limit, 0));
+  TRELLIS_TRY(controller.number("kill_grace", c.kill_grace, 0));
+  TRELLIS_TRY(controller.integers("admins", c.admins));
+  if (config.controllers.empty()) config.controllers.push_back(c.listen);
+  return config;
+}
+
+Result<ClusterConfig> load_cluster_config(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return fail(Error::Code::kNotFound, path + ": cannot read the cluster config");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return parse_cluster_config(text.str(), path);
+}
+
+std::string format_cluster_config(const ClusterConfig& config) {
+  toml::array controllers;
+  for (const std::string& a : config.controllers) controllers.push_back(a);
+  toml::array admins;
+  for (int uid : config.controller.admins) admins.push_back(uid);
+  const ControllerSettings& c = config.controller;
+  toml::table root{
+      {"cluster", toml::table{{"machine", config.machine},
+                              {"store", config.store},
+                              {"controllers", controllers},
+                              {"munge_socket", config.munge_socket}}},
+      {"controller",
+       toml::table{{"listen", c.listen},
+                   {"port_file", c.port_file},
+                   {"policy", c.policy},
+                   {"allocator", c.allocator},
+                   {"heartbeat_interval", c.heartbeat_interval},
+                   {"heartbeat_misses", c.heartbeat_misses},
+                   {"node_failure", c.node_failure == NodeFailurePolicy::kFail ? "fail" : "requeue"},
+                   {"default_time_limit", c.default_time_limit},
+                   {"max_time_limit", c.max_time_limit},
+                   {"kill_grace", c.kill_grace},
+                   {"admins", admins}}},
+  };
+  std::ostringstream out;
+  out << "# Trellis cluster config (see trellisd --help)\n" << root << "\n";
+  return out.str();
+}
+
+Result<std::string> find_cluster_config(std::string_view flag) {
+  if (!flag.empty()) return std::string(flag);
+  if (const char* env = std::getenv("TRELLIS_CONF"); env && *env) return std::string(env);
+  return fail(Error::Code::kNotFound,
+              "no cluster config: pass --conf FILE or set TRELLIS_CONF (trellis cluster up writes "
+              "DIR/trellis.toml)");
+}
+
+}  // namespace trellis

@@ -1,0 +1,69 @@
+// ClusterConfig: one cluster's settings, read from its TOML file (`trellis.toml`). Every program of
+// the live system reads the same file: trellisd for its policy and limits, agents and the CLI for
+// the controllers' addresses, the read path for the store URL. Clients find it through --conf or
+// the TRELLIS_CONF variable, as Slurm's tools use SLURM_CONF.
+//
+//   [cluster]
+//   machine = "torus:4x4x4"              # the machine spec (trellis topo --help)
+//   store = "sqlite:/srv/trellis/state.db"
+//   controllers = ["127.0.0.1:6817"]     # where clients and agents call; trellisd listens on its own
+//   munge_socket = "/run/munge/munge.socket.2"   # "" = munged's default
+//
+//   [controller]
+//   listen = "127.0.0.1:6817"            # port 0 = any free port (see port_file)
+//   port_file = ""                       # where to write the bound port
+//   policy = "easy"                      # a queue policy of `trellis list`
+//   allocator = ""                       # "" = the machine's default allocator
+//   heartbeat_interval = 1.0             # seconds between an agent's heartbeats
+//   heartbeat_misses = 3                 # a node is down after this many missed heartbeats
+//   node_failure = "requeue"             # a failed node's jobs: "requeue" or "fail" (NF)
+//   default_time_limit = 3600            # seconds, for jobs that give none
+//   max_time_limit = 0                   # seconds; 0 = no maximum
+//   kill_grace = 5.0                     # seconds between SIGTERM and SIGKILL
+//   admins = [0]                         # uids that may act on any job and drain nodes
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/job.h"
+#include "core/result.h"
+
+namespace trellis {
+
+enum class NodeFailurePolicy { kRequeue, kFail };
+
+struct ControllerSettings {
+  std::string listen = "127.0.0.1:6817";
+  std::string port_file;
+  std::string policy = "easy";
+  std::string allocator;
+  Seconds heartbeat_interval = 1.0;
+  int heartbeat_misses = 3;
+  NodeFailurePolicy node_failure = NodeFailurePolicy::kRequeue;
+  Seconds default_time_limit = 3600;
+  Seconds max_time_limit = 0;
+  Seconds kill_grace = 5.0;
+  std::vector<int> admins = {0};
+};
+
+struct ClusterConfig {
+  std::string machine;
+  std::string store;
+  std::vector<std::string> controllers;
+  std::string munge_socket;
+  ControllerSettings controller;
+};
+
+// Parses a config's text; `origin` names it in errors ("trellis.toml: [controller] policy: ...").
+Result<ClusterConfig> parse_cluster_config(std::string_view text, std::string_view origin);
+Result<ClusterConfig> load_cluster_config(const std::string& path);
+// The text of `config` as TOML, readable by parse_cluster_config().
+std::string format_cluster_config(const ClusterConfig& config);
+
+// The config file a client uses: `flag` if given, else $TRELLIS_CONF; an error saying how to name
+// one when neither is set.
+Result<std::string> find_cluster_config(std::string_view flag);
+
+}  // namespace trellis

@@ -1,0 +1,650 @@
+#include "daemon/controller.h"
+
+#include <pwd.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include <nlohmann/json.hpp>
+
+#include "alloc/registry.h"
+#include "core/hostlist.h"
+#include "daemon/job_spec.h"
+#include "sched/registry.h"
+
+namespace trellis {
+namespace {
+
+constexpr std::string_view kNodePrefix = "n";
+
+std::string user_name(int uid) {
+  struct passwd entry {};
+  struct passwd* found = nullptr;
+  char buffer[4096];
+  if (getpwuid_r(static_cast<uid_t>(uid), &entry, buffer, sizeof buffer, &found) == 0 && found)
+    return entry.pw_name;
+  return std::to_string(uid);
+}
+
+// The reservations a batch policy keeps between passes, as the store's opaque core state.
+std::string reservations_to_text(const std::vector<Reservation>& reservations) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const Reservation& r : reservations) {
+    std::vector<NodeId> nodes;
+    r.nodes.for_each([&](NodeId n) { nodes.push_back(n); });
+    out.push_back({{"job", r.job}, {"start", r.start}, {"nodes", nodes}});
+  }
+  return out.dump();
+}
+
+// Reads reservations back, keeping only those of jobs still pending; anything malformed is
+// dropped (a reservation is a promise the next pass remakes, never needed for correctness).
+std::vector<Reservation> reservations_from_text(const std::string& text, int node_count,
+                                                const std::map<JobId, StoredJob>& pending) {
+  std::vector<Reservation> out;
+  nlohmann::json parsed = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!parsed.is_array()) return out;
+  for (const nlohmann::json& item : parsed) {
+    if (!item.is_object() || !item["job"].is_number_integer() || !item["start"].is_number() ||
+        !item["nodes"].is_array())
+      continue;
+    Reservation r;
+    r.job = item["job"].get<JobId>();
+    r.start = item["start"].get<double>();
+    r.nodes = NodeSet(node_count);
+    bool valid = pending.count(r.job) > 0;
+    for (const nlohmann::json& n : item["nodes"]) {
+      if (!n.is_number_integer() || n.get<long>() < 0 || n.get<long>() >= node_count) {
+        valid = false;
+        break;
+      }
+      r.nodes.set(static_cast<NodeId>(n.get<long>()));
+    }
+    if (valid) out.push_back(std::move(r));
+  }
+  return out;
+}
+
+std::vector<NodeId> ids_of(const NodeSet& nodes) {
+  std::vector<NodeId> ids;
+  nodes.for_each([&](NodeId n) { ids.push_back(n); });
+  return ids;
+}
+
+}  // namespace
+
+Controller::Controller(const ClusterConfig& config, StateStore& store, AgentLink& agents,
+                       Machine machine)
+    : config_(config), store_(store), agents_(agents), machine_(std::move(machine)) {}
+
+Result<std::unique_ptr<Controller>> Controller::open(const ClusterConfig& config,
+                                                     StateStore& store, AgentLink& agents,
+                                                     Seconds now) {
+  Result<Machine> machine = Machine::parse(config.machine);
+  if (!machine) return fail("[cluster] machine: " + machine.error().message);
+  std::unique_ptr<Controller> c(new Controller(config, store, agents, *machine));
+  const Machine& m = c->machine_;
+  std::string allocator_name =
+      config.controller.allocator.empty() ? default_allocator_for(m) : config.controller.allocator;
+  Result<std::unique_ptr<Allocator>> allocator =
+      AllocatorRegistry::builtin().create(allocator_name, m);
+  if (!allocator) return fail("[controller] allocator: " + allocator.error().message);
+  c->allocator_ = std::move(*allocator);
+  Result<std::unique_ptr<QueuePolicy>> policy =
+      PolicyRegistry::builtin().create(config.controller.policy, m);
+  if (!policy) return fail("[controller] policy: " + policy.error().message);
+  c->policy_ = std::move(*policy);
+  c->core_ = std::make_unique<BatchCore>(c->machine_, *c->allocator_, *c->policy_);
+
+  std::vector<std::string> names;
+  for (NodeId n = 0; n < m.node_count(); ++n) names.push_back(c->node_name(n));
+  if (Status ok = store.init_cluster(m.spec(), names); !ok) return ok.error();
+  if (Status ok = c->rebuild(now); !ok) return ok.error();
+  return c;
+}
+
+std::string Controller::node_name(NodeId node) const {
+  return std::string(kNodePrefix) + std::to_string(node);
+}
+
+Result<NodeId> Controller::node_id(std::string_view name) const {
+  Result<NodeSet> parsed = parse_hostlist(name, machine_.node_count(), kNodePrefix);
+  if (!parsed || parsed->count() != 1)
+    return fail(Error::Code::kNotFound, "node '" + std::string(name) + "' is not in this cluster");
+  return parsed->first();
+}
+
+Job Controller::core_job(const StoredJob& s) const {
+  Job job;
+  job.id = s.id;
+  job.submit = s.submit_time;
+  job.time_limit = s.time_limit;
+  job.request = s.request;
+  job.share = s.share;
+  job.user = s.uid;
+  job.group = s.gid;
+  job.name = s.name;
+  return job;
+}
+
+Status Controller::rebuild(Seconds now) {
+  const int n = machine_.node_count();
+  Result<std::vector<StoredNode>> nodes = store_.list_nodes();
+  if (!nodes) return nodes.error();
+  agent_of_.assign(n, "");
+  last_seen_.assign(n, now);  // every agent gets its full heartbeat window after a restart
+  up_.assign(n, false);
+  drained_.assign(n, false);
+  for (const StoredNode& node : *nodes) {
+    if (node.id < 0 || node.id >= n) continue;
+    agent_of_[node.id] = node.agent;
+    up_[node.id] = node.up;
+    drained_[node.id] = node.drained;
+  }
+
+  JobQuery active;
+  active.only_active = true;
+  Result<std::vector<StoredJob>> jobs = store_.list_jobs(active);
+  if (!jobs) return jobs.error();
+  CoreSnapshot snapshot;
+  snapshot.down = NodeSet(n);
+  for (NodeId id = 0; id < n; ++id)
+    if (!up_[id] || drained_[id]) snapshot.down.set(id);
+  snapshot.last_pass = now;
+  running_.clear();
+  pending_.clear();
+  std::vector<const StoredJob*> relaunch;
+  for (const StoredJob& job : *jobs) {
+    if (job.state == JobState::kPending) {
+      snapshot.queue.push_back(core_job(job));
+      pending_[job.id] = job;
+      continue;
+    }
+    LiveJob live;
+    live.attempt = job.attempt;
+    live.start = job.start_time;
+    live.limit_at = job.start_time + job.time_limit;
+    live.nodes = job.nodes;
+    live.unreported = std::set<NodeId>(job.nodes.begin(), job.nodes.end());
+    if (job.state == JobState::kCompleting) live.stop = StopReason::kCancel;
+    RunningJob r;
+    r.id = job.id;
+    r.start = job.start_time;
+    r.expected_end = live.limit_at;
+    r.nodes = NodeSet::of(n, job.nodes);
+    r.node_count = static_cast<int>(job.nodes.size());
+    snapshot.running.push_back(std::move(r));
+    snapshot.running_jobs.push_back(core_job(job));
+    running_[job.id] = std::move(live);
+    relaunch.push_back(&job);
+  }
+  Result<std::optional<std::string>> state = store_.core_state();
+  if (state && *state) snapshot.reservations = reservations_from_text(**state, n, pending_);
+  if (Status ok = core_->restore(snapshot); !ok)
+    return fail(Error::Code::kInternal, "rebuilding the scheduler from the store: " +
+                                            ok.error().message);
+  // Reconciliation: a launch that never reached its agent is delivered now; one that did is a
+  // no-op there (same job and attempt), and an agent re-reports a task that has ended.
+  for (const StoredJob* job : relaunch) {
+    send_launch(*job, job->attempt, job->nodes);
+    if (running_[job->id].stop == StopReason::kCancel) send_signal(job->id, running_[job->id], 0);
+  }
+  pass_wanted_ = true;
+  return Ok{};
+}
+
+bool Controller::is_admin(const Caller& caller) const {
+  // The user the daemons run as administers the cluster, as Slurm's SlurmUser does.
+  if (caller.uid == static_cast<int>(getuid())) return true;
+  return std::find(config_.controller.admins.begin(), config_.controller.admins.end(),
+                   caller.uid) != config_.controller.admins.end();
+}
+
+bool Controller::is_agent(const Caller& caller) const { return is_admin(caller); }
+
+Result<JobId> Controller::submit(const v1::JobSpec& spec, const Caller& caller, Seconds now) {
+  Result<StoredJob> checked = job_from_spec(spec, machine_, config_.controller);
+  if (!checked) return checked.error();
+  StoredJob job = std::move(*checked);
+  if (Status fits = allocator_->check(job.request); !fits) return fits.error();
+  job.uid = caller.uid;
+  job.gid = caller.gid;
+  job.user = user_name(caller.uid);
+
+  std::lock_guard lock(mutex_);
+  Result<JobId> id = store_.add_job(job, now);
+  if (!id) return id.error();
+  job.id = *id;
+  job.submit_time = now;
+  if (Status queued = core_->submit(core_job(job), now); !queued) {
+    // The allocator accepted the request above, so this is a broken invariant; the stored job
+    // must not wait forever.
+    (void)store_.end_job({job.id, 0, JobState::kFailed, 0, 0, queued.error().message}, now);
+    return fail(Error::Code::kInternal, "queueing job " + std::to_string(job.id) + ": " +
+                                            queued.error().message);
+  }
+  pending_[job.id] = std::move(job);
+  pass_wanted_ = true;
+  return *id;
+}
+
+Result<std::vector<JobId>> Controller::cancel(const std::vector<JobId>& ids, int signal,
+                                              const Caller& caller, Seconds now) {
+  if (ids.empty()) return fail("job_ids: give at least one job id");
+  if (signal < 0 || signal > 64) return fail("signal: " + std::to_string(signal) + " is not a signal");
+  std::lock_guard lock(mutex_);
+  // Every id is checked before anything changes, so a refused call changes nothing.
+  std::vector<StoredJob> targets;
+  for (JobId id : ids) {
+    Result<StoredJob> job = store_.job(id);
+    if (!job) return fail(Error::Code::kNotFound, "job " + std::to_string(id) + " does not exist");
+    if (job->uid != caller.uid && !is_admin(caller))
+      return fail(Error::Code::kPermissionDenied,
+                  "permission denied: job " + std::to_string(id) + " belongs to " + job->user);
+    targets.push_back(std::move(*job));
+  }
+  std::vector<JobId> acted;
+  for (const StoredJob& job : targets) {
+    if (is_final(job.state)) continue;
+    if (job.state == JobState::kPending) {
+      if (signal != 0) continue;  // nothing runs to deliver it to
+      Result<bool> ended =
+          store_.end_job({job.id, job.attempt, JobState::kCancelled, 0, 0, "cancelled"}, now);
+      if (!ended) return ended.error();
+      (void)core_->cancel(job.id, now);
+      pending_.erase(job.id);
+      notes_.erase(job.id);
+      pass_wanted_ = true;
+      acted.push_back(job.id);
+      continue;
+    }
+    auto live = running_.find(job.id);
+    if (live == running_.end()) continue;
+    if (signal == 0) {
+      if (live->second.stop == StopReason::kNone) live->second.stop = StopReason::kCancel;
+      if (Status ok = store_.set_job_state(job.id, JobState::kCompleting, "cancelled", now); !ok)
+        return ok.error();
+    }
+    send_signal(job.id, live->second, signal);
+    acted.push_back(job.id);
+  }
+  return acted;
+}
+
+Result<std::vector<JobId>> Controller::run_pass(Seconds now) {
+  std::lock_guard lock(mutex_);
+  pass_wanted_ = false;
+  PassResult decided = core_->pass(now);
+  PassCommit commit;
+  std::vector<JobId> started;
+  for (const CoreDecision& d : decided.decisions) {
+    if (d.kind != CoreDecision::Kind::kStart) continue;
+    auto job = pending_.find(d.job);
+    if (job == pending_.end()) continue;
+    JobStart start;
+    start.job = d.job;
+    start.attempt = job->second.attempt + 1;
+    start.nodes = ids_of(d.nodes);
+    if (d.box) {
+      for (size_t axis = 0; axis < d.box->extents.size(); ++axis)
+        start.box_anchor.push_back(d.box->anchor[axis]);
+      start.box_extents = d.box->extents;
+    }
+    commit.starts.push_back(std::move(start));
+  }
+  commit.notes = pending_notes(now);
+  std::string reservations = reservations_to_text(core_->reservations());
+  if (reservations != reservations_text_) commit.core_state = reservations;
+  if (commit.starts.empty() && commit.notes.empty() && !commit.core_state) return started;
+  if (Status ok = store_.commit_pass(commit, now); !ok) {
+    // Nothing was committed: the core must forget the starts too, or it would believe nodes are
+    // held that the store says are free. Rebuilding from the store is the one way back.
+    Status rebuilt = rebuild(now);
+    if (!rebuilt) return rebuilt.error();
+    return ok.error();
+  }
+  if (commit.core_state) reservations_text_ = *commit.core_state;
+  for (const PendingNote& note : commit.notes) notes_[note.job] = note;
+  for (const JobStart& start : commit.starts) {
+    auto job = pending_.find(start.job);
+    StoredJob stored = std::move(job->second);
+    pending_.erase(job);
+    notes_.erase(start.job);
+    stored.attempt = start.attempt;
+    stored.state = JobState::kRunning;
+    stored.start_time = now;
+    stored.nodes = start.nodes;
+    LiveJob live;
+    live.attempt = start.attempt;
+    live.start = now;
+    live.limit_at = now + stored.time_limit;
+    live.nodes = start.nodes;
+    live.unreported = std::set<NodeId>(start.nodes.begin(), start.nodes.end());
+    running_[start.job] = std::move(live);
+    send_launch(stored, start.attempt, start.nodes);
+    started.push_back(start.job);
+  }
+  return started;
+}
+
+std::vector<PendingNote> Controller::pending_notes(Seconds now) {
+  std::map<JobId, Seconds> promised;
+  for (const Reservation& r : core_->reservations()) promised[r.job] = r.start;
+  std::vector<PendingNote> changed;
+  bool first = true;
+  for (const Job* job : core_->queue()) {
+    PendingNote note{job->id, first ? "Resources" : "Priority", 0};
+    if (first && job->request.has_shape()) note.reason = "Resources (no free " +
+                                                         format_shape(job->request.shape) +
+                                                         " box yet)";
+    first = false;
+    if (auto p = promised.find(job->id); p != promised.end()) note.expected_start = std::max(now, p->second);
+    auto old = notes_.find(job->id);
+    if (old == notes_.end() || old->second.reason != note.reason ||
+        std::abs(old->second.expected_start - note.expected_start) > 0.5)
+      changed.push_back(std::move(note));
+  }
+  return changed;
+}
+
+v1::LaunchRequest Controller::launch_request(const StoredJob& job, int attempt,
+                                             const std::vector<NodeId>& nodes) const {
+  v1::LaunchRequest request;
+  request.set_job_id(job.id);
+  request.set_attempt(attempt);
+  request.set_nodelist(format_hostlist(NodeSet::of(machine_.node_count(), nodes), kNodePrefix));
+  request.set_nnodes(static_cast<int>(nodes.size()));
+  for (size_t rank = 0; rank < nodes.size(); ++rank)
+    (*request.mutable_node_ids())[node_name(nodes[rank])] = static_cast<int>(rank);
+  for (const std::string& arg : job.argv) request.add_argv(arg);
+  request.set_cwd(job.cwd);
+  request.set_output(resolve_output_path(job.output, job.id));
+  request.set_error(resolve_output_path(job.error, job.id));
+  for (const auto& [key, value] : job.env) (*request.mutable_env())[key] = value;
+  request.set_uid(job.uid);
+  request.set_gid(job.gid);
+  request.set_time_limit(job.time_limit);
+  return request;
+}
+
+void Controller::send_launch(const StoredJob& job, int attempt, const std::vector<NodeId>& nodes) {
+  // One request per agent, holding the nodes it serves.
+  std::map<std::string, std::vector<NodeId>> by_agent;
+  for (NodeId node : nodes) by_agent[agent_of_[node]].push_back(node);
+  v1::LaunchRequest request = launch_request(job, attempt, nodes);
+  for (const auto& [agent, its_nodes] : by_agent) {
+    if (agent.empty()) continue;  // never registered: the node is down and the job will requeue
+    request.clear_nodes();
+    for (NodeId node : its_nodes) request.add_nodes(node_name(node));
+    agents_.launch(agent, request);
+  }
+}
+
+void Controller::send_signal(JobId id, const LiveJob& live, int signal) {
+  std::set<std::string> agents;
+  for (NodeId node : live.nodes)
+    if (live.unreported.count(node) && !agent_of_[node].empty()) agents.insert(agent_of_[node]);
+  v1::SignalRequest request;
+  request.set_job_id(id);
+  request.set_attempt(live.attempt);
+  request.set_signal(signal);
+  request.set_grace_seconds(config_.controller.kill_grace);
+  for (const std::string& agent : agents) agents_.signal(agent, request);
+}
+
+Status Controller::finish(JobId id, LiveJob& live, JobState state, std::string reason,
+                          Seconds now) {
+  Result<bool> ended =
+      store_.end_job({id, live.attempt, state, live.exit_code, live.signal, std::move(reason)}, now);
+  if (!ended) return ended.error();
+  (void)core_->ended(id, now);
+  if (state == JobState::kPending) {
+    Result<StoredJob> again = store_.job(id);
+    if (!again) return again.error();
+    (void)core_->submit(core_job(*again), now);
+    pending_[id] = std::move(*again);
+  }
+  running_.erase(id);
+  pass_wanted_ = true;
+  return Ok{};
+}
+
+Status Controller::report_exits(const v1::ExitRequest& request, const Caller& caller,
+                                Seconds now) {
+  if (!is_agent(caller))
+    return fail(Error::Code::kPermissionDenied, "permission denied: only the daemon user's agents report exits");
+  std::lock_guard lock(mutex_);
+  for (const v1::TaskStatus& task : request.tasks()) {
+    if (task.running()) continue;
+    auto live = running_.find(task.job_id());
+    if (live == running_.end() || live->second.attempt != task.attempt()) continue;  // late
+    Result<NodeId> node = node_id(task.node());
+    if (!node || !live->second.unreported.erase(*node)) continue;  // repeated
+    LiveJob& job = live->second;
+    job.exit_code = std::max(job.exit_code, task.exit_code());
+    if (task.signal() != 0) job.signal = task.signal();
+    if (!job.unreported.empty()) continue;
+    JobState state = JobState::kCompleted;
+    std::string reason;
+    switch (job.stop) {
+      case StopReason::kCancel:
+        state = JobState::kCancelled;
+        reason = "cancelled";
+        break;
+      case StopReason::kTimeout:
+        state = JobState::kTimeout;
+        reason = "time limit reached";
+        break;
+      case StopReason::kNodeFail:
+        state = config_.controller.node_failure == NodeFailurePolicy::kRequeue ? JobState::kPending
+                                                                               : JobState::kNodeFail;
+        reason = "a node failed";
+        break;
+      case StopReason::kNone:
+        if (job.exit_code != 0 || job.signal != 0) {
+          state = JobState::kFailed;
+          reason = job.signal != 0 ? "killed by signal " + std::to_string(job.signal)
+                                   : "exit code " + std::to_string(job.exit_code);
+        }
+        break;
+    }
+    if (Status ok = finish(task.job_id(), job, state, reason, now); !ok) return ok;
+  }
+  return Ok{};
+}
+
+Result<v1::RegisterReply> Controller::register_agent(const v1::RegisterRequest& request,
+                                                     const Caller& caller, Seconds now) {
+  if (!is_agent(caller)) return fail(Error::Code::kPermissionDenied, "permission denied: agents run as the daemon user");
+  if (request.address().empty()) return fail("address: an agent must give its address");
+  v1::RegisterReply reply;
+  reply.set_heartbeat_interval_ms(
+      static_cast<int>(std::lround(config_.controller.heartbeat_interval * 1000)));
+  std::vector<std::string> known;
+  {
+    std::lock_guard lock(mutex_);
+    for (const std::string& name : request.nodes()) {
+      Result<NodeId> id = node_id(name);
+      if (!id) {
+        reply.add_unknown_nodes(name);
+        continue;
+      }
+      known.push_back(name);
+      agent_of_[*id] = request.address();
+    }
+  }
+  v1::HeartbeatRequest beat;
+  beat.set_address(request.address());
+  for (const std::string& name : known) beat.add_nodes(name);
+  if (Status ok = heartbeat(beat, caller, now); !ok) return ok.error();
+  // Tasks the agent saw end while no controller heard it are exits like any other.
+  v1::ExitRequest ended;
+  for (const v1::TaskStatus& task : request.tasks())
+    if (!task.running()) *ended.add_tasks() = task;
+  if (ended.tasks_size() > 0)
+    if (Status ok = report_exits(ended, caller, now); !ok) return ok.error();
+  return reply;
+}
+
+Status Controller::heartbeat(const v1::HeartbeatRequest& request, const Caller& caller,
+                             Seconds now) {
+  if (!is_agent(caller)) return fail(Error::Code::kPermissionDenied, "permission denied: agents run as the daemon user");
+  std::lock_guard lock(mutex_);
+  std::vector<std::string> names;
+  for (const std::string& name : request.nodes()) {
+    Result<NodeId> id = node_id(name);
+    if (!id) return fail(Error::Code::kNotFound, "nodes: '" + name + "' is not in this cluster");
+    if (agent_of_[*id] != request.address())
+      return fail(Error::Code::kNotFound, "node " + name + " is not registered to " +
+                                              request.address() + ": register first");
+    last_seen_[*id] = now;
+    if (!up_[*id]) names.push_back(name);
+  }
+  if (names.empty()) return Ok{};
+  // Only nodes coming up are written: a heartbeat of live nodes costs no transaction.
+  if (Status ok = store_.nodes_seen(names, request.address(), now); !ok) return ok;
+  for (const std::string& name : names) {
+    NodeId id = *node_id(name);
+    up_[id] = true;
+    if (!drained_[id]) (void)core_->node_up(id, now);
+  }
+  pass_wanted_ = true;
+  return Ok{};
+}
+
+Result<v1::DrainReply> Controller::drain(const v1::DrainRequest& request, const Caller& caller,
+                                         Seconds now) {
+  if (!is_admin(caller)) return fail(Error::Code::kPermissionDenied, "permission denied: only administrators drain nodes");
+  std::lock_guard lock(mutex_);
+  Result<NodeSet> nodes = parse_hostlist(request.nodelist(), machine_.node_count(), kNodePrefix);
+  if (!nodes) return fail("nodelist: " + nodes.error().message);
+  std::vector<NodeId> ids = ids_of(*nodes);
+  if (ids.empty()) return fail("nodelist: no nodes given");
+  bool drain = !request.resume();
+  if (Status ok = store_.set_drained(ids, drain, request.reason(), now); !ok) return ok.error();
+  v1::DrainReply reply;
+  for (NodeId id : ids) {
+    drained_[id] = drain;
+    if (drain) {
+      (void)core_->node_down(id, now);
+    } else if (up_[id]) {
+      (void)core_->node_up(id, now);
+    }
+    reply.add_changed(node_name(id));
+  }
+  pass_wanted_ = true;
+  return reply;
+}
+
+Status Controller::tick(Seconds now) {
+  std::lock_guard lock(mutex_);
+  // Time limits: the job is signalled once; it ends as TO when its processes are gone.
+  for (auto& [id, live] : running_) {
+    if (live.stop != StopReason::kNone || now < live.limit_at) continue;
+    live.stop = StopReason::kTimeout;
+    if (Status ok = store_.set_job_state(id, JobState::kCompleting, "time limit reached", now); !ok)
+      return ok;
+    send_signal(id, live, 0);
+  }
+  // Missed heartbeats.
+  const Seconds window = config_.controller.heartbeat_interval * config_.controller.heartbeat_misses;
+  std::vector<NodeId> lost;
+  for (NodeId id = 0; id < machine_.node_count(); ++id)
+    if (up_[id] && now - last_seen_[id] > window) lost.push_back(id);
+  if (lost.empty()) return Ok{};
+  if (Status ok = store_.nodes_down(lost, "not responding", now); !ok) return ok;
+  for (NodeId id : lost) {
+    up_[id] = false;
+    (void)core_->node_down(id, now);
+  }
+  return requeue_or_fail_jobs_on(lost, now);
+}
+
+Status Controller::requeue_or_fail_jobs_on(const std::vector<NodeId>& nodes, Seconds now) {
+  std::set<NodeId> failed(nodes.begin(), nodes.end());
+  std::vector<JobId> hit;
+  for (const auto& [id, live] : running_)
+    if (std::any_of(live.nodes.begin(), live.nodes.end(),
+                    [&](NodeId n) { return failed.count(n) > 0; }))
+      hit.push_back(id);
+  const bool requeue = config_.controller.node_failure == NodeFailurePolicy::kRequeue;
+  for (JobId id : hit) {
+    LiveJob& live = running_[id];
+    // The processes on surviving nodes are killed; the dead node's cannot report, so the job's
+    // attempt ends now (a late report of this attempt is ignored).
+    live.stop = StopReason::kNodeFail;
+    send_signal(id, live, SIGKILL);
+    if (Status ok = finish(id, live, requeue ? JobState::kPending : JobState::kNodeFail,
+                           "a node failed", now);
+        !ok)
+      return ok;
+  }
+  pass_wanted_ = true;
+  return Ok{};
+}
+
+bool Controller::pass_due(Seconds now) const {
+  std::lock_guard lock(mutex_);
+  if (pass_wanted_) return true;
+  std::optional<Seconds> promised = core_->next_wakeup();
+  return promised && *promised <= now;
+}
+
+std::optional<Seconds> Controller::next_wakeup() const {
+  std::lock_guard lock(mutex_);
+  std::optional<Seconds> wake = core_->next_wakeup();
+  auto earliest = [&](Seconds t) {
+    if (!wake || t < *wake) wake = t;
+  };
+  for (const auto& [id, live] : running_)
+    if (live.stop == StopReason::kNone) earliest(live.limit_at);
+  const Seconds window = config_.controller.heartbeat_interval * config_.controller.heartbeat_misses;
+  for (NodeId id = 0; id < machine_.node_count(); ++id)
+    if (up_[id]) earliest(last_seen_[id] + window);
+  return wake;
+}
+
+}  // namespace trellis
+
+namespace trellis {
+
+Result<v1::ListJobsReply> Controller::list_jobs(const v1::ListJobsRequest& request) {
+  JobQuery query;
+  for (int64_t id : request.job_ids()) query.ids.push_back(id);
+  for (int state : request.states()) {
+    Result<JobState> s = from_proto(static_cast<v1::JobState>(state));
+    if (!s) return s.error();
+    query.states.push_back(*s);
+  }
+  if (request.has_uid()) query.uid = request.uid();
+  // As squeue: without states or ids, the jobs still in the system.
+  query.only_active = query.states.empty() && query.ids.empty() && !request.all_states();
+  Result<std::vector<StoredJob>> jobs = store_.list_jobs(query);
+  if (!jobs) return jobs.error();
+  v1::ListJobsReply reply;
+  for (const StoredJob& job : *jobs) *reply.add_jobs() = job_info(job, machine_.node_count());
+  return reply;
+}
+
+Result<v1::ListNodesReply> Controller::list_nodes(const v1::ListNodesRequest& request) {
+  const int n = machine_.node_count();
+  NodeSet wanted = NodeSet::all(n);
+  if (!request.nodelist().empty()) {
+    Result<NodeSet> parsed = parse_hostlist(request.nodelist(), n, "n");
+    if (!parsed) return fail("nodelist: " + parsed.error().message);
+    wanted = *parsed;
+  }
+  Result<std::vector<StoredNode>> nodes = store_.list_nodes();
+  if (!nodes) return nodes.error();
+  v1::ListNodesReply reply;
+  reply.set_machine(machine_.spec());
+  for (const StoredNode& node : *nodes) {
+    if (node.id < 0 || node.id >= n || !wanted.test(node.id)) continue;
+    *reply.add_nodes() = node_info(node, machine_);
+  }
+  return reply;
+}
+
+}  // namespace trellis

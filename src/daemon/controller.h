@@ -1,0 +1,135 @@
+// Controller: the allocator daemon's logic (seed 003's CPA) with no transport and no clock. It
+// drives the one SchedulingCore (sched/core.h), the same code `trellis sim` runs, with events that
+// arrive as RPCs (submit, cancel, agent registrations, heartbeats and exit reports) and with
+// time, and keeps the store the truth: every decision is committed before it is carried out, and
+// open() rebuilds everything from the store after a crash.
+//
+//   GrpcAgentLink agents(credentials);
+//   Result<std::unique_ptr<Controller>> c = Controller::open(config, store, agents, now());
+//   (*c)->submit(spec, caller, now());      // committed, then queued
+//   (*c)->run_pass(now());                  // starts committed, then launched on the agents
+//   (*c)->tick(now());                      // time limits, missed heartbeats
+//
+// trellisd (daemon/controller_service.h) calls it from gRPC threads with the wall clock; the
+// simulator-equivalence test calls it with a virtual clock and fake agents. Thread-safe: one
+// mutex orders every event, so the core sees them in the order the store committed them.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "alloc/allocator.h"
+#include "daemon/agent_link.h"
+#include "daemon/auth.h"
+#include "daemon/config.h"
+#include "sched/batch_core.h"
+#include "sched/policy.h"
+#include "store/state_store.h"
+#include "topology/machine.h"
+#include "trellis/v1/trellis.pb.h"
+
+namespace trellis {
+
+class Controller {
+ public:
+  // Opens the cluster in `store` (initialising a new store with the config's machine) and
+  // rebuilds the scheduling core from it: pending jobs queue in submission order, running jobs
+  // keep their nodes, and each running job's launch is sent again (agents ignore a launch they
+  // have already had, so reconciliation never runs a job twice). `store` and `agents` must
+  // outlive the controller.
+  static Result<std::unique_ptr<Controller>> open(const ClusterConfig& config, StateStore& store,
+                                                  AgentLink& agents, Seconds now);
+
+  // --- Client calls. `caller` is who made the call (MUNGE).
+  // Checks and commits a job; it is queued for the next pass. The id is the acknowledgement.
+  Result<JobId> submit(const v1::JobSpec& spec, const Caller& caller, Seconds now);
+  // Cancels each job: pending ones end at once (CA), running ones are signalled and end when
+  // their processes are gone. `signal` 0 cancels; another number is only delivered. A caller may
+  // act only on their own jobs unless they are an administrator.
+  Result<std::vector<JobId>> cancel(const std::vector<JobId>& ids, int signal, const Caller& caller,
+                                    Seconds now);
+  Result<v1::ListJobsReply> list_jobs(const v1::ListJobsRequest& request);
+  Result<v1::ListNodesReply> list_nodes(const v1::ListNodesRequest& request);
+  Result<v1::DrainReply> drain(const v1::DrainRequest& request, const Caller& caller, Seconds now);
+
+  // --- Agent calls (the caller must be the daemon user or an administrator).
+  Result<v1::RegisterReply> register_agent(const v1::RegisterRequest& request,
+                                           const Caller& caller, Seconds now);
+  Status heartbeat(const v1::HeartbeatRequest& request, const Caller& caller, Seconds now);
+  // Processes of a job ended on some nodes; the job ends when all its nodes have reported.
+  Status report_exits(const v1::ExitRequest& request, const Caller& caller, Seconds now);
+
+  // --- Time.
+  // Runs one scheduling pass: the core decides, the starts are committed in one transaction,
+  // then launched. Returns the jobs started.
+  Result<std::vector<JobId>> run_pass(Seconds now);
+  // Whether a pass is due at `now`: an event since the last pass may let a job start, or the
+  // policy asked to look again at this time (a promised start). Passes only when due keep the
+  // schedule exactly the simulator's.
+  bool pass_due(Seconds now) const;
+  // Enforces time limits (signals jobs past their limit; they end as TO) and marks nodes down
+  // whose agent missed its heartbeats (their jobs are requeued or fail, as configured).
+  Status tick(Seconds now);
+  // The next instant at which run_pass() or tick() has something to do with no event: a promised
+  // start, a time limit, a heartbeat deadline.
+  std::optional<Seconds> next_wakeup() const;
+
+  const Machine& machine() const { return machine_; }
+
+ private:
+  // A running job as the controller tracks it beyond the core: which nodes have not reported
+  // their exit yet, and why it is being stopped.
+  enum class StopReason { kNone, kCancel, kTimeout, kNodeFail };
+  struct LiveJob {
+    int attempt = 0;
+    Seconds start = 0;
+    Seconds limit_at = 0;  // start + time limit
+    std::vector<NodeId> nodes;
+    std::set<NodeId> unreported;
+    int exit_code = 0;
+    int signal = 0;
+    StopReason stop = StopReason::kNone;
+  };
+
+  Controller(const ClusterConfig& config, StateStore& store, AgentLink& agents, Machine machine);
+  Status rebuild(Seconds now);
+  Job core_job(const StoredJob& job) const;
+  bool is_admin(const Caller& caller) const;
+  bool is_agent(const Caller& caller) const;
+  v1::LaunchRequest launch_request(const StoredJob& job, int attempt,
+                                   const std::vector<NodeId>& nodes) const;
+  void send_launch(const StoredJob& job, int attempt, const std::vector<NodeId>& nodes);
+  void send_signal(JobId id, const LiveJob& live, int signal);
+  // Ends the current attempt of a running job with `state` (kPending: requeue) in the store and
+  // the core.
+  Status finish(JobId id, LiveJob& live, JobState state, std::string reason, Seconds now);
+  Status requeue_or_fail_jobs_on(const std::vector<NodeId>& nodes, Seconds now);
+  std::vector<PendingNote> pending_notes(Seconds now);
+  std::string node_name(NodeId node) const;
+  Result<NodeId> node_id(std::string_view name) const;
+
+  mutable std::mutex mutex_;
+  ClusterConfig config_;
+  StateStore& store_;
+  AgentLink& agents_;
+  Machine machine_;
+  std::unique_ptr<Allocator> allocator_;
+  std::unique_ptr<QueuePolicy> policy_;
+  std::unique_ptr<BatchCore> core_;
+  std::map<JobId, LiveJob> running_;
+  std::map<JobId, StoredJob> pending_;  // the stored rows of the core's queue (for launches)
+  std::map<JobId, PendingNote> notes_;  // the last note committed for each pending job
+  std::vector<std::string> agent_of_;   // node id -> address of its agent ("" = none yet)
+  std::vector<Seconds> last_seen_;      // node id -> last heartbeat (this controller's clock)
+  std::vector<bool> up_;
+  std::vector<bool> drained_;
+  bool pass_wanted_ = true;
+  std::string reservations_text_;  // the core_state last committed
+};
+
+}  // namespace trellis

@@ -1,0 +1,203 @@
+#include "daemon/controller_service.h"
+
+#include <chrono>
+
+#include <grpcpp/grpcpp.h>
+
+#include "daemon/grpc_status.h"
+#include "daemon/log.h"
+#include "trellis/v1/trellis.grpc.pb.h"
+
+namespace trellis {
+
+Seconds wall_clock_now() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+namespace {
+
+// The v1 Controller service: authenticate, call the Controller, map the result.
+class Service final : public v1::Controller::Service {
+ public:
+  Service(Controller& controller, const Authenticator& auth, ControllerServer& server)
+      : controller_(controller), auth_(auth), server_(server) {}
+
+  grpc::Status Submit(grpc::ServerContext* context, const v1::SubmitRequest* request,
+                      v1::SubmitReply* reply) override {
+    Result<Caller> caller = auth_.verify(*context);
+    if (!caller) return to_grpc(caller.error());
+    Result<JobId> id = controller_.submit(request->spec(), *caller, wall_clock_now());
+    if (!id) return to_grpc(id.error());
+    reply->set_job_id(*id);
+    server_.poke();
+    return grpc::Status::OK;
+  }
+
+  grpc::Status Cancel(grpc::ServerContext* context, const v1::CancelRequest* request,
+                      v1::CancelReply* reply) override {
+    Result<Caller> caller = auth_.verify(*context);
+    if (!caller) return to_grpc(caller.error());
+    std::vector<JobId> ids(request->job_ids().begin(), request->job_ids().end());
+    Result<std::vector<JobId>> done =
+        controller_.cancel(ids, request->signal(), *caller, wall_clock_now());
+    if (!done) return to_grpc(done.error());
+    for (JobId id : *done) reply->add_cancelled(id);
+    server_.poke();
+    return grpc::Status::OK;
+  }
+
+  grpc::Status ListJobs(grpc::ServerContext* context, const v1::ListJobsRequest* request,
+                        v1::ListJobsReply* reply) override {
+    Result<Caller> caller = auth_.verify(*context);
+    if (!caller) return to_grpc(caller.error());
+    Result<v1::ListJobsReply> jobs = controller_.list_jobs(*request);
+    if (!jobs) return to_grpc(jobs.error());
+    *reply = std::move(*jobs);
+    return grpc::Status::OK;
+  }
+
+  grpc::Status ListNodes(grpc::ServerContext* context, const v1::ListNodesRequest* request,
+                         v1::ListNodesReply* reply) override {
+    Result<Caller> caller = auth_.verify(*context);
+    if (!caller) return to_grpc(caller.error());
+    Result<v1::ListNodesReply> nodes = controller_.list_nodes(*request);
+    if (!nodes) return to_grpc(nodes.error());
+    *reply = std::move(*nodes);
+    return grpc::Status::OK;
+  }
+
+  grpc::Status Drain(grpc::ServerContext* context, const v1::DrainRequest* request,
+                     v1::DrainReply* reply) override {
+    Result<Caller> caller = auth_.verify(*context);
+    if (!caller) return to_grpc(caller.error());
+    Result<v1::DrainReply> done = controller_.drain(*request, *caller, wall_clock_now());
+    if (!done) return to_grpc(done.error());
+    *reply = std::move(*done);
+    server_.poke();
+    return grpc::Status::OK;
+  }
+
+  grpc::Status Register(grpc::ServerContext* context, const v1::RegisterRequest* request,
+                        v1::RegisterReply* reply) override {
+    Result<Caller> caller = auth_.verify(*context);
+    if (!caller) return to_grpc(caller.error());
+    Result<v1::RegisterReply> done =
+        controller_.register_agent(*request, *caller, wall_clock_now());
+    if (!done) return to_grpc(done.error());
+    *reply = std::move(*done);
+    log_line("agent " + request->address() + " registered " +
+             std::to_string(request->nodes_size()) + " node(s)");
+    server_.poke();
+    return grpc::Status::OK;
+  }
+
+  grpc::Status Heartbeat(grpc::ServerContext* context, const v1::HeartbeatRequest* request,
+                         v1::HeartbeatReply*) override {
+    Result<Caller> caller = auth_.verify(*context);
+    if (!caller) return to_grpc(caller.error());
+    Status ok = controller_.heartbeat(*request, *caller, wall_clock_now());
+    if (!ok) return to_grpc(ok.error());
+    return grpc::Status::OK;
+  }
+
+  grpc::Status ReportExit(grpc::ServerContext* context, const v1::ExitRequest* request,
+                          v1::ExitReply*) override {
+    Result<Caller> caller = auth_.verify(*context);
+    if (!caller) return to_grpc(caller.error());
+    Status ok = controller_.report_exits(*request, *caller, wall_clock_now());
+    if (!ok) return to_grpc(ok.error());
+    server_.poke();
+    return grpc::Status::OK;
+  }
+
+ private:
+  Controller& controller_;
+  const Authenticator& auth_;
+  ControllerServer& server_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<ControllerServer>> ControllerServer::start(const ClusterConfig& config) {
+  std::unique_ptr<ControllerServer> s(new ControllerServer());
+  s->config_ = config;
+  Result<std::unique_ptr<StateStore>> store = open_store(config.store);
+  if (!store) return store.error();
+  s->store_ = std::move(*store);
+  s->credentials_ = std::make_unique<CredentialSource>(config.munge_socket);
+  s->authenticator_ = std::make_unique<Authenticator>(config.munge_socket);
+  // The controller's own credential proves munged is there before anything is served.
+  if (Result<std::string> probe = s->credentials_->encode(); !probe) return probe.error();
+  s->agents_ = std::make_unique<GrpcAgentLink>(*s->credentials_);
+  Result<std::unique_ptr<Controller>> controller =
+      Controller::open(config, *s->store_, *s->agents_, wall_clock_now());
+  if (!controller) return controller.error();
+  s->controller_ = std::move(*controller);
+  s->service_ = std::make_unique<Service>(*s->controller_, *s->authenticator_, *s);
+
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort(config.controller.listen, grpc::InsecureServerCredentials(), &s->port_);
+  builder.RegisterService(s->service_.get());
+  // A hostile client must not make the daemon buffer gigabytes.
+  builder.SetMaxReceiveMessageSize(4 * 1024 * 1024);
+  s->server_ = builder.BuildAndStart();
+  if (!s->server_ || s->port_ == 0)
+    return fail(Error::Code::kUnavailable,
+                "cannot listen on " + config.controller.listen + " (in use, or not an address)");
+  s->scheduler_ = std::thread([raw = s.get()] { raw->schedule_loop(); });
+  return s;
+}
+
+ControllerServer::~ControllerServer() {
+  shutdown();
+  if (scheduler_.joinable()) scheduler_.join();
+}
+
+void ControllerServer::wait() {
+  std::unique_lock lock(mutex_);
+  wake_.wait(lock, [&] { return stopping_; });
+}
+
+void ControllerServer::shutdown() {
+  {
+    std::lock_guard lock(mutex_);
+    if (stopping_) return;
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  if (server_) server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
+}
+
+void ControllerServer::poke() {
+  {
+    std::lock_guard lock(mutex_);
+    poked_ = true;
+  }
+  wake_.notify_all();
+}
+
+void ControllerServer::schedule_loop() {
+  // Without events the loop still looks at least this often (heartbeats, time limits).
+  constexpr double kMaxSleep = 0.25;
+  for (;;) {
+    double sleep = kMaxSleep;
+    if (std::optional<Seconds> wake = controller_->next_wakeup())
+      sleep = std::clamp(*wake - wall_clock_now(), 0.0, kMaxSleep);
+    {
+      std::unique_lock lock(mutex_);
+      wake_.wait_for(lock, std::chrono::duration<double>(sleep),
+                     [&] { return stopping_ || poked_; });
+      if (stopping_) return;
+      poked_ = false;
+    }
+    Seconds now = wall_clock_now();
+    if (Status ok = controller_->tick(now); !ok) log_line("tick: " + ok.error().message);
+    if (controller_->pass_due(now)) {
+      Result<std::vector<JobId>> started = controller_->run_pass(now);
+      if (!started) log_line("scheduling pass: " + started.error().message);
+    }
+  }
+}
+
+}  // namespace trellis

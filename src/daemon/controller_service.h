@@ -1,0 +1,68 @@
+// ControllerServer: trellisd's process around the Controller: the gRPC Controller service (each
+// call authenticated with MUNGE, its errors mapped to status codes), and the scheduler thread
+// that runs passes when events want one (bursts of submissions coalesce into one pass) and
+// ticks on the timer (time limits, heartbeats, promised starts).
+//
+//   Result<std::unique_ptr<ControllerServer>> server = ControllerServer::start(config);
+//   (*server)->wait();   // until shutdown() (trellisd calls it on SIGTERM)
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "daemon/auth.h"
+#include "daemon/config.h"
+#include "daemon/controller.h"
+#include "daemon/grpc_agent_link.h"
+#include "store/state_store.h"
+
+namespace grpc {
+class Server;
+}
+
+namespace trellis {
+
+// The wall clock as the controller's time: seconds since the epoch.
+Seconds wall_clock_now();
+
+class ControllerServer {
+ public:
+  // Opens the store, rebuilds the controller from it, listens (port 0: any free port, see
+  // port()), and starts scheduling.
+  static Result<std::unique_ptr<ControllerServer>> start(const ClusterConfig& config);
+  ~ControllerServer();
+
+  int port() const { return port_; }
+  // Blocks until shutdown() is called.
+  void wait();
+  // Stops taking calls and scheduling (safe from a signal-watching thread).
+  void shutdown();
+
+  // Called by the service after an event: the scheduler thread looks again now.
+  void poke();
+
+ private:
+  ControllerServer() = default;
+  void schedule_loop();
+
+  ClusterConfig config_;
+  std::unique_ptr<StateStore> store_;
+  std::unique_ptr<CredentialSource> credentials_;
+  std::unique_ptr<Authenticator> authenticator_;
+  std::unique_ptr<GrpcAgentLink> agents_;
+  std::unique_ptr<Controller> controller_;
+  std::unique_ptr<grpc::Service> service_;
+  std::unique_ptr<grpc::Server> server_;
+  int port_ = 0;
+
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool poked_ = false;
+  bool stopping_ = false;
+  std::thread scheduler_;
+};
+
+}  // namespace trellis

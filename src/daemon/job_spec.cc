@@ -1,0 +1,229 @@
+#include "daemon/job_spec.h"
+
+#include <cmath>
+
+#include "core/hostlist.h"
+
+namespace trellis {
+namespace {
+
+bool has_nul(const std::string& text) { return text.find('\0') != std::string::npos; }
+
+Status check_text(const std::string& text, std::string_view field, size_t limit) {
+  if (text.size() > limit)
+    return fail(std::string(field) + ": " + std::to_string(text.size()) +
+                " bytes is longer than the limit of " + std::to_string(limit));
+  if (has_nul(text)) return fail(std::string(field) + ": contains a NUL byte");
+  return Ok{};
+}
+
+}  // namespace
+
+Result<StoredJob> job_from_spec(const v1::JobSpec& spec, const Machine& machine,
+                                const ControllerSettings& settings) {
+  StoredJob job;
+  PlacementMode mode = PlacementMode::kTorus;
+  if (!spec.mode().empty()) {
+    std::string name = spec.mode() == "any" ? "noncont" : spec.mode();
+    Result<PlacementMode> parsed = parse_placement_mode(name);
+    if (!parsed) return fail("mode: " + parsed.error().message + " (or any)");
+    mode = *parsed;
+  } else if (machine.kind() != Machine::Kind::kTorus) {
+    mode = PlacementMode::kNonContiguous;
+  }
+  const bool rotate = spec.rotate_set() ? spec.rotate() : true;
+  if (spec.shape_size() > 0) {
+    if (spec.nodes() != 0 && spec.shape_size() > 0) {
+      long volume = 1;
+      for (int extent : spec.shape()) volume *= std::max(extent, 1);
+      if (volume != spec.nodes())
+        return fail("nodes: " + std::to_string(spec.nodes()) + " does not match the shape's " +
+                    std::to_string(volume) + " nodes (give one of them)");
+    }
+    if (spec.shape_size() > kMaxDims)
+      return fail("shape: " + std::to_string(spec.shape_size()) + " extents, at most " +
+                  std::to_string(kMaxDims));
+    Shape shape;
+    for (int extent : spec.shape()) {
+      if (extent < 1) return fail("shape: extent " + std::to_string(extent) + " is not positive");
+      if (extent > machine.node_count())
+        return fail("shape: extent " + std::to_string(extent) + " is larger than the machine (" +
+                    machine.spec() + ")");
+      shape.push_back(extent);
+    }
+    if (const Torus* torus = machine.torus()) {
+      if (static_cast<int>(shape.size()) > torus->dims())
+        return fail("shape: " + format_shape(shape) + " has more axes than " + machine.spec());
+    } else {
+      return fail("shape: " + machine.spec() + " is not a mesh or torus; ask for a node count");
+    }
+    if (shape_volume(shape) > machine.node_count())
+      return fail("shape: " + format_shape(shape) + " is larger than " + machine.spec() + " (" +
+                  std::to_string(machine.node_count()) + " nodes)");
+    job.request = Request::box(shape, rotate, mode);
+  } else {
+    if (spec.nodes() < 1)
+      return fail("nodes: " + std::to_string(spec.nodes()) + " is not a node count (at least 1)");
+    if (spec.nodes() > machine.node_count())
+      return fail("nodes: " + std::to_string(spec.nodes()) + " is more than " + machine.spec() +
+                  " has (" + std::to_string(machine.node_count()) + ")");
+    job.request = Request::count(spec.nodes(), mode);
+  }
+
+  if (!std::isfinite(spec.time_limit()) || spec.time_limit() < 0)
+    return fail("time_limit: must be a number of seconds >= 0");
+  job.time_limit = spec.time_limit() == 0 ? settings.default_time_limit : spec.time_limit();
+  if (settings.max_time_limit > 0 && job.time_limit > settings.max_time_limit)
+    return fail("time_limit: " + std::to_string(job.time_limit) + " s is over the maximum of " +
+                std::to_string(settings.max_time_limit) + " s");
+
+  if (spec.argv_size() == 0 || spec.argv(0).empty())
+    return fail("argv: no command given (e.g. trellis submit -N 2 -- hostname)");
+  if (static_cast<size_t>(spec.argv_size()) > kMaxArgs)
+    return fail("argv: " + std::to_string(spec.argv_size()) + " arguments, at most " +
+                std::to_string(kMaxArgs));
+  size_t bytes = 0;
+  for (const std::string& arg : spec.argv()) {
+    bytes += arg.size();
+    if (has_nul(arg)) return fail("argv: an argument contains a NUL byte");
+    job.argv.push_back(arg);
+  }
+  if (bytes > kMaxArgBytes)
+    return fail("argv: " + std::to_string(bytes) + " bytes, at most " +
+                std::to_string(kMaxArgBytes));
+  if (Status ok = check_text(spec.name(), "name", kMaxNameBytes); !ok) return ok.error();
+  job.name = spec.name().empty() ? spec.argv(0) : spec.name();
+  if (job.name.size() > kMaxNameBytes) job.name.resize(kMaxNameBytes);
+  if (Status ok = check_text(spec.cwd(), "cwd", kMaxPathBytes); !ok) return ok.error();
+  if (spec.cwd().empty() || spec.cwd()[0] != '/')
+    return fail("cwd: '" + spec.cwd() + "' is not an absolute path");
+  job.cwd = spec.cwd();
+  if (Status ok = check_text(spec.output(), "output", kMaxPathBytes); !ok) return ok.error();
+  if (Status ok = check_text(spec.error(), "error", kMaxPathBytes); !ok) return ok.error();
+  auto absolute = [&](const std::string& path) {
+    return path.empty() || path[0] == '/' ? path : job.cwd + "/" + path;
+  };
+  job.output = spec.output().empty() ? job.cwd + "/trellis-%j.out" : absolute(spec.output());
+  job.error = absolute(spec.error());
+  if (static_cast<size_t>(spec.env_size()) > kMaxEnvEntries)
+    return fail("env: " + std::to_string(spec.env_size()) + " variables, at most " +
+                std::to_string(kMaxEnvEntries));
+  for (const auto& [key, value] : spec.env()) {
+    if (key.empty() || key.find('=') != std::string::npos || has_nul(key))
+      return fail("env: '" + key + "' is not a variable name");
+    if (Status ok = check_text(value, "env " + key, kMaxArgBytes); !ok) return ok.error();
+    job.env[key] = value;
+  }
+  job.share = spec.share();
+  return job;
+}
+
+std::string resolve_output_path(const std::string& pattern, JobId id) {
+  std::string out;
+  for (size_t i = 0; i < pattern.size(); ++i) {
+    if (pattern[i] == '%' && i + 1 < pattern.size() && pattern[i + 1] == 'j') {
+      out += std::to_string(id);
+      ++i;
+    } else {
+      out += pattern[i];
+    }
+  }
+  return out;
+}
+
+v1::JobState to_proto(JobState state) {
+  switch (state) {
+    case JobState::kPending:
+      return v1::PENDING;
+    case JobState::kRunning:
+      return v1::RUNNING;
+    case JobState::kSuspended:
+      return v1::SUSPENDED;
+    case JobState::kCompleting:
+      return v1::COMPLETING;
+    case JobState::kCompleted:
+      return v1::COMPLETED;
+    case JobState::kFailed:
+      return v1::FAILED;
+    case JobState::kCancelled:
+      return v1::CANCELLED;
+    case JobState::kTimeout:
+      return v1::TIMEOUT;
+    case JobState::kNodeFail:
+      return v1::NODE_FAIL;
+  }
+  return v1::JOB_STATE_UNSPECIFIED;
+}
+
+Result<JobState> from_proto(v1::JobState state) {
+  for (JobState s : {JobState::kPending, JobState::kRunning, JobState::kSuspended,
+                     JobState::kCompleting, JobState::kCompleted, JobState::kFailed,
+                     JobState::kCancelled, JobState::kTimeout, JobState::kNodeFail})
+    if (to_proto(s) == state) return s;
+  return fail("states: " + std::to_string(static_cast<int>(state)) + " is not a job state");
+}
+
+v1::JobSpec spec_of(const StoredJob& job) {
+  v1::JobSpec spec;
+  spec.set_nodes(job.request.nodes);
+  for (int extent : job.request.shape) spec.add_shape(extent);
+  spec.set_mode(std::string(to_string(job.request.mode)));
+  spec.set_rotate(job.request.rotate);
+  spec.set_rotate_set(true);
+  spec.set_time_limit(job.time_limit);
+  spec.set_name(job.name);
+  for (const std::string& arg : job.argv) spec.add_argv(arg);
+  spec.set_cwd(job.cwd);
+  spec.set_output(job.output);
+  spec.set_error(job.error);
+  for (const auto& [key, value] : job.env) (*spec.mutable_env())[key] = value;
+  spec.set_share(job.share);
+  return spec;
+}
+
+v1::JobInfo job_info(const StoredJob& job, int node_count) {
+  v1::JobInfo info;
+  info.set_id(job.id);
+  *info.mutable_spec() = spec_of(job);
+  info.set_uid(job.uid);
+  info.set_gid(job.gid);
+  info.set_user(job.user);
+  info.set_state(to_proto(job.state));
+  info.set_reason(job.reason);
+  if (!job.nodes.empty()) info.set_nodelist(format_hostlist(NodeSet::of(node_count, job.nodes)));
+  for (int a : job.box_anchor) info.add_box_origin(a);
+  for (int e : job.box_extents) info.add_box_shape(e);
+  info.set_submit_time(job.submit_time);
+  info.set_start_time(job.start_time);
+  info.set_end_time(job.end_time);
+  info.set_expected_start(job.expected_start);
+  info.set_exit_code(job.exit_code);
+  info.set_signal(job.signal);
+  info.set_attempt(job.attempt);
+  info.set_output(resolve_output_path(job.output, job.id));
+  return info;
+}
+
+v1::NodeState node_state(const StoredNode& node) {
+  if (node.drained) return node.jobs.empty() ? v1::DRAINED : v1::DRAINING;
+  if (!node.up) return v1::DOWN;
+  return node.jobs.empty() ? v1::IDLE : v1::ALLOCATED;
+}
+
+v1::NodeInfo node_info(const StoredNode& node, const Machine& machine) {
+  v1::NodeInfo info;
+  info.set_index(node.id);
+  info.set_name(node.name);
+  info.set_state(node_state(node));
+  for (JobId job : node.jobs) info.add_job_ids(job);
+  info.set_agent(node.agent);
+  info.set_last_heartbeat(node.last_heartbeat);
+  info.set_reason(node.reason);
+  if (const Torus* torus = machine.torus()) {
+    Coords c = torus->coords(node.id);
+    for (int axis = 0; axis < torus->dims(); ++axis) info.add_coordinates(c[axis]);
+  }
+  return info;
+}
+
+}  // namespace trellis

@@ -1,0 +1,39 @@
+// Between the RPC messages and the store's records: checking a submitted JobSpec (every field of
+// a hostile or mistaken request gets an error naming it) and describing stored jobs and states as
+// messages.
+#pragma once
+
+#include <string>
+
+#include "daemon/config.h"
+#include "store/state_store.h"
+#include "topology/machine.h"
+#include "trellis/v1/trellis.pb.h"
+
+namespace trellis {
+
+// Limits on what one submission may carry, so that a request cannot fill the store.
+inline constexpr size_t kMaxArgs = 4096;
+inline constexpr size_t kMaxArgBytes = 64 * 1024;  // all of argv together
+inline constexpr size_t kMaxPathBytes = 4096;
+inline constexpr size_t kMaxNameBytes = 256;
+inline constexpr size_t kMaxEnvEntries = 256;
+
+// The job a spec asks for, with the cluster's defaults filled in (mode, time limit, output
+// file), or an INVALID_ARGUMENT error naming the field: "nodes: -3 is not a node count", "shape:
+// 9x9 is larger than torus:4x4x4". Ids, states and the submitter are left for the caller.
+Result<StoredJob> job_from_spec(const v1::JobSpec& spec, const Machine& machine,
+                                const ControllerSettings& settings);
+
+// An output path with "%j" replaced by the job id.
+std::string resolve_output_path(const std::string& pattern, JobId id);
+
+v1::JobState to_proto(JobState state);
+Result<JobState> from_proto(v1::JobState state);
+v1::JobSpec spec_of(const StoredJob& job);
+v1::JobInfo job_info(const StoredJob& job, int node_count);
+// IDLE, ALLOCATED, DOWN, DRAINED or DRAINING, from what the store holds.
+v1::NodeState node_state(const StoredNode& node);
+v1::NodeInfo node_info(const StoredNode& node, const Machine& machine);
+
+}  // namespace trellis
