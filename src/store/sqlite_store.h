@@ -51,9 +51,6 @@ class SqliteStore final : public StateStore {
   Result<StoredJob> job(JobId id) override;
   Status commit_pass(const PassCommit& pass, Seconds now) override;
   Result<bool> end_job(const JobEnd& end, Seconds now) override;
-  // Also moves a job that is not final to a final state (cancelling a pending job): its
-  // allocation is freed and its end time set. kRunning/kSuspended/kCompleting only for a job that
-  // holds nodes (R, S, CG); kPending only for a pending job (end_job() requeues).
   Status set_job_state(JobId job, JobState state, std::string_view reason, Seconds now) override;
   Result<std::optional<std::string>> core_state() override;
 
