@@ -271,6 +271,7 @@ class SqliteStore::Connection {
     return Ok{};
   }
 
+  int busy_timeout_ms = 0;
   // The cluster's node count once known (it never changes after init_cluster); 0 before.
   int node_count = 0;
 
@@ -405,7 +406,7 @@ auto transaction(Connection& db, std::string_view op, bool write, Body&& body)
     if ((sqlite3_errcode(db.db()) & 0xff) == SQLITE_BUSY) {
       return db.fail(Error::Code::kUnavailable,
                      "the database is locked by another connection (waited " +
-                         std::to_string(kSqliteBusyTimeoutMs / 1000) + " s)");
+                         std::to_string(db.busy_timeout_ms) + " ms)");
     }
     return s.error();
   }
@@ -705,7 +706,7 @@ const std::string& SqliteStore::path() const {
 }
 
 Result<std::unique_ptr<SqliteStore>> SqliteStore::open(const std::string& path,
-                                                       StoreOptions options) {
+                                                       StoreOptions options, int busy_timeout_ms) {
   if (path.empty()) return fail("the store's path is empty");
   std::error_code ec;
   if (options.read_only && !std::filesystem::exists(path, ec)) {
@@ -722,8 +723,9 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::open(const std::string& path,
     return fail(Error::Code::kUnavailable, "cannot open store " + path + ": " + detail);
   }
   sqlite3_extended_result_codes(handle.get(), 1);
-  sqlite3_busy_timeout(handle.get(), kSqliteBusyTimeoutMs);
+  sqlite3_busy_timeout(handle.get(), busy_timeout_ms);
   auto db = std::make_unique<Connection>(path, std::move(handle), options.read_only);
+  db->busy_timeout_ms = busy_timeout_ms;
 
   db->set_operation("open");
   // WAL lets readers in other processes read while the controller writes; it is a property of

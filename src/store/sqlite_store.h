@@ -32,9 +32,11 @@ inline constexpr int kSqliteBusyTimeoutMs = 5000;
 class SqliteStore final : public StateStore {
  public:
   // Opens the database file at `path`. Read-write creates and migrates it; read-only opens an
-  // existing store as it is (kNotFound when the file does not exist).
+  // existing store as it is (kNotFound when the file does not exist). `busy_timeout_ms` is for
+  // tests of a locked file.
   static Result<std::unique_ptr<SqliteStore>> open(const std::string& path,
-                                                   StoreOptions options = {});
+                                                   StoreOptions options = {},
+                                                   int busy_timeout_ms = kSqliteBusyTimeoutMs);
   ~SqliteStore() override;
   SqliteStore(const SqliteStore&) = delete;
   SqliteStore& operator=(const SqliteStore&) = delete;

@@ -776,6 +776,19 @@ TEST_F(SqliteStoreTest, FilesThatAreNotStoresAreRefused) {
   EXPECT_EQ(dir.code, Error::Code::kUnavailable);
 }
 
+TEST_F(SqliteStoreTest, AWriteWaitsForAnotherWriterThenSaysTheFileIsLocked) {
+  auto impatient = value_of(SqliteStore::open(path_, {}, /*busy_timeout_ms=*/20));
+  ASSERT_TRUE(impatient);
+  RawDb raw(path_);
+  ASSERT_EQ(raw.exec("BEGIN IMMEDIATE"), SQLITE_OK);
+  Error e = error_of(impatient->add_job(simple_job("a"), 1));
+  EXPECT_EQ(e.code, Error::Code::kUnavailable);
+  EXPECT_TRUE(has(e.message, "locked") && has(e.message, path_)) << e.message;
+  EXPECT_EQ(value_of(impatient->list_jobs({})).size(), 0u);  // reading still works
+  ASSERT_EQ(raw.exec("ROLLBACK"), SQLITE_OK);
+  EXPECT_GT(value_of(impatient->add_job(simple_job("a"), 1)), 0);
+}
+
 // Adds `per_thread` jobs from each store in `stores`, `threads_per_store` threads on each.
 void add_concurrently(const std::vector<SqliteStore*>& stores, int threads_per_store,
                       int per_thread, std::vector<JobId>& ids) {
