@@ -160,7 +160,8 @@ class StateStore {
   virtual Result<int64_t> version() = 0;
 
   // --- Jobs
-  // Stores a new pending job (its id, state, attempt and times are set here) and logs "submit".
+  // Stores a new pending job (its id, state, attempt and times are set here, and what a run
+  // leaves is cleared: nodes, box, exit code, signal; its reason is kept) and logs "submit".
   virtual Result<JobId> add_job(const StoredJob& job, Seconds now) = 0;
   virtual Result<std::vector<StoredJob>> list_jobs(const JobQuery& query) = 0;
   // Not found when there is no such job.
@@ -170,11 +171,13 @@ class StateStore {
   // and the pending notes and core state are recorded.
   virtual Status commit_pass(const PassCommit& pass, Seconds now) = 0;
   // A job's current attempt ended: its allocation is freed and its state set (a final state, or
-  // kPending to requeue it). Returns false, changing nothing, when the job is already final or
-  // on another attempt (a late or repeated report).
+  // kPending to requeue it). Returns false, changing nothing, when the job holds no nodes (final,
+  // or pending after a requeue) or is on another attempt (a late or repeated report).
   virtual Result<bool> end_job(const JobEnd& end, Seconds now) = 0;
-  // kCompleting while its processes are being stopped, kSuspended/kRunning for gang switches.
-  // Refused for a job in a final state.
+  // kCompleting while its processes are being stopped, kSuspended/kRunning for gang switches
+  // (only for a job that holds nodes: R, S or CG). A final state ends the job at once (a pending
+  // job cancelled, an administrator's override), freeing any allocation and setting its end
+  // time; kPending only for a pending job (end_job() requeues). Refused for a final job.
   virtual Status set_job_state(JobId job, JobState state, std::string_view reason, Seconds now) = 0;
   // The last core_state committed by commit_pass(), if any.
   virtual Result<std::optional<std::string>> core_state() = 0;
@@ -185,7 +188,8 @@ class StateStore {
   // that was down) and records the heartbeat time. Not found if a name is not the cluster's.
   virtual Status nodes_seen(const std::vector<std::string>& names, std::string_view agent,
                             Seconds now) = 0;
-  // Marks nodes down (missed heartbeats), logging node_down with the reason.
+  // Marks nodes down (missed heartbeats), logging node_down with the reason for each that was up.
+  // Not found if an id is not the cluster's. set_drained() logs drain/resume on each change.
   virtual Status nodes_down(const std::vector<NodeId>& nodes, std::string_view reason,
                             Seconds now) = 0;
   virtual Status set_drained(const std::vector<NodeId>& nodes, bool drained,
