@@ -1,0 +1,475 @@
+#include "daemon/agent.h"
+
+#include <pwd.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <csignal>
+#include <ctime>
+#include <iostream>
+#include <map>
+
+#include <grpcpp/grpcpp.h>
+
+#include "core/hostlist.h"
+#include "daemon/auth.h"
+#include "daemon/controller_client.h"
+#include "daemon/task_runner.h"
+#include "trellis/v1/trellis.grpc.pb.h"
+
+extern char** environ;
+
+namespace trellis {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using grpc::StatusCode;
+
+constexpr auto kMinBackoff = std::chrono::milliseconds(200);
+constexpr auto kMaxBackoff = std::chrono::seconds(10);
+
+grpc::Status invalid(const std::string& message) {
+  return grpc::Status(StatusCode::INVALID_ARGUMENT, message);
+}
+
+grpc::Status to_grpc(const Error& error) {
+  switch (error.code) {
+    case Error::Code::kInvalidArgument:
+      return grpc::Status(StatusCode::INVALID_ARGUMENT, error.message);
+    case Error::Code::kNotFound:
+      return grpc::Status(StatusCode::NOT_FOUND, error.message);
+    case Error::Code::kUnavailable:
+      return grpc::Status(StatusCode::UNAVAILABLE, error.message);
+    default:
+      return grpc::Status(StatusCode::INTERNAL, error.message);
+  }
+}
+
+v1::TaskStatus to_proto(const TaskInfo& task) {
+  v1::TaskStatus status;
+  status.set_job_id(task.key.job_id);
+  status.set_attempt(task.key.attempt);
+  status.set_node(task.key.node);
+  status.set_running(task.running);
+  status.set_exit_code(task.exit_code);
+  status.set_signal(task.signal);
+  return status;
+}
+
+std::string describe(const TaskInfo& task) {
+  std::string text = "job " + std::to_string(task.key.job_id) + " attempt " +
+                     std::to_string(task.key.attempt) + " on " + task.key.node;
+  if (task.signal != 0) return text + " ended by signal " + std::to_string(task.signal);
+  return text + " exited " + std::to_string(task.exit_code);
+}
+
+// "host" of "host:port" / "[v6]:port".
+std::string host_of(const std::string& address) {
+  size_t colon = address.rfind(':');
+  std::string host = colon == std::string::npos ? address : address.substr(0, colon);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+  }
+  return host;
+}
+
+}  // namespace
+
+void agent_log(std::string_view message) {
+  static std::mutex log_mutex;
+  auto now = std::chrono::system_clock::now();
+  std::time_t seconds = std::chrono::system_clock::to_time_t(now);
+  auto millis =
+      std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()) % 1000;
+  std::tm utc{};
+  gmtime_r(&seconds, &utc);
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%S", &utc);
+  char line_start[48];
+  std::snprintf(line_start, sizeof line_start, "%s.%03dZ", stamp, static_cast<int>(millis.count()));
+  std::lock_guard lock(log_mutex);
+  std::cerr << line_start << " trellis-agent: " << message << std::endl;
+}
+
+Result<std::vector<std::string>> parse_node_names(std::string_view hostlist) {
+  // Split at the commas outside brackets; each part has its own prefix.
+  std::vector<std::string_view> parts;
+  int depth = 0;
+  size_t start = 0;
+  for (size_t i = 0; i <= hostlist.size(); ++i) {
+    if (i == hostlist.size() || (hostlist[i] == ',' && depth == 0)) {
+      parts.push_back(hostlist.substr(start, i - start));
+      start = i + 1;
+    } else if (hostlist[i] == '[') {
+      ++depth;
+    } else if (hostlist[i] == ']') {
+      --depth;
+    }
+  }
+  constexpr int kMaxNodeNumber = 1 << 20;
+  std::vector<std::string> names;
+  for (std::string_view part : parts) {
+    if (part.empty()) return fail("nodes '" + std::string(hostlist) + "': empty name");
+    size_t bracket = part.find('[');
+    size_t digits = part.size();
+    while (digits > 0 && part[digits - 1] >= '0' && part[digits - 1] <= '9') --digits;
+    size_t prefix_end = bracket != std::string_view::npos ? bracket : digits;
+    if (prefix_end == part.size()) {  // no number: the name as it is
+      names.emplace_back(part);
+      continue;
+    }
+    std::string_view prefix = part.substr(0, prefix_end);
+    Result<NodeSet> ids = parse_hostlist(part, kMaxNodeNumber, prefix);
+    if (!ids) return fail("nodes: " + ids.error().message);
+    for (NodeId id = ids->next(0); id >= 0; id = ids->next(id + 1)) {
+      names.push_back(std::string(prefix) + std::to_string(id));
+    }
+  }
+  std::vector<std::string> sorted = names;
+  std::sort(sorted.begin(), sorted.end());
+  if (auto dup = std::adjacent_find(sorted.begin(), sorted.end()); dup != sorted.end()) {
+    return fail("nodes '" + std::string(hostlist) + "': " + *dup + " appears twice");
+  }
+  return names;
+}
+
+// The Agent RPC service: authenticates, validates, and hands the work to the TaskRunner.
+class Agent::Service final : public v1::Agent::Service {
+ public:
+  explicit Service(Agent& agent) : agent_(agent) {}
+
+  grpc::Status Launch(grpc::ServerContext* context, const v1::LaunchRequest* request,
+                      v1::LaunchReply*) override {
+    if (grpc::Status allowed = authorize(*context); !allowed.ok()) return allowed;
+    if (grpc::Status valid = validate(*request); !valid.ok()) return valid;
+    int started = 0;
+    for (const std::string& node : request->nodes()) {
+      TaskSpec spec = make_spec(*request, node);
+      Result<bool> launched = agent_.runner_->launch(spec);
+      if (!launched) {
+        agent_log("launch of " + spec.key.name() + " failed: " + launched.error().message);
+        return to_grpc(launched.error());
+      }
+      started += *launched ? 1 : 0;
+    }
+    agent_log("launch job " + std::to_string(request->job_id()) + " attempt " +
+              std::to_string(request->attempt()) + ": " + std::to_string(started) + " of " +
+              std::to_string(request->nodes_size()) + " tasks started" +
+              (started < request->nodes_size() ? " (the others were already known)" : ""));
+    return grpc::Status::OK;
+  }
+
+  grpc::Status Signal(grpc::ServerContext* context, const v1::SignalRequest* request,
+                      v1::SignalReply* reply) override {
+    if (grpc::Status allowed = authorize(*context); !allowed.ok()) return allowed;
+    if (request->job_id() <= 0) return invalid("job_id: must be positive");
+    if (request->attempt() < 0) return invalid("attempt: must be 0 (any) or positive");
+    if (request->signal() < 0 || request->signal() >= NSIG) {
+      return invalid("signal: " + std::to_string(request->signal()) + " is not a signal number");
+    }
+    if (request->grace_seconds() < 0) return invalid("grace_seconds: must not be negative");
+    auto grace =
+        request->grace_seconds() > 0
+            ? std::chrono::milliseconds(static_cast<long long>(request->grace_seconds() * 1000))
+            : agent_.config_.kill_wait;
+    int count =
+        agent_.runner_->signal(request->job_id(), request->attempt(), request->signal(), grace);
+    agent_log("signal " + std::to_string(request->signal()) + " to job " +
+              std::to_string(request->job_id()) + ": " + std::to_string(count) + " tasks");
+    reply->set_processes(count);
+    return grpc::Status::OK;
+  }
+
+  grpc::Status Tasks(grpc::ServerContext* context, const v1::TasksRequest*,
+                     v1::TasksReply* reply) override {
+    if (grpc::Status allowed = authorize(*context); !allowed.ok()) return allowed;
+    for (const TaskInfo& task : agent_.runner_->tasks()) *reply->add_tasks() = to_proto(task);
+    return grpc::Status::OK;
+  }
+
+ private:
+  grpc::Status authorize(const grpc::ServerContext& context) const {
+    Result<Caller> caller = agent_.authenticator_->verify(context);
+    if (!caller) {
+      StatusCode code = caller.error().code == Error::Code::kUnavailable
+                            ? StatusCode::UNAVAILABLE
+                            : StatusCode::UNAUTHENTICATED;
+      return grpc::Status(code, caller.error().message);
+    }
+    if (caller->uid != agent_.config_.daemon_uid) {
+      return grpc::Status(StatusCode::PERMISSION_DENIED,
+                          "uid " + std::to_string(caller->uid) +
+                              " may not call the agent (only the daemon user, uid " +
+                              std::to_string(agent_.config_.daemon_uid) + ")");
+    }
+    return grpc::Status::OK;
+  }
+
+  grpc::Status validate(const v1::LaunchRequest& request) const {
+    if (request.job_id() <= 0)
+      return invalid("job_id: must be positive, got " + std::to_string(request.job_id()));
+    if (request.attempt() <= 0)
+      return invalid("attempt: must be positive, got " + std::to_string(request.attempt()));
+    if (request.nodes().empty()) return invalid("nodes: empty");
+    if (request.nnodes() <= 0)
+      return invalid("nnodes: must be positive, got " + std::to_string(request.nnodes()));
+    std::set<std::string> seen;
+    for (const std::string& node : request.nodes()) {
+      if (!agent_.served_.contains(node))
+        return invalid("nodes: this agent does not serve node '" + node + "'");
+      if (!seen.insert(node).second) return invalid("nodes: '" + node + "' appears twice");
+      auto rank = request.node_ids().find(node);
+      if (rank == request.node_ids().end())
+        return invalid("node_ids: no rank for node '" + node + "'");
+      if (rank->second < 0 || rank->second >= request.nnodes()) {
+        return invalid("node_ids: rank " + std::to_string(rank->second) + " of node '" + node +
+                       "' is outside 0.." + std::to_string(request.nnodes() - 1));
+      }
+    }
+    if (request.argv().empty() || request.argv(0).empty()) return invalid("argv: empty command");
+    if (!request.cwd().empty() && request.cwd()[0] != '/') {
+      return invalid("cwd: '" + request.cwd() + "' is not an absolute path");
+    }
+    if (request.uid() < 0) return invalid("uid: must not be negative");
+    if (request.gid() < 0) return invalid("gid: must not be negative");
+    for (const auto& [name, value] : request.env()) {
+      if (name.empty() || name.find('=') != std::string::npos)
+        return invalid("env: bad variable name '" + name + "'");
+    }
+    return grpc::Status::OK;
+  }
+
+  TaskSpec make_spec(const v1::LaunchRequest& request, const std::string& node) const {
+    TaskSpec spec;
+    spec.key = {request.job_id(), request.attempt(), node};
+    spec.argv.assign(request.argv().begin(), request.argv().end());
+    spec.cwd = request.cwd();
+    spec.output = request.output();
+    spec.error = request.error();
+    spec.uid = request.uid();
+    spec.gid = request.gid();
+    // The agent's environment, the user's identity when it is another user, the job's own
+    // variables, then Trellis's (which the job cannot override).
+    std::map<std::string, std::string> env;
+    for (const std::string& entry : agent_.base_env_) {
+      size_t eq = entry.find('=');
+      if (eq != std::string::npos) env[entry.substr(0, eq)] = entry.substr(eq + 1);
+    }
+    if (static_cast<uid_t>(request.uid()) != ::geteuid()) {
+      std::vector<char> buffer(16384);
+      struct passwd entry {};
+      struct passwd* found = nullptr;
+      if (::getpwuid_r(request.uid(), &entry, buffer.data(), buffer.size(), &found) == 0 && found) {
+        env["USER"] = env["LOGNAME"] = entry.pw_name;
+        env["HOME"] = entry.pw_dir;
+      }
+    }
+    for (const auto& [name, value] : request.env()) env[name] = value;
+    env["TRELLIS_JOB_ID"] = std::to_string(request.job_id());
+    env["TRELLIS_NODELIST"] = request.nodelist();
+    env["TRELLIS_NNODES"] = std::to_string(request.nnodes());
+    env["TRELLIS_NODEID"] = std::to_string(request.node_ids().at(node));
+    env["TRELLIS_NODENAME"] = node;
+    for (const auto& [name, value] : env) spec.env.push_back(name + "=" + value);
+    return spec;
+  }
+
+  Agent& agent_;
+};
+
+Agent::Agent(AgentConfig config) : config_(std::move(config)) {}
+
+Agent::~Agent() {
+  shutdown();
+}
+
+Result<std::unique_ptr<Agent>> Agent::start(AgentConfig config) {
+  if (config.nodes.empty()) return fail("nodes: none given");
+  if (config.controllers.empty()) return fail("controllers: none given");
+  if (config.state_dir.empty()) return fail("state directory: none given");
+  if (config.daemon_uid < 0) config.daemon_uid = static_cast<int>(::geteuid());
+
+  std::unique_ptr<Agent> agent(new Agent(std::move(config)));
+  Agent& a = *agent;
+  a.served_.insert(a.config_.nodes.begin(), a.config_.nodes.end());
+  for (char** entry = environ; entry && *entry; ++entry) a.base_env_.emplace_back(*entry);
+  a.authenticator_ = std::make_unique<Authenticator>(a.config_.munge_socket);
+  a.controllers_ = std::make_unique<ControllerClient>(ControllerClient::Options{
+      a.config_.controllers, a.config_.munge_socket, a.config_.rpc_deadline});
+
+  TaskRunner::Options runner_options;
+  runner_options.state_dir = a.config_.state_dir;
+  runner_options.on_exit = [&a] { a.wake(); };
+  Result<std::unique_ptr<TaskRunner>> runner = TaskRunner::open(std::move(runner_options));
+  if (!runner) return runner.error();
+  a.runner_ = std::move(*runner);
+  for (const TaskInfo& task : a.runner_->tasks()) {
+    agent_log(std::string("adopted ") + (task.running ? "running task " : "ended task ") +
+              task.key.name());
+  }
+
+  a.service_ = std::make_unique<Service>(a);
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort(a.config_.listen, grpc::InsecureServerCredentials(), &a.port_);
+  builder.RegisterService(a.service_.get());
+  a.server_ = builder.BuildAndStart();
+  if (!a.server_ || a.port_ <= 0) {
+    return fail(Error::Code::kUnavailable, "cannot listen on " + a.config_.listen);
+  }
+  std::string host =
+      a.config_.advertise_host.empty() ? host_of(a.config_.listen) : a.config_.advertise_host;
+  if (host.empty() || host == "0.0.0.0" || host == "::") {
+    char name[256] = {};
+    ::gethostname(name, sizeof name - 1);
+    host = name;
+  }
+  a.address_ = (host.find(':') != std::string::npos ? "[" + host + "]" : host) + ":" +
+               std::to_string(a.port_);
+  agent_log("serving " + std::to_string(a.config_.nodes.size()) + " nodes on " + a.address_);
+  a.controller_thread_ = std::thread([&a] { a.controller_loop(); });
+  return agent;
+}
+
+void Agent::shutdown() {
+  {
+    std::lock_guard lock(mutex_);
+    if (stopping_ && !controller_thread_.joinable() && !server_) return;
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  if (controller_thread_.joinable()) controller_thread_.join();
+  if (server_) {
+    server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
+    server_->Wait();
+    server_.reset();
+  }
+  runner_.reset();  // stops watching; the jobs keep running
+}
+
+void Agent::wake() {
+  {
+    std::lock_guard lock(mutex_);
+    woken_ = true;
+  }
+  wake_.notify_all();
+}
+
+void Agent::controller_loop() {
+  auto interval = config_.heartbeat_interval;
+  bool registered = false;
+  auto backoff = std::chrono::duration_cast<Clock::duration>(kMinBackoff);
+  Clock::time_point retry_at = Clock::now();  // next register or exit report after a failure
+  Clock::time_point next_heartbeat = Clock::now();
+  int failures = 0;  // in a row, to log the first and then every tenth
+
+  auto failed = [&](const std::string& what, const grpc::Status& status) {
+    if (failures++ % 10 == 0) {
+      agent_log(what + " failed: " + status.error_message() + " (code " +
+                std::to_string(status.error_code()) + "); retrying");
+    }
+    retry_at = Clock::now() + backoff;
+    backoff = std::min<Clock::duration>(backoff * 2, kMaxBackoff);
+  };
+  auto succeeded = [&] {
+    failures = 0;
+    backoff = kMinBackoff;
+  };
+  auto not_known = [](const grpc::Status& status) {
+    return status.error_code() == StatusCode::NOT_FOUND ||
+           status.error_code() == StatusCode::FAILED_PRECONDITION;
+  };
+
+  while (true) {
+    {
+      std::lock_guard lock(mutex_);
+      if (stopping_) return;
+    }
+    Clock::time_point now = Clock::now();
+    if (!registered && now >= retry_at) {
+      v1::RegisterRequest request;
+      for (const std::string& node : config_.nodes) request.add_nodes(node);
+      request.set_address(address_);
+      for (const TaskInfo& task : runner_->tasks()) *request.add_tasks() = to_proto(task);
+      v1::RegisterReply reply;
+      grpc::Status status =
+          controllers_->call([&](v1::Controller::Stub& stub, grpc::ClientContext& context) {
+            return stub.Register(&context, request, &reply);
+          });
+      if (status.ok()) {
+        succeeded();
+        registered = true;
+        if (reply.heartbeat_interval_ms() > 0)
+          interval = std::chrono::milliseconds(reply.heartbeat_interval_ms());
+        next_heartbeat = Clock::now() + interval;
+        std::string unknown;
+        for (const std::string& node : reply.unknown_nodes()) unknown += " " + node;
+        agent_log("registered with " + controllers_->current_address() + " (heartbeat every " +
+                  std::to_string(interval.count()) + " ms)" +
+                  (unknown.empty() ? "" : "; nodes the cluster does not have:" + unknown));
+      } else {
+        failed("register", status);
+      }
+    }
+
+    std::vector<TaskInfo> exits =
+        registered ? runner_->unacknowledged_exits() : std::vector<TaskInfo>{};
+    if (registered && !exits.empty() && Clock::now() >= retry_at) {
+      v1::ExitRequest request;
+      for (const TaskInfo& task : exits) *request.add_tasks() = to_proto(task);
+      v1::ExitReply reply;
+      grpc::Status status =
+          controllers_->call([&](v1::Controller::Stub& stub, grpc::ClientContext& context) {
+            return stub.ReportExit(&context, request, &reply);
+          });
+      if (status.ok()) {
+        succeeded();
+        std::vector<TaskKey> keys;
+        for (const TaskInfo& task : exits) {
+          agent_log("reported " + describe(task));
+          keys.push_back(task.key);
+        }
+        runner_->acknowledge(keys);
+        exits.clear();
+      } else if (not_known(status)) {
+        registered = false;
+        retry_at = Clock::now();
+      } else {
+        failed("exit report", status);
+      }
+    }
+
+    if (registered && Clock::now() >= next_heartbeat) {
+      v1::HeartbeatRequest request;
+      request.set_address(address_);
+      for (const std::string& node : config_.nodes) request.add_nodes(node);
+      v1::HeartbeatReply reply;
+      grpc::Status status =
+          controllers_->call([&](v1::Controller::Stub& stub, grpc::ClientContext& context) {
+            return stub.Heartbeat(&context, request, &reply);
+          });
+      next_heartbeat = Clock::now() + interval;
+      if (status.ok()) {
+        succeeded();
+      } else {
+        // A controller that does not know us, or none reachable: register again, since a
+        // controller that comes back may have marked the nodes down meanwhile.
+        registered = false;
+        if (not_known(status)) {
+          agent_log("controller does not know this agent; registering again");
+          retry_at = Clock::now();
+        } else {
+          failed("heartbeat", status);
+        }
+      }
+    }
+
+    // Sleep until the next thing due, or until a task ends or the agent stops.
+    Clock::time_point until = registered ? next_heartbeat : retry_at;
+    if (registered && !exits.empty()) until = std::min(until, retry_at);
+    std::unique_lock lock(mutex_);
+    wake_.wait_until(lock, until, [&] { return stopping_ || woken_; });
+    woken_ = false;
+  }
+}
+
+}  // namespace trellis

@@ -1,0 +1,108 @@
+// The node agent (trellis-agent): runs the jobs a controller launches on the nodes it serves.
+//
+// It serves the Agent RPC service (Launch, Signal, Tasks) to the controllers only: every call
+// must carry a MUNGE credential of the daemon user. It registers with a controller (any of
+// them: they share the store), heartbeats at the interval the controller asks for, and reports
+// each task's exit with ReportExit until a controller acknowledges it (the exits survive agent
+// restarts in the state directory). It re-registers when a controller answers a heartbeat or an
+// exit report with NOT_FOUND or FAILED_PRECONDITION ("I do not know you"), and after a
+// heartbeat fails on every controller (with backoff).
+//
+// One agent may serve many node names (an emulated cluster on one host). Stopping the agent
+// leaves its jobs running; the next agent on the same state directory adopts them.
+//
+//   AgentConfig config;
+//   config.nodes = {"n0", "n1"};
+//   config.controllers = {"127.0.0.1:6817"};
+//   config.state_dir = "/var/lib/trellis/agent";
+//   Result<std::unique_ptr<Agent>> agent = Agent::start(config);
+//   ... (*agent)->port() ...
+//   (*agent)->shutdown();
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include "core/result.h"
+
+namespace grpc {
+class Server;
+}
+
+namespace trellis {
+
+class Authenticator;
+class ControllerClient;
+class TaskRunner;
+
+struct AgentConfig {
+  std::vector<std::string> nodes;        // node names served
+  std::vector<std::string> controllers;  // "host:port" of each controller
+  std::string listen = "127.0.0.1:0";    // port 0 = any free port (see Agent::port())
+  // The host controllers should call, registered as host:port; "" = the listen host, or this
+  // host's name when listening on every interface.
+  std::string advertise_host;
+  std::string state_dir;
+  std::string munge_socket;  // "" = libmunge's default
+  int daemon_uid = -1;       // the only uid allowed to call the agent; -1 = the agent's own
+  std::chrono::milliseconds heartbeat_interval{10000};  // until a controller says otherwise
+  std::chrono::milliseconds rpc_deadline{5000};         // per call to a controller
+  std::chrono::milliseconds kill_wait{10000};  // SIGTERM -> SIGKILL when a cancel gives no grace
+};
+
+class Agent {
+ public:
+  // Opens the state directory (adopting tasks from an earlier run), starts serving and starts
+  // registering with the controllers in the background.
+  static Result<std::unique_ptr<Agent>> start(AgentConfig config);
+
+  ~Agent();  // shutdown()
+  Agent(const Agent&) = delete;
+  Agent& operator=(const Agent&) = delete;
+
+  // The port bound, and the address registered with the controllers.
+  int port() const { return port_; }
+  const std::string& address() const { return address_; }
+
+  // Stops serving and calling controllers; the jobs keep running. Idempotent.
+  void shutdown();
+
+ private:
+  class Service;
+
+  explicit Agent(AgentConfig config);
+  void controller_loop();
+  void wake();
+
+  AgentConfig config_;
+  std::set<std::string> served_;
+  std::vector<std::string> base_env_;  // the agent's own environment, "NAME=value"
+  std::unique_ptr<Authenticator> authenticator_;
+  std::unique_ptr<ControllerClient> controllers_;
+  std::unique_ptr<TaskRunner> runner_;
+  std::unique_ptr<Service> service_;
+  std::unique_ptr<grpc::Server> server_;
+  int port_ = 0;
+  std::string address_;
+
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool woken_ = false;     // guarded by mutex_
+  bool stopping_ = false;  // guarded by mutex_
+  std::thread controller_thread_;
+};
+
+// Node names from a hostlist whose parts may carry different prefixes: "n[0-3],gpu[0-1],login".
+Result<std::vector<std::string>> parse_node_names(std::string_view hostlist);
+
+// Writes "2026-01-31T12:00:00.123Z trellis-agent: MESSAGE" to stderr, one line at a time.
+void agent_log(std::string_view message);
+
+}  // namespace trellis

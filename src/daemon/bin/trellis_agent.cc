@@ -1,0 +1,107 @@
+// trellis-agent: the node agent. See daemon/agent.h.
+#include <pthread.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include <CLI/CLI.hpp>
+
+#include "daemon/agent.h"
+
+int main(int argc, char** argv) {
+  using namespace trellis;
+  CLI::App app(
+      "trellis-agent: the Trellis node agent. It runs the job processes that the controllers "
+      "(trellisd) launch on the nodes it serves, each in its own process group, as the job's "
+      "user, with stdout/stderr in the job's files. It registers with a controller, heartbeats, "
+      "and reports every exit until a controller acknowledges it. Its calls are authenticated "
+      "with MUNGE: only the daemon user may launch or signal. Its tasks are recorded in the "
+      "state directory, so SIGTERM/SIGINT (or a crash) leaves the jobs running and the next "
+      "agent on the same state directory adopts them.",
+      "trellis-agent");
+  std::string controllers, nodes, port_file;
+  AgentConfig config;
+  long heartbeat_ms = config.heartbeat_interval.count();
+  double kill_wait = static_cast<double>(config.kill_wait.count()) / 1000;
+  app.add_option("--controller", controllers,
+                 "controller addresses host:port, comma-separated; the agent fails over between "
+                 "them")
+      ->required();
+  app.add_option("--nodes", nodes, "the node names this agent serves, as a hostlist: 'n[0-63]'")
+      ->required();
+  app.add_option("--listen", config.listen,
+                 "address of the agent's RPC service; port 0 picks a free port")
+      ->capture_default_str();
+  app.add_option("--advertise", config.advertise_host,
+                 "host name the controllers should call (default: the --listen host, or this "
+                 "host's name when listening on every interface)");
+  app.add_option("--state-dir", config.state_dir,
+                 "directory for the task state (tasks.json) and the shepherds' status files")
+      ->required();
+  app.add_option("--munge-socket", config.munge_socket, "munged's socket (default: libmunge's)");
+  app.add_option("--daemon-uid", config.daemon_uid,
+                 "the only uid allowed to call the agent (default: the agent's own)");
+  app.add_option("--heartbeat-ms", heartbeat_ms,
+                 "heartbeat interval until a controller sets one, in milliseconds")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  app.add_option("--kill-wait", kill_wait,
+                 "seconds between SIGTERM and SIGKILL when a cancel gives no grace period")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  app.add_option("--port-file", port_file,
+                 "write the bound port to this file once listening (for scripts and tests)");
+  app.set_version_flag("--version", TRELLIS_VERSION);
+  CLI11_PARSE(app, argc, argv);
+
+  std::stringstream addresses(controllers);
+  for (std::string address; std::getline(addresses, address, ',');) {
+    if (!address.empty()) config.controllers.push_back(address);
+  }
+  Result<std::vector<std::string>> names = parse_node_names(nodes);
+  if (!names) {
+    std::cerr << "trellis-agent: " << names.error().message << "\n";
+    return 2;
+  }
+  config.nodes = *names;
+  config.heartbeat_interval = std::chrono::milliseconds(heartbeat_ms);
+  config.kill_wait = std::chrono::milliseconds(static_cast<long long>(kill_wait * 1000));
+
+  // SIGTERM and SIGINT are taken by sigwait below, so every thread must block them; a peer
+  // closing a connection must not kill the agent.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGTERM);
+  sigaddset(&stop_signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  std::signal(SIGPIPE, SIG_IGN);
+
+  Result<std::unique_ptr<Agent>> agent = Agent::start(config);
+  if (!agent) {
+    agent_log("cannot start: " + agent.error().message);
+    return 1;
+  }
+  if (!port_file.empty()) {
+    // Written whole under another name, then renamed: a reader never sees a partial number.
+    std::string temporary = port_file + ".tmp";
+    {
+      std::ofstream out(temporary, std::ios::trunc);
+      out << (*agent)->port() << "\n";
+    }
+    if (std::rename(temporary.c_str(), port_file.c_str()) != 0) {
+      agent_log("cannot write the port file " + port_file);
+      return 1;
+    }
+  }
+
+  int received = 0;
+  sigwait(&stop_signals, &received);
+  agent_log(std::string("stopping on ") + (received == SIGINT ? "SIGINT" : "SIGTERM") +
+            "; jobs keep running");
+  (*agent)->shutdown();
+  return 0;
+}

@@ -1,0 +1,54 @@
+#include "daemon/process.h"
+
+#include <fstream>
+#include <iterator>
+#include <sstream>
+
+namespace trellis {
+namespace {
+
+// The fields of /proc/PID/stat after the command name (which may hold spaces and parentheses,
+// so the fields start after its last ')'). Empty when the process does not exist.
+std::string stat_fields(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  size_t close = text.rfind(')');
+  if (close == std::string::npos) return "";
+  return text.substr(close + 1);
+}
+
+}  // namespace
+
+bool process_running(pid_t pid) {
+  if (pid <= 0) return false;
+  std::istringstream fields(stat_fields(pid));
+  std::string state;
+  if (!(fields >> state)) return false;
+  return state != "Z" && state != "X" && state != "x";
+}
+
+long long process_start_time(pid_t pid) {
+  if (pid <= 0) return -1;
+  std::istringstream fields(stat_fields(pid));
+  // Field 3 (state) is the first after the name; the start time is field 22.
+  std::string field;
+  for (int i = 3; i < 22; ++i) {
+    if (!(fields >> field)) return -1;
+  }
+  long long start = -1;
+  if (!(fields >> start)) return -1;
+  return start;
+}
+
+std::string process_command_line(pid_t pid) {
+  if (pid <= 0) return "";
+  std::ifstream in("/proc/" + std::to_string(pid) + "/cmdline");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  for (char& c : text) {
+    if (c == '\0') c = ' ';
+  }
+  while (!text.empty() && text.back() == ' ') text.pop_back();
+  return text;
+}
+
+}  // namespace trellis

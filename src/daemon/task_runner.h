@@ -1,0 +1,147 @@
+// TaskRunner starts, tracks and signals the processes of jobs on this host, one task per
+// (job, attempt, node), and keeps track of them across restarts of the agent.
+//
+// Each task has a shepherd: a child of the agent, in a session of its own so that it outlives
+// the agent, which forks the job's command into a new process group (so that a cancel reaches
+// every process the job started), waits for it, kills whatever the command left behind in its
+// group, and writes the exit status to a file in the state directory. The agent never has to
+// be alive when a job ends: a restarted agent reads the status from that file.
+//
+// State directory layout:
+//   tasks.json                     every task not yet acknowledged, and recently acknowledged
+//                                  keys (so a late repeated launch stays a no-op); written
+//                                  atomically (rename)
+//   tasks/JOB.ATTEMPT.NODE.pid     "SHEPHERD_PID JOB_PID", by the shepherd before the job runs
+//                                  (re-adopts a task whose launch the agent did not record)
+//   tasks/JOB.ATTEMPT.NODE.exit    "EXIT_CODE SIGNAL", by the shepherd when the job has ended
+//
+// Exit statuses: a command that exits has exit_code = its status and signal = 0; one killed by
+// a signal has exit_code = 0 and signal = that signal; a command that cannot be started (not
+// found, cannot be executed, its cwd or output file cannot be opened, the user cannot be
+// switched to) exits 127 (126 when found but not executable) with the reason in its stderr
+// file; a task whose shepherd vanished without a status (killed by hand) ends with 255.
+//
+// Thread-safe. A monitor thread notices exits (every poll interval) and enforces the SIGKILL
+// after a terminate's grace period.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <compare>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/result.h"
+
+namespace trellis {
+
+// One task: a job's process on one node.
+struct TaskKey {
+  int64_t job_id = 0;
+  int attempt = 0;
+  std::string node;
+  auto operator<=>(const TaskKey&) const = default;
+  // "JOB.ATTEMPT.NODE", for file names and messages.
+  std::string name() const;
+};
+
+// What to run for one task. The agent fills in the whole environment.
+struct TaskSpec {
+  TaskKey key;
+  std::vector<std::string> argv;  // non-empty; argv[0] is looked up in PATH
+  std::string cwd;                // absolute; "" = the user's home directory (else /)
+  std::string output;             // stdout file; relative = to cwd; "" = trellis-%j.out
+  std::string error;              // stderr file; "" = the output file. "%j" = the job id.
+  std::vector<std::string> env;   // "NAME=value", the complete environment
+  int uid = -1;                   // run as this user; -1 = the agent's own
+  int gid = -1;
+};
+
+// What the runner knows about a task.
+struct TaskInfo {
+  TaskKey key;
+  bool running = false;
+  int exit_code = 0;  // when !running
+  int signal = 0;
+  pid_t process_group = 0;
+};
+
+class TaskRunner {
+ public:
+  struct Options {
+    std::string state_dir;  // created if absent
+    std::chrono::milliseconds poll_interval{100};
+    // Called (from the monitor thread, without locks held) after a task has ended.
+    std::function<void()> on_exit;
+  };
+
+  // Opens the state directory and re-adopts the tasks recorded there: running ones are tracked
+  // again, ended ones keep their status until acknowledged.
+  static Result<std::unique_ptr<TaskRunner>> open(Options options);
+
+  // Stops watching; the tasks keep running (a restarted agent adopts them).
+  ~TaskRunner();
+  TaskRunner(const TaskRunner&) = delete;
+  TaskRunner& operator=(const TaskRunner&) = delete;
+
+  // Starts a task. True when started; false when this (job, attempt, node) is already known or
+  // was acknowledged recently: a repeated launch never runs a task twice. Older attempts of
+  // the same job on the same node still running are killed (SIGKILL) first.
+  Result<bool> launch(const TaskSpec& spec);
+
+  // Sends `signal` to the process groups of the running tasks of `job_id` (`attempt` 0 = any
+  // attempt). Signal 0 terminates: SIGTERM now, then SIGKILL after `grace` to whatever is
+  // left. Returns how many tasks were signalled.
+  int signal(int64_t job_id, int attempt, int signal, std::chrono::milliseconds grace);
+
+  // Every task known: running ones and ended ones not yet acknowledged.
+  std::vector<TaskInfo> tasks() const;
+  // The ended tasks not yet acknowledged.
+  std::vector<TaskInfo> unacknowledged_exits() const;
+  // Forgets ended tasks once a controller has recorded their exits (running ones are kept).
+  void acknowledge(const std::vector<TaskKey>& keys);
+
+ private:
+  struct Task {
+    TaskKey key;
+    pid_t shepherd = 0;
+    long long shepherd_start = -1;  // its /proc start time, to tell it from a reused pid
+    pid_t process_group = 0;
+    bool child = false;  // forked by this process (so ours to reap), not adopted
+    bool running = true;
+    int exit_code = 0;
+    int signal = 0;
+    std::chrono::steady_clock::time_point kill_at{};  // SIGKILL due (terminate), if set
+  };
+
+  explicit TaskRunner(Options options);
+  Status load();
+  Status save() const;     // callers hold mutex_
+  bool check(Task& task);  // updates a running task; true when it has just ended
+  void monitor();
+  bool wait_ended(const TaskKey& key, std::chrono::milliseconds timeout);
+
+  std::string tasks_dir() const;
+  std::string pid_file(const TaskKey& key) const;
+  std::string exit_file(const TaskKey& key) const;
+
+  Options options_;
+  std::mutex launch_mutex_;  // one launch at a time, so a key is checked and started atomically
+  mutable std::mutex mutex_;
+  std::condition_variable changed_;
+  std::map<TaskKey, Task> tasks_;     // guarded by mutex_
+  std::deque<TaskKey> acknowledged_;  // guarded by mutex_; newest last, bounded
+  bool stopping_ = false;             // guarded by mutex_
+  std::thread monitor_;
+};
+
+}  // namespace trellis

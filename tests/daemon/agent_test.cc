@@ -1,0 +1,498 @@
+// The real trellis-agent binary against a fake controller, with a private munged per test.
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <set>
+
+#include <gtest/gtest.h>
+
+#include "daemon/agent.h"
+#include "daemon/auth.h"
+#include "daemon/controller_client.h"
+#include "daemon/munge_daemon.h"
+#include "daemon/process.h"
+#include "daemon_test_support.h"
+
+#ifdef TRELLIS_AGENT_BINARY
+
+namespace trellis {
+namespace {
+
+using testing::eventually;
+using testing::read_file;
+using testing::read_lines;
+
+class AgentTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    Result<MungeDaemon> started = MungeDaemon::start(dir_ / "munge");
+    ASSERT_TRUE(started) << started.error().message;
+    munge_ = std::make_unique<MungeDaemon>(std::move(*started));
+    controller_ = std::make_unique<testing::ControllerServer>(munge_->socket());
+    ASSERT_TRUE(controller_->ok());
+    start_agent();
+  }
+
+  void TearDown() override {
+    // No job of a test may outlive it, whatever the test's outcome.
+    if (agent_ && stub_ && !launched_jobs_.empty()) {
+      for (int64_t job : launched_jobs_) {
+        v1::SignalRequest request;
+        request.set_job_id(job);
+        request.set_signal(SIGKILL);
+        v1::SignalReply reply;
+        call(
+            [&](grpc::ClientContext& context) { return stub_->Signal(&context, request, &reply); });
+      }
+      EXPECT_TRUE(eventually([&] {
+        v1::TasksReply tasks = list_tasks();
+        return std::none_of(tasks.tasks().begin(), tasks.tasks().end(),
+                            [](const v1::TaskStatus& t) { return t.running(); });
+      }));
+    }
+    stop_agent();
+  }
+
+  // Starts trellis-agent serving n[0-3]; the first controller address is a dead one, so every
+  // test also exercises fail-over.
+  void start_agent(const std::vector<std::string>& extra = {}) {
+    std::string port_file = dir_ / "agent.port";
+    std::filesystem::remove(port_file);
+    std::vector<std::string> args = {TRELLIS_AGENT_BINARY,
+                                     "--controller",
+                                     "127.0.0.1:1," + controller_->address(),
+                                     "--nodes",
+                                     "n[0-3]",
+                                     "--state-dir",
+                                     dir_ / "state",
+                                     "--munge-socket",
+                                     munge_->socket(),
+                                     "--port-file",
+                                     port_file};
+    args.insert(args.end(), extra.begin(), extra.end());
+    agent_ = std::make_unique<testing::ChildProcess>(args, dir_ / "agent.log");
+    ASSERT_GT(agent_->pid(), 0);
+    ASSERT_TRUE(eventually([&] { return std::filesystem::exists(port_file); }))
+        << read_file(dir_ / "agent.log");
+    port_ = std::stoi(read_file(port_file));
+    stub_ = v1::Agent::NewStub(grpc::CreateChannel("127.0.0.1:" + std::to_string(port_),
+                                                   grpc::InsecureChannelCredentials()));
+  }
+
+  void stop_agent(int signal = SIGTERM) {
+    if (agent_) agent_->stop(signal);
+    agent_.reset();
+    stub_.reset();
+  }
+
+  // Calls the agent with a fresh credential from our munged (as the controller would).
+  grpc::Status call(const std::function<grpc::Status(grpc::ClientContext&)>& rpc,
+                    const std::string& munge_socket = "") {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(20));
+    Status attached =
+        CredentialSource(munge_socket.empty() ? munge_->socket() : munge_socket).attach(context);
+    if (!attached) return grpc::Status(grpc::StatusCode::INTERNAL, attached.error().message);
+    return rpc(context);
+  }
+
+  v1::LaunchRequest launch_request(int64_t job, const std::vector<std::string>& nodes,
+                                   const std::vector<std::string>& argv) {
+    v1::LaunchRequest request;
+    request.set_job_id(job);
+    request.set_attempt(1);
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      request.add_nodes(nodes[i]);
+      (*request.mutable_node_ids())[nodes[i]] = static_cast<int>(i);
+    }
+    request.set_nodelist("n[0-3]");
+    request.set_nnodes(static_cast<int>(nodes.size()));
+    for (const std::string& arg : argv) request.add_argv(arg);
+    request.set_cwd(dir_.path());
+    request.set_output("job-%j.out");
+    request.set_uid(static_cast<int>(::geteuid()));
+    request.set_gid(static_cast<int>(::getegid()));
+    return request;
+  }
+
+  grpc::Status launch(const v1::LaunchRequest& request) {
+    launched_jobs_.insert(request.job_id());
+    v1::LaunchReply reply;
+    return call(
+        [&](grpc::ClientContext& context) { return stub_->Launch(&context, request, &reply); });
+  }
+
+  grpc::Status signal(int64_t job, int signal, double grace_seconds, int* processes = nullptr) {
+    v1::SignalRequest request;
+    request.set_job_id(job);
+    request.set_signal(signal);
+    request.set_grace_seconds(grace_seconds);
+    v1::SignalReply reply;
+    grpc::Status status = call(
+        [&](grpc::ClientContext& context) { return stub_->Signal(&context, request, &reply); });
+    if (processes) *processes = reply.processes();
+    return status;
+  }
+
+  v1::TasksReply list_tasks() {
+    v1::TasksReply reply;
+    v1::TasksRequest request;
+    grpc::Status status =
+        call([&](grpc::ClientContext& context) { return stub_->Tasks(&context, request, &reply); });
+    EXPECT_TRUE(status.ok()) << status.error_message();
+    return reply;
+  }
+
+  bool wait_exits(int64_t job, size_t count) {
+    return eventually([&] { return controller_->service().exits_of(job).size() >= count; });
+  }
+
+  std::string output(int64_t job) { return dir_ / ("job-" + std::to_string(job) + ".out"); }
+
+  // A pid written by a job into `file`, once it is there.
+  pid_t pid_from(const std::string& file) {
+    pid_t pid = -1;
+    eventually([&] {
+      std::string text = read_file(file);
+      if (text.empty() || text.back() != '\n') return false;
+      pid = std::stoi(text);
+      return true;
+    });
+    return pid;
+  }
+
+  testing::TempDir dir_;
+  std::unique_ptr<MungeDaemon> munge_;
+  std::unique_ptr<testing::ControllerServer> controller_;
+  std::unique_ptr<testing::ChildProcess> agent_;
+  std::unique_ptr<v1::Agent::Stub> stub_;
+  int port_ = 0;
+  std::set<int64_t> launched_jobs_;
+};
+
+TEST_F(AgentTest, RegistersItsNodesAndAddressThenHeartbeats) {
+  ASSERT_TRUE(eventually([&] { return !controller_->service().registers().empty(); }))
+      << read_file(dir_ / "agent.log");
+  v1::RegisterRequest registered = controller_->service().registers().front();
+  EXPECT_EQ(registered.address(), "127.0.0.1:" + std::to_string(port_));
+  std::vector<std::string> nodes(registered.nodes().begin(), registered.nodes().end());
+  EXPECT_EQ(nodes, (std::vector<std::string>{"n0", "n1", "n2", "n3"}));
+  EXPECT_EQ(registered.tasks_size(), 0);
+  ASSERT_TRUE(eventually([&] { return controller_->service().heartbeats().size() >= 3; }));
+  EXPECT_EQ(controller_->service().heartbeats().back().address(), registered.address());
+  EXPECT_EQ(controller_->service().unauthenticated_calls(), 0);
+}
+
+TEST_F(AgentTest, RegistersAgainWhenAControllerDoesNotKnowIt) {
+  ASSERT_TRUE(eventually([&] { return controller_->service().heartbeats().size() >= 1; }));
+  controller_->service().forget_agent();
+  EXPECT_TRUE(eventually([&] { return controller_->service().registers().size() >= 2; }));
+}
+
+TEST_F(AgentTest, LaunchSetsTheEnvironmentOnEveryNode) {
+  v1::LaunchRequest request =
+      launch_request(7, {"n1", "n2", "n3"},
+                     {"sh", "-c",
+                      "echo \"$TRELLIS_JOB_ID $TRELLIS_NODEID $TRELLIS_NNODES $TRELLIS_NODENAME "
+                      "$TRELLIS_NODELIST $EXTRA\""});
+  (*request.mutable_node_ids())["n1"] = 4;  // ranks need not follow the names
+  (*request.mutable_node_ids())["n2"] = 0;
+  (*request.mutable_node_ids())["n3"] = 2;
+  request.set_nnodes(5);
+  request.set_nodelist("m[0-1],n[1-3]");
+  (*request.mutable_env())["EXTRA"] = "extra value";
+  grpc::Status status = launch(request);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  ASSERT_TRUE(wait_exits(7, 3)) << read_file(dir_ / "agent.log");
+  std::vector<std::string> lines = read_lines(output(7));
+  std::sort(lines.begin(), lines.end());
+  EXPECT_EQ(lines, (std::vector<std::string>{"7 0 5 n2 m[0-1],n[1-3] extra value",
+                                             "7 2 5 n3 m[0-1],n[1-3] extra value",
+                                             "7 4 5 n1 m[0-1],n[1-3] extra value"}));
+  std::set<std::string> nodes;
+  for (const v1::TaskStatus& exit : controller_->service().exits_of(7)) {
+    EXPECT_EQ(exit.attempt(), 1);
+    EXPECT_FALSE(exit.running());
+    EXPECT_EQ(exit.exit_code(), 0);
+    EXPECT_EQ(exit.signal(), 0);
+    nodes.insert(exit.node());
+  }
+  EXPECT_EQ(nodes, (std::set<std::string>{"n1", "n2", "n3"}));
+  // Acknowledged exits are forgotten.
+  EXPECT_TRUE(eventually([&] { return list_tasks().tasks_size() == 0; }));
+}
+
+TEST_F(AgentTest, ReportsExitCodesSignalsAndCommandsThatCannotStart) {
+  ASSERT_TRUE(launch(launch_request(1, {"n0"}, {"sh", "-c", "exit 3"})).ok());
+  ASSERT_TRUE(launch(launch_request(2, {"n1"}, {"sh", "-c", "kill -KILL $$"})).ok());
+  ASSERT_TRUE(launch(launch_request(3, {"n2"}, {"/no/such/command", "arg"})).ok());
+  ASSERT_TRUE(launch(launch_request(4, {"n3"}, {"no-such-command-in-path"})).ok());
+  for (int64_t job : {1, 2, 3, 4}) ASSERT_TRUE(wait_exits(job, 1)) << job;
+  v1::TaskStatus exited = controller_->service().exits_of(1)[0];
+  EXPECT_EQ(exited.exit_code(), 3);
+  EXPECT_EQ(exited.signal(), 0);
+  v1::TaskStatus killed = controller_->service().exits_of(2)[0];
+  EXPECT_EQ(killed.signal(), SIGKILL);
+  for (int64_t job : {3, 4}) {
+    EXPECT_EQ(controller_->service().exits_of(job)[0].exit_code(), 127);
+    std::string command = job == 3 ? "/no/such/command" : "no-such-command-in-path";
+    EXPECT_NE(read_file(output(job)).find("cannot run '" + command + "'"), std::string::npos)
+        << read_file(output(job));
+  }
+}
+
+TEST_F(AgentTest, RepeatedLaunchOfTheSameAttemptRunsItOnce) {
+  // The job waits for `go`, so every repeat below arrives while it runs.
+  v1::LaunchRequest request = launch_request(
+      9, {"n0", "n1"}, {"sh", "-c", "echo run; while [ ! -e go ]; do sleep 0.05; done"});
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(launch(request).ok());
+  ASSERT_TRUE(eventually([&] { return read_lines(output(9)).size() >= 2; }));
+  EXPECT_EQ(list_tasks().tasks_size(), 2);
+  std::ofstream(dir_ / "go").put('\n');
+  ASSERT_TRUE(wait_exits(9, 2));
+  ASSERT_TRUE(eventually([&] { return list_tasks().tasks_size() == 0; }));
+  // After its exit was acknowledged, the same attempt is still not run again.
+  ASSERT_TRUE(launch(request).ok());
+  EXPECT_EQ(list_tasks().tasks_size(), 0);
+  EXPECT_EQ(read_lines(output(9)).size(), 2u);
+  EXPECT_EQ(controller_->service().exits_of(9).size(), 2u);
+}
+
+TEST_F(AgentTest, NewAttemptReplacesARunningOldOne) {
+  v1::LaunchRequest first =
+      launch_request(11, {"n0"}, {"sh", "-c", "echo $$ > old.pid; exec sleep 1000"});
+  ASSERT_TRUE(launch(first).ok());
+  pid_t old = pid_from(dir_ / "old.pid");
+  ASSERT_GT(old, 0);
+  v1::LaunchRequest second = launch_request(11, {"n0"}, {"sh", "-c", "echo second"});
+  second.set_attempt(2);
+  ASSERT_TRUE(launch(second).ok());
+  EXPECT_FALSE(process_running(old));
+  ASSERT_TRUE(eventually([&] {
+    for (const v1::TaskStatus& t : controller_->service().exits_of(11)) {
+      if (t.attempt() == 2) return true;
+    }
+    return false;
+  }));
+  // A late launch of the replaced attempt is ignored.
+  ASSERT_TRUE(launch(first).ok());
+  EXPECT_EQ(read_lines(output(11)), std::vector<std::string>{"second"});
+}
+
+TEST_F(AgentTest, CancelKillsTheWholeProcessGroup) {
+  ASSERT_TRUE(launch(launch_request(21, {"n2"},
+                                    {"sh", "-c", "sleep 1000 & echo $! > grandchild.pid; wait"}))
+                  .ok());
+  pid_t grandchild = pid_from(dir_ / "grandchild.pid");
+  ASSERT_GT(grandchild, 0);
+  ASSERT_TRUE(process_running(grandchild));
+  int processes = 0;
+  grpc::Status status = signal(21, 0, 30, &processes);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(processes, 1);
+  ASSERT_TRUE(wait_exits(21, 1));
+  EXPECT_EQ(controller_->service().exits_of(21)[0].signal(), SIGTERM);
+  EXPECT_TRUE(eventually([&] { return !process_running(grandchild); }));
+}
+
+TEST_F(AgentTest, CancelEscalatesToSigkillAfterTheGracePeriod) {
+  ASSERT_TRUE(launch(launch_request(22, {"n3"},
+                                    {"sh", "-c",
+                                     "trap '' TERM; sleep 1000 & echo $! > stubborn.pid; "
+                                     "while true; do wait; done"}))
+                  .ok());
+  pid_t grandchild = pid_from(dir_ / "stubborn.pid");
+  ASSERT_GT(grandchild, 0);
+  ASSERT_TRUE(signal(22, 0, 0.2).ok());
+  ASSERT_TRUE(wait_exits(22, 1));
+  EXPECT_EQ(controller_->service().exits_of(22)[0].signal(), SIGKILL);
+  EXPECT_TRUE(eventually([&] { return !process_running(grandchild); }));
+}
+
+TEST_F(AgentTest, OtherSignalsGoToTheGroupAsTheyAre) {
+  ASSERT_TRUE(launch(launch_request(23, {"n0"},
+                                    {"sh", "-c",
+                                     "trap 'echo got USR1; exit 5' USR1; "
+                                     "echo ready > ready; while true; do sleep 0.05; done"}))
+                  .ok());
+  ASSERT_TRUE(eventually([&] { return std::filesystem::exists(dir_ / "ready"); }));
+  ASSERT_TRUE(signal(23, SIGUSR1, 0).ok());
+  ASSERT_TRUE(wait_exits(23, 1));
+  EXPECT_EQ(controller_->service().exits_of(23)[0].exit_code(), 5);
+  EXPECT_NE(read_file(output(23)).find("got USR1"), std::string::npos);
+}
+
+TEST_F(AgentTest, CallsWithoutAValidCredentialAreRefused) {
+  v1::TasksRequest request;
+  v1::TasksReply reply;
+  {
+    grpc::ClientContext context;
+    grpc::Status status = stub_->Tasks(&context, request, &reply);
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAUTHENTICATED) << status.error_message();
+  }
+  {
+    grpc::ClientContext context;
+    context.AddMetadata(std::string(kMungeMetadataKey), "MUNGE:garbage:");
+    grpc::Status status = stub_->Tasks(&context, request, &reply);
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAUTHENTICATED) << status.error_message();
+  }
+  // A credential from a munged with another key.
+  Result<MungeDaemon> stranger = MungeDaemon::start(dir_ / "stranger");
+  ASSERT_TRUE(stranger) << stranger.error().message;
+  v1::LaunchReply launched;
+  grpc::Status status = call(
+      [&](grpc::ClientContext& context) {
+        return stub_->Launch(&context, launch_request(31, {"n0"}, {"true"}), &launched);
+      },
+      stranger->socket());
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAUTHENTICATED) << status.error_message();
+  // The agent keeps serving.
+  status =
+      call([&](grpc::ClientContext& context) { return stub_->Tasks(&context, request, &reply); });
+  EXPECT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(reply.tasks_size(), 0);
+}
+
+TEST_F(AgentTest, OnlyTheDaemonUserMayCall) {
+  stop_agent();
+  start_agent({"--daemon-uid", std::to_string(::geteuid() + 4242)});
+  v1::TasksRequest request;
+  v1::TasksReply reply;
+  grpc::Status status =
+      call([&](grpc::ClientContext& context) { return stub_->Tasks(&context, request, &reply); });
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::PERMISSION_DENIED) << status.error_message();
+}
+
+TEST_F(AgentTest, BadLaunchesAreInvalidArgumentsNamingTheField) {
+  struct Case {
+    std::string field;
+    std::function<void(v1::LaunchRequest&)> spoil;
+  };
+  std::vector<Case> cases = {
+      {"job_id", [](v1::LaunchRequest& r) { r.set_job_id(0); }},
+      {"attempt", [](v1::LaunchRequest& r) { r.set_attempt(0); }},
+      {"attempt", [](v1::LaunchRequest& r) { r.set_attempt(-2); }},
+      {"nodes", [](v1::LaunchRequest& r) { r.clear_nodes(); }},
+      {"nodes",
+       [](v1::LaunchRequest& r) {
+         r.set_nodes(0, "x9");
+         (*r.mutable_node_ids())["x9"] = 0;
+       }},
+      {"node_ids", [](v1::LaunchRequest& r) { r.clear_node_ids(); }},
+      {"nnodes", [](v1::LaunchRequest& r) { r.set_nnodes(0); }},
+      {"argv", [](v1::LaunchRequest& r) { r.clear_argv(); }},
+      {"argv", [](v1::LaunchRequest& r) { r.set_argv(0, ""); }},
+      {"cwd", [](v1::LaunchRequest& r) { r.set_cwd("relative/dir"); }},
+      {"env", [](v1::LaunchRequest& r) { (*r.mutable_env())["A=B"] = "c"; }},
+  };
+  for (const Case& c : cases) {
+    v1::LaunchRequest request = launch_request(41, {"n0"}, {"true"});
+    c.spoil(request);
+    grpc::Status status = launch(request);
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << c.field;
+    EXPECT_EQ(status.error_message().rfind(c.field + ":", 0), 0u)
+        << c.field << ": " << status.error_message();
+  }
+  int processes = -1;
+  EXPECT_EQ(signal(0, 0, 0).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(signal(41, 999, 0).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  ASSERT_TRUE(signal(12345, 0, 1, &processes).ok());  // nothing to signal is not an error
+  EXPECT_EQ(processes, 0);
+  EXPECT_EQ(list_tasks().tasks_size(), 0);
+}
+
+TEST_F(AgentTest, RestartedAgentAdoptsARunningJobAndReportsItsExitOnce) {
+  ASSERT_TRUE(eventually([&] { return !controller_->service().registers().empty(); }));
+  ASSERT_TRUE(
+      launch(launch_request(
+                 51, {"n1"},
+                 {"sh", "-c", "echo started; while [ ! -e go51 ]; do sleep 0.05; done; exit 4"}))
+          .ok());
+  ASSERT_TRUE(eventually([&] { return read_lines(output(51)).size() == 1; }));
+  stop_agent(SIGKILL);
+  start_agent();
+  // It registers again, listing the job as running.
+  ASSERT_TRUE(eventually([&] { return controller_->service().registers().size() >= 2; }));
+  v1::RegisterRequest again = controller_->service().registers().back();
+  EXPECT_EQ(again.address(), "127.0.0.1:" + std::to_string(port_));
+  ASSERT_EQ(again.tasks_size(), 1);
+  EXPECT_EQ(again.tasks(0).job_id(), 51);
+  EXPECT_EQ(again.tasks(0).node(), "n1");
+  EXPECT_TRUE(again.tasks(0).running());
+  // A repeated launch (a controller's reconciliation) does not start it again.
+  ASSERT_TRUE(
+      launch(launch_request(
+                 51, {"n1"},
+                 {"sh", "-c", "echo started; while [ ! -e go51 ]; do sleep 0.05; done; exit 4"}))
+          .ok());
+  std::ofstream(dir_ / "go51").put('\n');
+  ASSERT_TRUE(wait_exits(51, 1)) << read_file(dir_ / "agent.log");
+  EXPECT_EQ(controller_->service().exits_of(51)[0].exit_code(), 4);
+  ASSERT_TRUE(eventually([&] { return list_tasks().tasks_size() == 0; }));
+  size_t heartbeats = controller_->service().heartbeats().size();
+  ASSERT_TRUE(
+      eventually([&] { return controller_->service().heartbeats().size() >= heartbeats + 3; }));
+  EXPECT_EQ(controller_->service().exits_of(51).size(), 1u);
+  EXPECT_EQ(read_lines(output(51)).size(), 1u);
+}
+
+TEST_F(AgentTest, ExitsEndedWhileTheAgentWasDownAreReportedAfterItsRestart) {
+  ASSERT_TRUE(
+      launch(launch_request(61, {"n0"},
+                            {"sh", "-c", "while [ ! -e go61 ]; do sleep 0.05; done; exit 6"}))
+          .ok());
+  stop_agent(SIGTERM);  // a clean stop leaves the job running
+  std::ofstream(dir_ / "go61").put('\n');
+  ASSERT_TRUE(
+      eventually([&] { return std::filesystem::exists(dir_ / "state/tasks/61.1.n0.exit"); }));
+  EXPECT_TRUE(controller_->service().exits_of(61).empty());
+  start_agent();
+  ASSERT_TRUE(wait_exits(61, 1));
+  EXPECT_EQ(controller_->service().exits_of(61)[0].exit_code(), 6);
+}
+
+TEST(ControllerClientTest, FailsOverToTheNextControllerAndRemembersIt) {
+  testing::TempDir dir;
+  Result<MungeDaemon> munge = MungeDaemon::start(dir / "munge");
+  ASSERT_TRUE(munge) << munge.error().message;
+  testing::ControllerServer controller(munge->socket());
+  ASSERT_TRUE(controller.ok());
+  ControllerClient client(
+      {{"127.0.0.1:1", controller.address()}, munge->socket(), std::chrono::milliseconds(5000)});
+  for (int i = 0; i < 3; ++i) {
+    v1::HeartbeatRequest request;
+    request.set_address("test");
+    v1::HeartbeatReply reply;
+    grpc::Status status =
+        client.call([&](v1::Controller::Stub& stub, grpc::ClientContext& context) {
+          return stub.Heartbeat(&context, request, &reply);
+        });
+    ASSERT_TRUE(status.ok()) << status.error_message();
+    EXPECT_EQ(client.current_address(), controller.address());
+  }
+  EXPECT_EQ(controller.service().heartbeats().size(), 3u);
+  EXPECT_EQ(controller.service().unauthenticated_calls(), 0);  // a fresh credential each time
+
+  ControllerClient nobody({{"127.0.0.1:1"}, munge->socket(), std::chrono::milliseconds(2000)});
+  grpc::Status status = nobody.call([&](v1::Controller::Stub& stub, grpc::ClientContext& context) {
+    v1::HeartbeatReply reply;
+    return stub.Heartbeat(&context, v1::HeartbeatRequest(), &reply);
+  });
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAVAILABLE);
+  EXPECT_NE(status.error_message().find("127.0.0.1:1"), std::string::npos);
+}
+
+TEST(AgentNodeNamesTest, HostlistsWithSeveralPrefixes) {
+  Result<std::vector<std::string>> names = parse_node_names("n[0-2,5],gpu1,login");
+  ASSERT_TRUE(names) << names.error().message;
+  EXPECT_EQ(*names, (std::vector<std::string>{"n0", "n1", "n2", "n5", "gpu1", "login"}));
+  EXPECT_FALSE(parse_node_names("n[0-3],n2"));
+  EXPECT_FALSE(parse_node_names("n[3-1]"));
+  EXPECT_FALSE(parse_node_names(""));
+}
+
+}  // namespace
+}  // namespace trellis
+
+#endif  // TRELLIS_AGENT_BINARY
