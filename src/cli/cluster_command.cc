@@ -133,8 +133,8 @@ std::string tail(const fs::path& log) {
 Result<v1::ListNodesReply> nodes_of(LiveClient& client) {
   v1::ListNodesRequest request;
   v1::ListNodesReply reply;
-  grpc::Status status = client.controllers->call(
-      [&](v1::Controller::Stub& stub, grpc::ClientContext& context) {
+  grpc::Status status =
+      client.controllers->call([&](v1::Controller::Stub& stub, grpc::ClientContext& context) {
         return stub.ListNodes(&context, request, &reply);
       });
   if (!status.ok()) return fail(Error::Code::kUnavailable, status.error_message());
@@ -212,8 +212,8 @@ int run_up(const UpArgs& args) {
     fs::path state = dir / ("agent-" + std::to_string(k));
     fs::create_directories(state);
     Result<pid_t> agent =
-        spawn({sibling_binary("trellis-agent"), "--controller", config.controller.listen,
-               "--nodes", format_hostlist(NodeSet::of(n, ids)), "--state-dir", state.string(),
+        spawn({sibling_binary("trellis-agent"), "--controller", config.controller.listen, "--nodes",
+               format_hostlist(NodeSet::of(n, ids)), "--state-dir", state.string(),
                "--munge-socket", munge->socket(), "--port-file", (state / "port").string()},
               dir / ("agent-" + std::to_string(k) + ".log"),
               dir / ("agent-" + std::to_string(k) + ".pid"));
@@ -252,8 +252,8 @@ int run_down(const std::string& dir_arg) {
     if (Result<LiveClient> client = connect_to_cluster((dir / "trellis.toml").string())) {
       v1::ListJobsRequest active;
       v1::ListJobsReply jobs;
-      grpc::Status listed = client->controllers->call(
-          [&](v1::Controller::Stub& stub, grpc::ClientContext& context) {
+      grpc::Status listed =
+          client->controllers->call([&](v1::Controller::Stub& stub, grpc::ClientContext& context) {
             return stub.ListJobs(&context, active, &jobs);
           });
       if (listed.ok() && jobs.jobs_size() > 0) {

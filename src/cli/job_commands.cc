@@ -44,8 +44,7 @@ std::string state_letter_of(v1::JobState state) {
 }
 
 Seconds now_seconds() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
 std::string truncate(const std::string& text, size_t width) {
@@ -96,17 +95,22 @@ nlohmann::json job_json(const v1::JobInfo& job) {
 
 // squeue's default columns: JOBID PARTITION NAME USER ST TIME NODES NODELIST(REASON).
 void print_queue(std::ostream& out, const std::vector<v1::JobInfo>& jobs, Seconds now) {
-  out << std::right << std::setw(8) << "JOBID" << " " << std::setw(9) << "PARTITION" << " "
-      << std::setw(8) << "NAME" << " " << std::setw(8) << "USER" << " " << std::setw(2) << "ST"
-      << " " << std::setw(10) << "TIME" << " " << std::setw(6) << "NODES" << " "
+  out << std::right << std::setw(8) << "JOBID"
+      << " " << std::setw(9) << "PARTITION"
+      << " " << std::setw(8) << "NAME"
+      << " " << std::setw(8) << "USER"
+      << " " << std::setw(2) << "ST"
+      << " " << std::setw(10) << "TIME"
+      << " " << std::setw(6) << "NODES"
+      << " "
       << "NODELIST(REASON)\n";
   for (const v1::JobInfo& job : jobs) {
     Seconds ran = 0;
     if (job.start_time() > 0) ran = (job.end_time() > 0 ? job.end_time() : now) - job.start_time();
     std::string where = job.nodelist();
     if (job.state() == v1::PENDING) where = "(" + job.reason() + ")";
-    out << std::right << std::setw(8) << job.id() << " " << std::setw(9) << "main" << " "
-        << std::setw(8) << truncate(job.spec().name(), 8) << " " << std::setw(8)
+    out << std::right << std::setw(8) << job.id() << " " << std::setw(9) << "main"
+        << " " << std::setw(8) << truncate(job.spec().name(), 8) << " " << std::setw(8)
         << truncate(job.user(), 8) << " " << std::setw(2) << state_letter_of(job.state()) << " "
         << std::setw(10) << format_slurm_time(ran) << " " << std::setw(6) << job.spec().nodes()
         << " " << where << "\n";
@@ -122,18 +126,18 @@ void print_job(std::ostream& out, const v1::JobInfo& job) {
               (job.spec().rotate() ? "" : " (no rotation)");
   out << "JobId=" << job.id() << " JobName=" << job.spec().name() << "\n"
       << "   UserId=" << job.user() << "(" << job.uid() << ") GroupId=" << job.gid() << "\n"
-      << "   JobState=" << state_letter_of(job.state()) << " Reason=" << (job.reason().empty() ? "None" : job.reason())
+      << "   JobState=" << state_letter_of(job.state())
+      << " Reason=" << (job.reason().empty() ? "None" : job.reason())
       << " ExitCode=" << job.exit_code() << ":" << job.signal() << " Attempt=" << job.attempt()
       << "\n"
       << "   Request=" << request << " Mode=" << job.spec().mode()
       << " TimeLimit=" << format_slurm_time(job.spec().time_limit()) << "\n"
-      << "   SubmitTime=" << format_epoch(job.submit_time())
-      << " StartTime=" << format_epoch(job.start_time() > 0 ? job.start_time() : job.expected_start())
+      << "   SubmitTime=" << format_epoch(job.submit_time()) << " StartTime="
+      << format_epoch(job.start_time() > 0 ? job.start_time() : job.expected_start())
       << " EndTime=" << format_epoch(job.end_time()) << "\n"
       << "   NodeList=" << (job.nodelist().empty() ? "(null)" : job.nodelist());
   if (job.box_shape_size() > 0) {
-    out << " Box=" << format_shape(Shape(job.box_shape().begin(), job.box_shape().end()))
-        << "@(";
+    out << " Box=" << format_shape(Shape(job.box_shape().begin(), job.box_shape().end())) << "@(";
     for (int i = 0; i < job.box_origin_size(); ++i) out << (i ? "," : "") << job.box_origin(i);
     out << ")";
   }
@@ -158,10 +162,11 @@ std::string node_state_name(v1::NodeState state) {
   }
 }
 
-Result<std::vector<v1::JobInfo>> fetch_jobs(LiveClient& client, const v1::ListJobsRequest& request) {
+Result<std::vector<v1::JobInfo>> fetch_jobs(LiveClient& client,
+                                            const v1::ListJobsRequest& request) {
   v1::ListJobsReply reply;
-  grpc::Status status = client.controllers->call(
-      [&](v1::Controller::Stub& stub, grpc::ClientContext& context) {
+  grpc::Status status =
+      client.controllers->call([&](v1::Controller::Stub& stub, grpc::ClientContext& context) {
         return stub.ListJobs(&context, request, &reply);
       });
   if (!status.ok()) return from_grpc(status, "listing jobs");
@@ -216,7 +221,8 @@ int run_submit(const SubmitArgs& args) {
   std::string cwd = args.chdir;
   if (cwd.empty()) {
     char buffer[4096];
-    if (!getcwd(buffer, sizeof buffer)) return report(fail("cannot read the working directory"), "submit");
+    if (!getcwd(buffer, sizeof buffer))
+      return report(fail("cannot read the working directory"), "submit");
     cwd = buffer;
   }
   spec.set_cwd(cwd);
@@ -235,8 +241,8 @@ int run_submit(const SubmitArgs& args) {
   v1::SubmitRequest request;
   *request.mutable_spec() = spec;
   v1::SubmitReply reply;
-  grpc::Status status = client->controllers->call(
-      [&](v1::Controller::Stub& stub, grpc::ClientContext& context) {
+  grpc::Status status =
+      client->controllers->call([&](v1::Controller::Stub& stub, grpc::ClientContext& context) {
         return stub.Submit(&context, request, &reply);
       });
   if (!status.ok()) return report(from_grpc(status, "submitting"), "submit");
@@ -348,8 +354,8 @@ int run_cancel(const std::string& conf, const std::vector<int64_t>& ids, int sig
   for (int64_t id : ids) request.add_job_ids(id);
   request.set_signal(signal);
   v1::CancelReply reply;
-  grpc::Status status = client->controllers->call(
-      [&](v1::Controller::Stub& stub, grpc::ClientContext& context) {
+  grpc::Status status =
+      client->controllers->call([&](v1::Controller::Stub& stub, grpc::ClientContext& context) {
         return stub.Cancel(&context, request, &reply);
       });
   if (!status.ok()) return report(from_grpc(status, "cancelling"), "cancel");
@@ -363,8 +369,8 @@ int run_nodes(const std::string& conf, bool json) {
   if (!client) return report(client.error(), "nodes");
   v1::ListNodesRequest request;
   v1::ListNodesReply reply;
-  grpc::Status status = client->controllers->call(
-      [&](v1::Controller::Stub& stub, grpc::ClientContext& context) {
+  grpc::Status status =
+      client->controllers->call([&](v1::Controller::Stub& stub, grpc::ClientContext& context) {
         return stub.ListNodes(&context, request, &reply);
       });
   if (!status.ok()) return report(from_grpc(status, "listing nodes"), "nodes");
@@ -392,7 +398,8 @@ int run_nodes(const std::string& conf, bool json) {
   Result<Machine> machine = Machine::parse(reply.machine());
   if (machine) total = machine->node_count();
   std::cout << std::left << std::setw(10) << "PARTITION" << std::setw(6) << "AVAIL" << std::setw(8)
-            << "NODES" << std::setw(8) << "STATE" << "NODELIST\n";
+            << "NODES" << std::setw(8) << "STATE"
+            << "NODELIST\n";
   for (const auto& [state, ids] : by_state)
     std::cout << std::left << std::setw(10) << "main*" << std::setw(6) << "up" << std::setw(8)
               << ids.size() << std::setw(8) << state << format_hostlist(NodeSet::of(total, ids))
@@ -425,15 +432,16 @@ int run_show(const std::string& conf, const std::string& what, const std::string
   v1::ListNodesRequest request;
   request.set_nodelist(name);
   v1::ListNodesReply reply;
-  grpc::Status status = client->controllers->call(
-      [&](v1::Controller::Stub& stub, grpc::ClientContext& context) {
+  grpc::Status status =
+      client->controllers->call([&](v1::Controller::Stub& stub, grpc::ClientContext& context) {
         return stub.ListNodes(&context, request, &reply);
       });
   if (!status.ok()) return report(from_grpc(status, "showing nodes"), "show");
   for (const v1::NodeInfo& node : reply.nodes()) {
     std::cout << "NodeName=" << node.name() << " State=" << node_state_name(node.state())
               << " Agent=" << node.agent() << "\n   Coordinates=";
-    for (int i = 0; i < node.coordinates_size(); ++i) std::cout << (i ? "," : "") << node.coordinates(i);
+    for (int i = 0; i < node.coordinates_size(); ++i)
+      std::cout << (i ? "," : "") << node.coordinates(i);
     std::cout << " Jobs=";
     for (int i = 0; i < node.job_ids_size(); ++i) std::cout << (i ? "," : "") << node.job_ids(i);
     std::cout << " LastHeartbeat=" << format_epoch(node.last_heartbeat())
@@ -451,8 +459,8 @@ int run_drain(const std::string& conf, const std::string& nodelist, bool resume,
   request.set_resume(resume);
   request.set_reason(reason);
   v1::DrainReply reply;
-  grpc::Status status = client->controllers->call(
-      [&](v1::Controller::Stub& stub, grpc::ClientContext& context) {
+  grpc::Status status =
+      client->controllers->call([&](v1::Controller::Stub& stub, grpc::ClientContext& context) {
         return stub.Drain(&context, request, &reply);
       });
   if (!status.ok()) return report(from_grpc(status, resume ? "resuming" : "draining"), "drain");
@@ -467,14 +475,16 @@ void add_job_commands(CLI::App& app, int& status) {
       "submit",
       "Submit a job to a live cluster (as sbatch): trellis submit -N 4 --time 10 -- ./app args");
   add_conf_option(*s, submit->conf);
-  s->add_option("-N,--nodes", submit->nodes, "Number of nodes (default 1)")->check(CLI::Range(1, 1 << 30));
+  s->add_option("-N,--nodes", submit->nodes, "Number of nodes (default 1)")
+      ->check(CLI::Range(1, 1 << 30));
   s->add_option("--shape", submit->shape, "A box of nodes on a mesh/torus, e.g. 4x2x2");
   s->add_option("--mode", submit->mode, "Placement: torus, mesh or any (default: the cluster's)");
   s->add_flag("--no-rotate", submit->no_rotate, "The shape may not be permuted across axes");
   s->add_option("-t,--time", submit->time,
                 "Time limit: minutes, MM:SS, HH:MM:SS or D-HH:MM:SS (default: the cluster's)");
   s->add_option("-J,--job-name", submit->name, "The job's name (default: the command)");
-  s->add_option("-o,--output", submit->output, "stdout file; %j is the job id (default trellis-%j.out)");
+  s->add_option("-o,--output", submit->output,
+                "stdout file; %j is the job id (default trellis-%j.out)");
   s->add_option("-e,--error", submit->error, "stderr file (default: the output file)");
   s->add_option("-D,--chdir", submit->chdir, "Working directory (default: the current one)");
   s->add_option("--env", submit->env, "NAME=VALUE for the job's environment (repeatable)");
@@ -490,7 +500,8 @@ void add_job_commands(CLI::App& app, int& status) {
   add_conf_option(*q, queue->conf);
   q->add_option("--store", queue->store,
                 "Read this store directly (e.g. sqlite:DIR/state.db), with no controller");
-  q->add_option("-t,--state", queue->states, "Only these states (PD R S CG CD F CA TO NF)")->delimiter(',');
+  q->add_option("-t,--state", queue->states, "Only these states (PD R S CG CD F CA TO NF)")
+      ->delimiter(',');
   q->add_option("-j,--jobs", queue->ids, "Only these job ids")->delimiter(',');
   q->add_option("-u,--user", queue->user, "Only this user's jobs (name or uid)");
   q->add_flag("-a,--all", queue->all, "Also jobs that have ended");
@@ -502,7 +513,8 @@ void add_job_commands(CLI::App& app, int& status) {
   auto cancel_signal = std::make_shared<int>(0);
   CLI::App* c = app.add_subcommand("cancel", "Cancel jobs (as scancel): trellis cancel 12 13");
   add_conf_option(*c, *cancel_conf);
-  c->add_option("-s,--signal", *cancel_signal, "Only send this signal number to the job's processes")
+  c->add_option("-s,--signal", *cancel_signal,
+                "Only send this signal number to the job's processes")
       ->check(CLI::Range(1, 64));
   c->add_option("ids", *cancel_ids, "Job ids")->required();
   c->callback([=, &status] { status = run_cancel(*cancel_conf, *cancel_ids, *cancel_signal); });
@@ -520,7 +532,9 @@ void add_job_commands(CLI::App& app, int& status) {
   auto show_json = std::make_shared<bool>(false);
   CLI::App* sh = app.add_subcommand("show", "Show a job or nodes (as scontrol show): show job 12");
   add_conf_option(*sh, *show_conf);
-  sh->add_option("what", *show_what, "job or node")->required()->check(CLI::IsMember({"job", "node"}));
+  sh->add_option("what", *show_what, "job or node")
+      ->required()
+      ->check(CLI::IsMember({"job", "node"}));
   sh->add_option("name", *show_name, "A job id, or a node hostlist (default: every node)");
   sh->add_flag("--json", *show_json, "JSON output (jobs)");
   sh->callback([=, &status] { status = run_show(*show_conf, *show_what, *show_name, *show_json); });

@@ -5,9 +5,9 @@
 #include <memory>
 #include <string>
 
+#include <CLI/CLI.hpp>
 #include "daemon/auth.h"
 #include "daemon/config.h"
-#include <CLI/CLI.hpp>
 
 #include "daemon/controller_client.h"
 

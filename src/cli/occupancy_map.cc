@@ -98,8 +98,8 @@ std::string occupancy_map(const Machine& machine, const std::vector<StoredNode>&
   for (const StoredJob& job : jobs) {
     auto it = letter.find(job.id);
     if (it == letter.end()) continue;
-    out << "  " << it->second << "  job " << job.id << " (" << job.user << ", " << job.name
-        << ", " << job.nodes.size() << " nodes";
+    out << "  " << it->second << "  job " << job.id << " (" << job.user << ", " << job.name << ", "
+        << job.nodes.size() << " nodes";
     if (!job.box_extents.empty()) out << ", box " << format_shape(job.box_extents);
     out << ")  " << format_hostlist(NodeSet::of(n, job.nodes)) << "\n";
   }

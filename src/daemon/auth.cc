@@ -63,7 +63,9 @@ Status CredentialSource::attach(grpc::ClientContext& context) const {
 Authenticator::Authenticator(std::string socket) : socket_(std::move(socket)) {}
 
 Result<Caller> Authenticator::decode(std::string_view credential) const {
-  if (credential.empty()) return fail(Error::Code::kUnauthenticated, "no MUNGE credential (metadata x-trellis-munge is empty)");
+  if (credential.empty())
+    return fail(Error::Code::kUnauthenticated,
+                "no MUNGE credential (metadata x-trellis-munge is empty)");
   Result<MungeContext> context = make_context(socket_);
   if (!context) return context.error();
   std::string text(credential);
@@ -77,7 +79,7 @@ Result<Caller> Authenticator::decode(std::string_view credential) const {
   if (err != EMUNGE_SUCCESS) {
     const char* reason = munge_ctx_strerror(context->get());
     return fail(Error::Code::kUnauthenticated, std::string("invalid MUNGE credential: ") +
-                (reason ? reason : munge_strerror(err)));
+                                                   (reason ? reason : munge_strerror(err)));
   }
   return Caller{static_cast<int>(uid), static_cast<int>(gid)};
 }
@@ -85,7 +87,9 @@ Result<Caller> Authenticator::decode(std::string_view credential) const {
 Result<Caller> Authenticator::verify(const grpc::ServerContext& context) const {
   const auto& metadata = context.client_metadata();
   auto it = metadata.find(grpc::string_ref(kMungeMetadataKey.data(), kMungeMetadataKey.size()));
-  if (it == metadata.end()) return fail(Error::Code::kUnauthenticated, "no MUNGE credential (metadata x-trellis-munge missing)");
+  if (it == metadata.end())
+    return fail(Error::Code::kUnauthenticated,
+                "no MUNGE credential (metadata x-trellis-munge missing)");
   return decode(std::string_view(it->second.data(), it->second.size()));
 }
 

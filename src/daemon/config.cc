@@ -12,7 +12,8 @@ namespace {
 // Reads the settings of one table, naming the file, table and key in every error.
 class TableReader {
  public:
-  TableReader(const toml::table* table, std::string where) : table_(table), where_(std::move(where)) {}
+  TableReader(const toml::table* table, std::string where)
+      : table_(table), where_(std::move(where)) {}
 
   Status string(std::string_view key, std::string& out) {
     const toml::node* node = get(key);
@@ -87,11 +88,11 @@ class TableReader {
   std::string where_;
 };
 
-#define TRELLIS_TRY(expr)            \
-  do {                               \
-    if (auto ok_ = (expr); !ok_) {   \
-      return ok_.error();            \
-    }                                \
+#define TRELLIS_TRY(expr)          \
+  do {                             \
+    if (auto ok_ = (expr); !ok_) { \
+      return ok_.error();          \
+    }                              \
   } while (false)
 
 }  // namespace
@@ -169,18 +170,18 @@ std::string format_cluster_config(const ClusterConfig& config) {
                               {"store", config.store},
                               {"controllers", controllers},
                               {"munge_socket", config.munge_socket}}},
-      {"controller",
-       toml::table{{"listen", c.listen},
-                   {"port_file", c.port_file},
-                   {"policy", c.policy},
-                   {"allocator", c.allocator},
-                   {"heartbeat_interval", c.heartbeat_interval},
-                   {"heartbeat_misses", c.heartbeat_misses},
-                   {"node_failure", c.node_failure == NodeFailurePolicy::kFail ? "fail" : "requeue"},
-                   {"default_time_limit", c.default_time_limit},
-                   {"max_time_limit", c.max_time_limit},
-                   {"kill_grace", c.kill_grace},
-                   {"admins", admins}}},
+      {"controller", toml::table{{"listen", c.listen},
+                                 {"port_file", c.port_file},
+                                 {"policy", c.policy},
+                                 {"allocator", c.allocator},
+                                 {"heartbeat_interval", c.heartbeat_interval},
+                                 {"heartbeat_misses", c.heartbeat_misses},
+                                 {"node_failure",
+                                  c.node_failure == NodeFailurePolicy::kFail ? "fail" : "requeue"},
+                                 {"default_time_limit", c.default_time_limit},
+                                 {"max_time_limit", c.max_time_limit},
+                                 {"kill_grace", c.kill_grace},
+                                 {"admins", admins}}},
   };
   std::ostringstream out;
   out << "# Trellis cluster config (see trellisd --help)\n" << root << "\n";

@@ -6,8 +6,8 @@
 //   [cluster]
 //   machine = "torus:4x4x4"              # the machine spec (trellis topo --help)
 //   store = "sqlite:/srv/trellis/state.db"
-//   controllers = ["127.0.0.1:6817"]     # where clients and agents call; trellisd listens on its own
-//   munge_socket = "/run/munge/munge.socket.2"   # "" = munged's default
+//   controllers = ["127.0.0.1:6817"]     # where clients and agents call; trellisd listens on its
+//   own munge_socket = "/run/munge/munge.socket.2"   # "" = munged's default
 //
 //   [controller]
 //   listen = "127.0.0.1:6817"            # port 0 = any free port (see port_file)

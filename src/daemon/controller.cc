@@ -79,9 +79,8 @@ Controller::Controller(const ClusterConfig& config, StateStore& store, AgentLink
                        Machine machine)
     : config_(config), store_(store), agents_(agents), machine_(std::move(machine)) {}
 
-Result<std::unique_ptr<Controller>> Controller::open(const ClusterConfig& config,
-                                                     StateStore& store, AgentLink& agents,
-                                                     Seconds now) {
+Result<std::unique_ptr<Controller>> Controller::open(const ClusterConfig& config, StateStore& store,
+                                                     AgentLink& agents, Seconds now) {
   Result<Machine> machine = Machine::parse(config.machine);
   if (!machine) return fail("[cluster] machine: " + machine.error().message);
   std::unique_ptr<Controller> c(new Controller(config, store, agents, *machine));
@@ -183,8 +182,8 @@ Status Controller::rebuild(Seconds now) {
   Result<std::optional<std::string>> state = store_.core_state();
   if (state && *state) snapshot.reservations = reservations_from_text(**state, n, pending_);
   if (Status ok = core_->restore(snapshot); !ok)
-    return fail(Error::Code::kInternal, "rebuilding the scheduler from the store: " +
-                                            ok.error().message);
+    return fail(Error::Code::kInternal,
+                "rebuilding the scheduler from the store: " + ok.error().message);
   // Reconciliation: a launch that never reached its agent is delivered now; one that did is a
   // no-op there (same job and attempt), and an agent re-reports a task that has ended.
   for (const StoredJob* job : relaunch) {
@@ -202,7 +201,9 @@ bool Controller::is_admin(const Caller& caller) const {
                    caller.uid) != config_.controller.admins.end();
 }
 
-bool Controller::is_agent(const Caller& caller) const { return is_admin(caller); }
+bool Controller::is_agent(const Caller& caller) const {
+  return is_admin(caller);
+}
 
 Result<JobId> Controller::submit(const v1::JobSpec& spec, const Caller& caller, Seconds now) {
   Result<StoredJob> checked = job_from_spec(spec, machine_, config_.controller);
@@ -221,9 +222,9 @@ Result<JobId> Controller::submit(const v1::JobSpec& spec, const Caller& caller, 
   if (Status queued = core_->submit(core_job(job), now); !queued) {
     // The allocator accepted the request above, so this is a broken invariant; the stored job
     // must not wait forever.
-    (void)store_.end_job({job.id, 0, JobState::kFailed, 0, 0, queued.error().message}, now);
-    return fail(Error::Code::kInternal, "queueing job " + std::to_string(job.id) + ": " +
-                                            queued.error().message);
+    (void)store_.set_job_state(job.id, JobState::kFailed, queued.error().message, now);
+    return fail(Error::Code::kInternal,
+                "queueing job " + std::to_string(job.id) + ": " + queued.error().message);
   }
   pending_[job.id] = std::move(job);
   pass_wanted_ = true;
@@ -233,7 +234,8 @@ Result<JobId> Controller::submit(const v1::JobSpec& spec, const Caller& caller, 
 Result<std::vector<JobId>> Controller::cancel(const std::vector<JobId>& ids, int signal,
                                               const Caller& caller, Seconds now) {
   if (ids.empty()) return fail("job_ids: give at least one job id");
-  if (signal < 0 || signal > 64) return fail("signal: " + std::to_string(signal) + " is not a signal");
+  if (signal < 0 || signal > 64)
+    return fail("signal: " + std::to_string(signal) + " is not a signal");
   std::lock_guard lock(mutex_);
   // Every id is checked before anything changes, so a refused call changes nothing.
   std::vector<StoredJob> targets;
@@ -250,9 +252,8 @@ Result<std::vector<JobId>> Controller::cancel(const std::vector<JobId>& ids, int
     if (is_final(job.state)) continue;
     if (job.state == JobState::kPending) {
       if (signal != 0) continue;  // nothing runs to deliver it to
-      Result<bool> ended =
-          store_.end_job({job.id, job.attempt, JobState::kCancelled, 0, 0, "cancelled"}, now);
-      if (!ended) return ended.error();
+      if (Status ok = store_.set_job_state(job.id, JobState::kCancelled, "cancelled", now); !ok)
+        return ok.error();
       (void)core_->cancel(job.id, now);
       pending_.erase(job.id);
       notes_.erase(job.id);
@@ -336,11 +337,11 @@ std::vector<PendingNote> Controller::pending_notes(Seconds now) {
   bool first = true;
   for (const Job* job : core_->queue()) {
     PendingNote note{job->id, first ? "Resources" : "Priority", 0};
-    if (first && job->request.has_shape()) note.reason = "Resources (no free " +
-                                                         format_shape(job->request.shape) +
-                                                         " box yet)";
+    if (first && job->request.has_shape())
+      note.reason = "Resources (no free " + format_shape(job->request.shape) + " box yet)";
     first = false;
-    if (auto p = promised.find(job->id); p != promised.end()) note.expected_start = std::max(now, p->second);
+    if (auto p = promised.find(job->id); p != promised.end())
+      note.expected_start = std::max(now, p->second);
     auto old = notes_.find(job->id);
     if (old == notes_.end() || old->second.reason != note.reason ||
         std::abs(old->second.expected_start - note.expected_start) > 0.5)
@@ -396,8 +397,8 @@ void Controller::send_signal(JobId id, const LiveJob& live, int signal) {
 
 Status Controller::finish(JobId id, LiveJob& live, JobState state, std::string reason,
                           Seconds now) {
-  Result<bool> ended =
-      store_.end_job({id, live.attempt, state, live.exit_code, live.signal, std::move(reason)}, now);
+  Result<bool> ended = store_.end_job(
+      {id, live.attempt, state, live.exit_code, live.signal, std::move(reason)}, now);
   if (!ended) return ended.error();
   (void)core_->ended(id, now);
   if (state == JobState::kPending) {
@@ -411,10 +412,10 @@ Status Controller::finish(JobId id, LiveJob& live, JobState state, std::string r
   return Ok{};
 }
 
-Status Controller::report_exits(const v1::ExitRequest& request, const Caller& caller,
-                                Seconds now) {
+Status Controller::report_exits(const v1::ExitRequest& request, const Caller& caller, Seconds now) {
   if (!is_agent(caller))
-    return fail(Error::Code::kPermissionDenied, "permission denied: only the daemon user's agents report exits");
+    return fail(Error::Code::kPermissionDenied,
+                "permission denied: only the daemon user's agents report exits");
   std::lock_guard lock(mutex_);
   for (const v1::TaskStatus& task : request.tasks()) {
     if (task.running()) continue;
@@ -438,8 +439,9 @@ Status Controller::report_exits(const v1::ExitRequest& request, const Caller& ca
         reason = "time limit reached";
         break;
       case StopReason::kNodeFail:
-        state = config_.controller.node_failure == NodeFailurePolicy::kRequeue ? JobState::kPending
-                                                                               : JobState::kNodeFail;
+        state = config_.controller.node_failure == NodeFailurePolicy::kRequeue
+                    ? JobState::kPending
+                    : JobState::kNodeFail;
         reason = "a node failed";
         break;
       case StopReason::kNone:
@@ -457,7 +459,8 @@ Status Controller::report_exits(const v1::ExitRequest& request, const Caller& ca
 
 Result<v1::RegisterReply> Controller::register_agent(const v1::RegisterRequest& request,
                                                      const Caller& caller, Seconds now) {
-  if (!is_agent(caller)) return fail(Error::Code::kPermissionDenied, "permission denied: agents run as the daemon user");
+  if (!is_agent(caller))
+    return fail(Error::Code::kPermissionDenied, "permission denied: agents run as the daemon user");
   if (request.address().empty()) return fail("address: an agent must give its address");
   v1::RegisterReply reply;
   reply.set_heartbeat_interval_ms(
@@ -490,7 +493,8 @@ Result<v1::RegisterReply> Controller::register_agent(const v1::RegisterRequest& 
 
 Status Controller::heartbeat(const v1::HeartbeatRequest& request, const Caller& caller,
                              Seconds now) {
-  if (!is_agent(caller)) return fail(Error::Code::kPermissionDenied, "permission denied: agents run as the daemon user");
+  if (!is_agent(caller))
+    return fail(Error::Code::kPermissionDenied, "permission denied: agents run as the daemon user");
   std::lock_guard lock(mutex_);
   std::vector<std::string> names;
   for (const std::string& name : request.nodes()) {
@@ -516,7 +520,9 @@ Status Controller::heartbeat(const v1::HeartbeatRequest& request, const Caller& 
 
 Result<v1::DrainReply> Controller::drain(const v1::DrainRequest& request, const Caller& caller,
                                          Seconds now) {
-  if (!is_admin(caller)) return fail(Error::Code::kPermissionDenied, "permission denied: only administrators drain nodes");
+  if (!is_admin(caller))
+    return fail(Error::Code::kPermissionDenied,
+                "permission denied: only administrators drain nodes");
   std::lock_guard lock(mutex_);
   Result<NodeSet> nodes = parse_hostlist(request.nodelist(), machine_.node_count(), kNodePrefix);
   if (!nodes) return fail("nodelist: " + nodes.error().message);
@@ -549,7 +555,8 @@ Status Controller::tick(Seconds now) {
     send_signal(id, live, 0);
   }
   // Missed heartbeats.
-  const Seconds window = config_.controller.heartbeat_interval * config_.controller.heartbeat_misses;
+  const Seconds window =
+      config_.controller.heartbeat_interval * config_.controller.heartbeat_misses;
   std::vector<NodeId> lost;
   for (NodeId id = 0; id < machine_.node_count(); ++id)
     if (up_[id] && now - last_seen_[id] > window) lost.push_back(id);
@@ -600,7 +607,8 @@ std::optional<Seconds> Controller::next_wakeup() const {
   };
   for (const auto& [id, live] : running_)
     if (live.stop == StopReason::kNone) earliest(live.limit_at);
-  const Seconds window = config_.controller.heartbeat_interval * config_.controller.heartbeat_misses;
+  const Seconds window =
+      config_.controller.heartbeat_interval * config_.controller.heartbeat_misses;
   for (NodeId id = 0; id < machine_.node_count(); ++id)
     if (up_[id]) earliest(last_seen_[id] + window);
   return wake;

@@ -58,8 +58,8 @@ class Controller {
   Result<v1::DrainReply> drain(const v1::DrainRequest& request, const Caller& caller, Seconds now);
 
   // --- Agent calls (the caller must be the daemon user or an administrator).
-  Result<v1::RegisterReply> register_agent(const v1::RegisterRequest& request,
-                                           const Caller& caller, Seconds now);
+  Result<v1::RegisterReply> register_agent(const v1::RegisterRequest& request, const Caller& caller,
+                                           Seconds now);
   Status heartbeat(const v1::HeartbeatRequest& request, const Caller& caller, Seconds now);
   // Processes of a job ended on some nodes; the job ends when all its nodes have reported.
   Status report_exits(const v1::ExitRequest& request, const Caller& caller, Seconds now);

@@ -11,8 +11,7 @@
 namespace trellis {
 
 Seconds wall_clock_now() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
 namespace {

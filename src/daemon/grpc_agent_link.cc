@@ -32,8 +32,8 @@ void GrpcAgentLink::launch(const std::string& agent, const v1::LaunchRequest& re
 }
 
 void GrpcAgentLink::signal(const std::string& agent, const v1::SignalRequest& request) {
-  std::string what = "signal " + std::to_string(request.signal()) + " to job " +
-                     std::to_string(request.job_id());
+  std::string what =
+      "signal " + std::to_string(request.signal()) + " to job " + std::to_string(request.job_id());
   enqueue(agent, std::move(what), [request](v1::Agent::Stub& stub, grpc::ClientContext& context) {
     v1::SignalReply reply;
     return stub.Signal(&context, request, &reply);
@@ -46,8 +46,8 @@ void GrpcAgentLink::enqueue(const std::string& agent, std::string what, Call cal
   std::unique_ptr<Sender>& sender = senders_[agent];
   if (!sender) {
     sender = std::make_unique<Sender>();
-    sender->stub = v1::Agent::NewStub(
-        grpc::CreateChannel(agent, grpc::InsecureChannelCredentials()));
+    sender->stub =
+        v1::Agent::NewStub(grpc::CreateChannel(agent, grpc::InsecureChannelCredentials()));
     Sender& s = *sender;
     sender->queue.emplace_back(std::move(what), std::move(call));
     sender->thread = std::thread([this, agent, &s] { run(agent, s); });

@@ -7,7 +7,9 @@
 namespace trellis {
 namespace {
 
-bool has_nul(const std::string& text) { return text.find('\0') != std::string::npos; }
+bool has_nul(const std::string& text) {
+  return text.find('\0') != std::string::npos;
+}
 
 Status check_text(const std::string& text, std::string_view field, size_t limit) {
   if (text.size() > limit)

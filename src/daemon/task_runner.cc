@@ -324,8 +324,11 @@ Status TaskRunner::load() {
       tasks_[task.key] = task;
     }
     for (const json& k : state.value("acknowledged", json::array())) {
-      if (k.is_array() && k.size() == 3) {
-        acknowledged_.push_back({k[0].get<int64_t>(), k[1].get<int>(), k[2].get<std::string>()});
+      if (k.is_array() && k.size() == 5 && k[0].is_number_integer() && k[1].is_number_integer() &&
+          k[2].is_string() && k[3].is_number_integer() && k[4].is_number_integer()) {
+        acknowledged_.push_back({{k[0].get<int64_t>(), k[1].get<int>(), k[2].get<std::string>()},
+                                 k[3].get<int>(),
+                                 k[4].get<int>()});
       }
     }
   }
@@ -365,8 +368,9 @@ Status TaskRunner::save() const {
                               {"exit_code", task.exit_code},
                               {"signal", task.signal}});
   }
-  for (const TaskKey& key : acknowledged_) {
-    state["acknowledged"].push_back(json::array({key.job_id, key.attempt, key.node}));
+  for (const Acknowledged& a : acknowledged_) {
+    state["acknowledged"].push_back(
+        json::array({a.key.job_id, a.key.attempt, a.key.node, a.exit_code, a.signal}));
   }
   std::string path = options_.state_dir + "/tasks.json";
   std::string temporary = path + ".tmp";
@@ -454,15 +458,28 @@ Result<bool> TaskRunner::launch(const TaskSpec& spec) {
   std::vector<TaskKey> older;
   {
     std::lock_guard lock(mutex_);
-    if (tasks_.contains(spec.key) ||
-        std::find(acknowledged_.begin(), acknowledged_.end(), spec.key) != acknowledged_.end()) {
+    if (tasks_.contains(spec.key)) return false;
+    auto acknowledged = std::find_if(acknowledged_.begin(), acknowledged_.end(),
+                                     [&](const Acknowledged& a) { return a.key == spec.key; });
+    if (acknowledged != acknowledged_.end()) {
+      // Ended and recorded once, then launched again: a controller lost what it recorded (it
+      // restarted mid-job). Its exit is reported again; the task does not run again.
+      Task again;
+      again.key = spec.key;
+      again.running = false;
+      again.exit_code = acknowledged->exit_code;
+      again.signal = acknowledged->signal;
+      tasks_[spec.key] = again;
+      acknowledged_.erase(acknowledged);
+      (void)save();
       return false;
     }
     auto later = [&](const TaskKey& k) {
       return k.job_id == spec.key.job_id && k.node == spec.key.node && k.attempt > spec.key.attempt;
     };
     if (std::any_of(tasks_.begin(), tasks_.end(), [&](const auto& t) { return later(t.first); }) ||
-        std::any_of(acknowledged_.begin(), acknowledged_.end(), later)) {
+        std::any_of(acknowledged_.begin(), acknowledged_.end(),
+                    [&](const Acknowledged& a) { return later(a.key); })) {
       return false;
     }
     for (auto& [key, task] : tasks_) {
@@ -641,10 +658,10 @@ void TaskRunner::acknowledge(const std::vector<TaskKey>& keys) {
   for (const TaskKey& key : keys) {
     auto it = tasks_.find(key);
     if (it == tasks_.end() || it->second.running) continue;
+    acknowledged_.push_back({key, it->second.exit_code, it->second.signal});
     tasks_.erase(it);
     ::unlink(pid_file(key).c_str());
     ::unlink(exit_file(key).c_str());
-    acknowledged_.push_back(key);
     if (acknowledged_.size() > kRememberedAcknowledged) acknowledged_.pop_front();
     changed = true;
   }

@@ -94,8 +94,9 @@ class TaskRunner {
   TaskRunner& operator=(const TaskRunner&) = delete;
 
   // Starts a task. True when started; false when this (job, attempt, node) is already known or
-  // was acknowledged recently: a repeated launch never runs a task twice. Older attempts of
-  // the same job on the same node still running are killed (SIGKILL) first.
+  // was acknowledged recently: a repeated launch never runs a task twice (an acknowledged one is
+  // listed again by unacknowledged_exits(), so whoever launched it again learns how it ended).
+  // Older attempts of the same job on the same node still running are killed (SIGKILL) first.
   Result<bool> launch(const TaskSpec& spec);
 
   // Sends `signal` to the process groups of the running tasks of `job_id` (`attempt` 0 = any
@@ -138,9 +139,17 @@ class TaskRunner {
   std::mutex launch_mutex_;  // one launch at a time, so a key is checked and started atomically
   mutable std::mutex mutex_;
   std::condition_variable changed_;
-  std::map<TaskKey, Task> tasks_;     // guarded by mutex_
-  std::deque<TaskKey> acknowledged_;  // guarded by mutex_; newest last, bounded
-  bool stopping_ = false;             // guarded by mutex_
+  std::map<TaskKey, Task> tasks_;  // guarded by mutex_
+  // Ended tasks a controller has recorded, newest last, bounded; with their exit status, so that
+  // a repeated launch (a restarted controller reconciling) hears the exit again instead of
+  // running the task a second time. Guarded by mutex_.
+  struct Acknowledged {
+    TaskKey key;
+    int exit_code = 0;
+    int signal = 0;
+  };
+  std::deque<Acknowledged> acknowledged_;
+  bool stopping_ = false;  // guarded by mutex_
   std::thread monitor_;
 };
 

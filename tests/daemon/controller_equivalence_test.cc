@@ -12,6 +12,7 @@
 #include "core/hostlist.h"
 #include "daemon/controller.h"
 #include "sched/registry.h"
+#include "sim/event_loop.h"
 #include "sim/simulator.h"
 #include "sim/workload.h"
 #include "store/state_store.h"
@@ -76,8 +77,8 @@ void expect_same_schedule(const std::string& machine_spec, const std::string& al
   }
 
   // The daemon's path, in virtual time, on a real SQLite store.
-  std::filesystem::path dir = std::filesystem::temp_directory_path() /
-                              ("trellis-equivalence-" + std::to_string(getpid()));
+  std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("trellis-equivalence-" + std::to_string(getpid()));
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   ClusterConfig config;
@@ -149,7 +150,9 @@ void expect_same_schedule(const std::string& machine_spec, const std::string& al
     }
     ASSERT_TRUE(c.tick(now));
     deliver_exits(now);  // jobs killed at their time limit end now
-    if (c.pass_due(now)) ASSERT_TRUE(c.run_pass(now));
+    if (c.pass_due(now)) {
+      ASSERT_TRUE(c.run_pass(now));
+    }
   }
 
   EXPECT_EQ(rejected, static_cast<int>(sim.rejected.size()));
@@ -164,7 +167,8 @@ void expect_same_schedule(const std::string& machine_spec, const std::string& al
                 format_hostlist(*parse_hostlist(
                     [&] {
                       std::string list;
-                      for (const std::string& n : agents.nodes[id]) list += (list.empty() ? "" : ",") + n;
+                      for (const std::string& n : agents.nodes[id])
+                        list += (list.empty() ? "" : ",") + n;
                       return list;
                     }(),
                     machine.node_count()))};
@@ -184,8 +188,7 @@ TEST(ControllerEquivalence, LublinTraceThroughTheDaemonPathMatchesTheSimulator) 
 }
 
 TEST(ControllerEquivalence, NasaTraceOnAFlatMachine) {
-  auto workload =
-      load_workload(TRELLIS_SOURCE_DIR "/data/workloads/NASA-iPSC-1993-3.1-cln.swf.gz");
+  auto workload = load_workload(TRELLIS_SOURCE_DIR "/data/workloads/NASA-iPSC-1993-3.1-cln.swf.gz");
   ASSERT_TRUE(workload);
   workload->jobs.resize(400);
   expect_same_schedule("flat:128", "first-available", "easy", workload->jobs);

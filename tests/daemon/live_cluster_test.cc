@@ -1,0 +1,363 @@
+// The live system end to end: `trellis cluster up` starts a real munged, trellisd and agents on
+// loopback (ephemeral ports, a private key), the tests drive them with the CLI and raw gRPC, and
+// `trellis cluster down` stops exactly what was started. Jobs are real processes; what they did
+// is read from their own output files.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <thread>
+
+#include <grpcpp/grpcpp.h>
+
+#include "../cli_run.h"
+#include "daemon/config.h"
+#include "daemon/controller_client.h"
+#include "daemon/process.h"
+#include "daemon_test_support.h"
+
+namespace trellis {
+namespace {
+
+using test::CommandRun;
+using test::run_command;
+using testing::ChildProcess;
+using testing::eventually;
+using testing::TempDir;
+
+class LiveCluster {
+ public:
+  explicit LiveCluster(const std::string& options) {
+    up_ = run_command(std::string(TRELLIS_BINARY) + " cluster up --dir " + dir_.path() + " " +
+                      options);
+    conf_ = dir_ / "trellis.toml";
+  }
+  ~LiveCluster() {
+    run_command(std::string(TRELLIS_BINARY) + " cluster down --dir " + dir_.path());
+  }
+
+  const CommandRun& up() const { return up_; }
+  const TempDir& dir() const { return dir_; }
+  // `trellis ARGS` against this cluster.
+  CommandRun trellis(const std::string& args) const {
+    return run_command("TRELLIS_CONF=" + conf_ + " " + TRELLIS_BINARY + " " + args);
+  }
+  nlohmann::json job(int64_t id) const {
+    CommandRun r = trellis("show job " + std::to_string(id) + " --json");
+    return nlohmann::json::parse(r.output, nullptr, false);
+  }
+  std::string state(int64_t id) const {
+    nlohmann::json j = job(id);
+    return j.is_object() ? j["state"].get<std::string>() : "?";
+  }
+  int64_t submit(const std::string& args) const {
+    CommandRun r = trellis("submit " + args);
+    size_t at = r.output.find("Submitted job ");
+    return at == std::string::npos ? -1 : std::stoll(r.output.substr(at + 14));
+  }
+  ClusterConfig config() const { return *load_cluster_config(conf_); }
+  ControllerClient client() const {
+    ClusterConfig c = config();
+    return ControllerClient({.addresses = c.controllers, .munge_socket = c.munge_socket});
+  }
+  pid_t pid_of(const std::string& name) const {
+    std::ifstream in(dir_ / (name + ".pid"));
+    pid_t pid = -1;
+    in >> pid;
+    return pid;
+  }
+
+ private:
+  TempDir dir_;
+  std::string conf_;
+  CommandRun up_;
+};
+
+TEST(LiveCluster, RunsAJobOnEveryNodeWithItsVariablesAndOutput) {
+  LiveCluster cluster("--machine torus:4x4x4");
+  ASSERT_EQ(cluster.up().status, 0) << cluster.up().output;
+  std::string out = cluster.dir() / "job-%j.out";
+  CommandRun r = cluster.trellis("submit -N 4 --wait -o " + out +
+                                 " -- sh -c 'echo $TRELLIS_JOB_ID $TRELLIS_NODEID $TRELLIS_NNODES "
+                                 "$TRELLIS_NODELIST $TRELLIS_NODENAME'");
+  ASSERT_EQ(r.status, 0) << r.output;
+  int64_t id = cluster.submit("--wait -- true");  // ids go up by one
+  ASSERT_GT(id, 1);
+  nlohmann::json job = cluster.job(id - 1);
+  EXPECT_EQ(job["state"], "CD");
+  std::vector<std::string> lines =
+      testing::read_lines(cluster.dir() / ("job-" + std::to_string(id - 1) + ".out"));
+  ASSERT_EQ(lines.size(), 4u);
+  std::set<std::string> ranks, names;
+  for (const std::string& line : lines) {
+    std::istringstream fields(line);
+    std::string job_id, rank, count, nodelist, name;
+    fields >> job_id >> rank >> count >> nodelist >> name;
+    EXPECT_EQ(job_id, std::to_string(id - 1));
+    EXPECT_EQ(count, "4");
+    EXPECT_EQ(nodelist, job["nodelist"].get<std::string>());
+    ranks.insert(rank);
+    names.insert(name);
+  }
+  EXPECT_EQ(ranks, (std::set<std::string>{"0", "1", "2", "3"}));
+  EXPECT_EQ(names.size(), 4u);
+  // A failing command fails the job, and --wait returns its exit status.
+  CommandRun failed = cluster.trellis("submit --wait -- sh -c 'exit 3'");
+  EXPECT_EQ(failed.status, 3) << failed.output;
+}
+
+TEST(LiveCluster, AShapeRequestGetsABoxAndShowmeshDrawsItWithTheControllerStopped) {
+  LiveCluster cluster("--machine torus:4x4x4");
+  ASSERT_EQ(cluster.up().status, 0) << cluster.up().output;
+  int64_t id = cluster.submit("--shape 2x2x2 -- sleep 600");
+  ASSERT_GT(id, 0);
+  ASSERT_TRUE(eventually([&] { return cluster.state(id) == "R"; }));
+  nlohmann::json job = cluster.job(id);
+  ASSERT_TRUE(job.contains("box")) << job.dump();
+  std::vector<int> shape = job["box"]["shape"];
+  std::sort(shape.begin(), shape.end());
+  EXPECT_EQ(shape, (std::vector<int>{2, 2, 2}));
+
+  // The read path needs no daemon: stop the controller, then draw the mesh from the store.
+  ::kill(cluster.pid_of("trellisd"), SIGTERM);
+  ASSERT_TRUE(eventually([&] { return !process_running(cluster.pid_of("trellisd")); }));
+  CommandRun mesh = cluster.trellis("showmesh");
+  ASSERT_EQ(mesh.status, 0) << mesh.output;
+  EXPECT_NE(mesh.output.find("8 allocated, 56 idle"), std::string::npos) << mesh.output;
+  EXPECT_EQ(std::count(mesh.output.begin(), mesh.output.end(), 'A'), 8 + 1) << mesh.output;
+  EXPECT_NE(mesh.output.find("job " + std::to_string(id)), std::string::npos);
+}
+
+TEST(LiveCluster, CancelKillsTheWholeProcessGroupAndTimeLimitsEndJobsAsTO) {
+  LiveCluster cluster("--machine torus:4x4x4 --kill-grace 1");
+  ASSERT_EQ(cluster.up().status, 0) << cluster.up().output;
+  std::string child_file = cluster.dir() / "child.pid";
+  int64_t id = cluster.submit("-- sh -c 'sleep 1000 & echo $! > " + child_file + "; wait'");
+  ASSERT_TRUE(eventually([&] { return testing::read_file(child_file).size() > 1; }));
+  pid_t child = std::stoi(testing::read_file(child_file));
+  ASSERT_TRUE(process_running(child));
+  CommandRun cancel = cluster.trellis("cancel " + std::to_string(id));
+  ASSERT_EQ(cancel.status, 0) << cancel.output;
+  ASSERT_TRUE(eventually([&] { return cluster.state(id) == "CA"; }));
+  EXPECT_TRUE(eventually([&] { return !process_running(child); }));
+
+  int64_t limited = cluster.submit("--time 0:01 -- sleep 600");
+  ASSERT_TRUE(eventually([&] { return cluster.state(limited) == "TO"; }));
+  nlohmann::json job = cluster.job(limited);
+  EXPECT_GE(job["end_time"].get<double>() - job["start_time"].get<double>(), 1.0);
+}
+
+TEST(LiveCluster, AKilledAgentsNodesGoDownAndItsJobIsRequeuedElsewhere) {
+  LiveCluster cluster("--machine torus:4x4x4 --agents 2 --heartbeat 0.2");
+  ASSERT_EQ(cluster.up().status, 0) << cluster.up().output;
+  int64_t id = cluster.submit("-N 2 -- sleep 600");
+  ASSERT_TRUE(eventually([&] { return cluster.state(id) == "R"; }));
+  ASSERT_EQ(cluster.job(id)["nodelist"], "n[0-1]");  // agent-0 serves n[0-31]
+  auto killed_at = std::chrono::steady_clock::now();
+  ::kill(cluster.pid_of("agent-0"), SIGKILL);
+  ASSERT_TRUE(eventually([&] {
+    CommandRun nodes = cluster.trellis("nodes");
+    return nodes.output.find("32      down    n[0-31]") != std::string::npos;
+  })) << cluster.trellis("nodes").output;
+  double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - killed_at).count();
+  std::cout << "nodes down " << seconds << " s after the agent was killed (3 heartbeats = 0.6 s)\n";
+  ASSERT_TRUE(eventually([&] {
+    nlohmann::json job = cluster.job(id);
+    return job["state"] == "R" && job["attempt"] == 2;
+  }));
+  std::string nodelist = cluster.job(id)["nodelist"];
+  EXPECT_EQ(nodelist.find("n[0-"), std::string::npos) << nodelist;
+}
+
+TEST(LiveCluster, WithNodeFailureFailTheJobEndsNF) {
+  LiveCluster cluster("--machine flat:8 --agents 2 --heartbeat 0.2 --node-failure fail");
+  ASSERT_EQ(cluster.up().status, 0) << cluster.up().output;
+  int64_t id = cluster.submit("-N 6 -- sleep 600");
+  ASSERT_TRUE(eventually([&] { return cluster.state(id) == "R"; }));
+  ::kill(cluster.pid_of("agent-1"), SIGKILL);
+  ASSERT_TRUE(eventually([&] { return cluster.state(id) == "NF"; }));
+}
+
+TEST(LiveCluster, RefusesUnauthenticatedCallsAndOtherUsersCancelsAndKeepsServing) {
+  LiveCluster cluster("--machine torus:4x4x4");
+  ASSERT_EQ(cluster.up().status, 0) << cluster.up().output;
+  int64_t id = cluster.submit("-- sleep 600");
+  ASSERT_TRUE(eventually([&] { return cluster.state(id) == "R"; }));
+
+  auto channel =
+      grpc::CreateChannel(cluster.config().controllers.front(), grpc::InsecureChannelCredentials());
+  auto stub = v1::Controller::NewStub(channel);
+  for (const char* credential : {"", "MUNGE:not-a-credential"}) {
+    grpc::ClientContext context;
+    if (*credential) context.AddMetadata("x-trellis-munge", credential);
+    v1::SubmitRequest request;
+    request.mutable_spec()->set_nodes(1);
+    request.mutable_spec()->add_argv("true");
+    request.mutable_spec()->set_cwd("/tmp");
+    v1::SubmitReply reply;
+    grpc::Status status = stub->Submit(&context, request, &reply);
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAUTHENTICATED) << status.error_message();
+  }
+  // Another user (nobody) may not cancel root's job.
+  CommandRun other = run_command("TRELLIS_CONF=" + (cluster.dir() / "trellis.toml") +
+                                 " setpriv --reuid=65534 --regid=65534 --clear-groups " +
+                                 TRELLIS_BINARY + " cancel " + std::to_string(id));
+  EXPECT_NE(other.status, 0);
+  EXPECT_NE(other.output.find("permission denied"), std::string::npos) << other.output;
+  EXPECT_EQ(cluster.state(id), "R");
+  EXPECT_EQ(cluster.trellis("cancel " + std::to_string(id)).status, 0);
+  EXPECT_TRUE(eventually([&] { return cluster.state(id) == "CA"; }));
+}
+
+TEST(LiveCluster, MalformedRequestsGetAClearErrorAndChangeNothing) {
+  LiveCluster cluster("--machine torus:4x4x4");
+  ASSERT_EQ(cluster.up().status, 0) << cluster.up().output;
+  ControllerClient client = cluster.client();
+  auto count_jobs = [&] {
+    v1::ListJobsRequest all;
+    all.set_all_states(true);
+    v1::ListJobsReply reply;
+    grpc::Status s = client.call([&](v1::Controller::Stub& stub, grpc::ClientContext& context) {
+      return stub.ListJobs(&context, all, &reply);
+    });
+    return s.ok() ? reply.jobs_size() : -1;
+  };
+  ASSERT_EQ(count_jobs(), 0);
+  struct Case {
+    std::function<void(v1::JobSpec&)> spoil;
+    std::string field;
+  };
+  std::vector<Case> cases = {
+      {[](v1::JobSpec& s) { s.set_nodes(-3); }, "nodes"},
+      {[](v1::JobSpec& s) { s.set_nodes(65); }, "nodes"},
+      {[](v1::JobSpec& s) {
+         s.clear_nodes();
+         for (int e : {9, 9, 9}) s.add_shape(e);
+       },
+       "shape"},
+      {[](v1::JobSpec& s) { s.add_argv(std::string(200000, 'x')); }, "argv"},
+      {[](v1::JobSpec& s) { s.set_mode("bogus"); }, "mode"},
+      {[](v1::JobSpec& s) { s.clear_argv(); }, "argv"},
+      {[](v1::JobSpec& s) { s.set_cwd("relative/dir"); }, "cwd"},
+      {[](v1::JobSpec& s) { s.set_time_limit(-5); }, "time_limit"},
+      {[](v1::JobSpec& s) { (*s.mutable_env())["A=B"] = "x"; }, "env"},
+  };
+  for (const Case& c : cases) {
+    v1::SubmitRequest request;
+    v1::JobSpec& spec = *request.mutable_spec();
+    spec.set_nodes(1);
+    spec.add_argv("true");
+    spec.set_cwd("/tmp");
+    c.spoil(spec);
+    v1::SubmitReply reply;
+    grpc::Status status =
+        client.call([&](v1::Controller::Stub& stub, grpc::ClientContext& context) {
+          return stub.Submit(&context, request, &reply);
+        });
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT)
+        << c.field << ": " << status.error_message();
+    EXPECT_EQ(status.error_message().rfind(c.field + ":", 0), 0u)
+        << "the error names the field: " << status.error_message();
+  }
+  EXPECT_EQ(count_jobs(), 0);
+  EXPECT_EQ(cluster.submit("--wait -- true"), 1);  // and it still serves
+}
+
+TEST(LiveCluster, ControllerKilledDuringASubmissionStreamLosesNoAcknowledgedJobAndRunsNoneTwice) {
+  LiveCluster cluster("--machine torus:4x4x4 --allocator linear-bestfit-hilbert");
+  ASSERT_EQ(cluster.up().status, 0) << cluster.up().output;
+  const std::string out_dir = cluster.dir() / "out";
+  std::filesystem::create_directories(out_dir);
+  ClusterConfig config = cluster.config();
+  ControllerClient client = cluster.client();
+  constexpr int kSubmissions = 1000;
+  auto started_at = std::chrono::steady_clock::now();
+  std::vector<int64_t> acknowledged;
+  std::unique_ptr<ChildProcess> restarted;
+  for (int i = 0; i < kSubmissions; ++i) {
+    if (i == kSubmissions / 3) {
+      ::kill(cluster.pid_of("trellisd"), SIGKILL);
+      // Restarted at once, as a supervisor would; submissions meanwhile fail unacknowledged.
+      std::cout
+          << "controller killed after " << i << " submissions, "
+          << std::chrono::duration<double>(std::chrono::steady_clock::now() - started_at).count()
+          << " s\n";
+      restarted = std::make_unique<ChildProcess>(
+          std::vector<std::string>{TRELLISD_BINARY, "--conf", cluster.dir() / "trellis.toml"},
+          cluster.dir() / "trellisd.log");
+      std::ofstream(cluster.dir() / "trellisd.pid") << restarted->pid() << "\n";
+    }
+    v1::SubmitRequest request;
+    v1::JobSpec& spec = *request.mutable_spec();
+    spec.set_nodes(1 + i % 3);
+    spec.add_argv("sh");
+    spec.add_argv("-c");
+    spec.add_argv("echo $TRELLIS_NODEID");
+    spec.set_cwd("/tmp");
+    spec.set_mode("any");
+    spec.set_output(out_dir + "/%j");
+    v1::SubmitReply reply;
+    grpc::Status status =
+        client.call([&](v1::Controller::Stub& stub, grpc::ClientContext& context) {
+          return stub.Submit(&context, request, &reply);
+        });
+    if (status.ok()) {
+      acknowledged.push_back(reply.job_id());
+    } else {
+      ASSERT_EQ(status.error_code(), grpc::StatusCode::UNAVAILABLE) << status.error_message();
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  }
+  auto submitted_at = std::chrono::steady_clock::now();
+  std::cout << acknowledged.size() << " of " << kSubmissions << " submissions acknowledged\n";
+  ASSERT_GT(acknowledged.size(), kSubmissions / 2u);
+  // Every acknowledged job finishes, and ran exactly once: one line per node in its output.
+  ASSERT_TRUE(eventually(
+      [&] {
+        v1::ListJobsRequest active;
+        v1::ListJobsReply reply;
+        grpc::Status s = client.call([&](v1::Controller::Stub& stub, grpc::ClientContext& context) {
+          return stub.ListJobs(&context, active, &reply);
+        });
+        return s.ok() && reply.jobs_size() == 0;
+      },
+      std::chrono::seconds(120)));
+  std::cout
+      << "all finished "
+      << std::chrono::duration<double>(std::chrono::steady_clock::now() - submitted_at).count()
+      << " s after the last submission\n";
+  v1::ListJobsRequest all;
+  all.set_all_states(true);
+  v1::ListJobsReply listed;
+  ASSERT_TRUE(client
+                  .call([&](v1::Controller::Stub& stub, grpc::ClientContext& context) {
+                    return stub.ListJobs(&context, all, &listed);
+                  })
+                  .ok());
+  std::map<int64_t, v1::JobInfo> jobs;
+  for (const v1::JobInfo& job : listed.jobs()) jobs[job.id()] = job;
+  int ran_twice = 0, lost = 0;
+  for (int64_t id : acknowledged) {
+    auto job = jobs.find(id);
+    if (job == jobs.end() || job->second.state() != v1::COMPLETED) {
+      ++lost;
+      ADD_FAILURE() << "job " << id << (job == jobs.end() ? " is gone" : " did not complete");
+      continue;
+    }
+    std::vector<std::string> lines = testing::read_lines(out_dir + "/" + std::to_string(id));
+    if (lines.size() != static_cast<size_t>(job->second.spec().nodes())) {
+      ++ran_twice;
+      ADD_FAILURE() << "job " << id << " wrote " << lines.size() << " lines on "
+                    << job->second.spec().nodes() << " nodes";
+    }
+  }
+  EXPECT_EQ(lost, 0);
+  EXPECT_EQ(ran_twice, 0);
+}
+
+}  // namespace
+}  // namespace trellis
