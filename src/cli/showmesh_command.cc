@@ -43,7 +43,7 @@ void add_showmesh_command(CLI::App& app, int& status) {
   CLI::App* cmd = app.add_subcommand(
       "showmesh",
       "Draw the machine's occupancy (each node a job letter, . idle, # down, x drained), read\n"
-      "straight from the store: it works while no controller runs (seed 003's showmesh)");
+      "straight from the store: it works while no controller runs");
   add_conf_option(*cmd, *conf);
   cmd->add_option("--store", *store, "The store to read (e.g. sqlite:DIR/state.db)");
   cmd->callback([=, &status] { status = run_showmesh(*conf, *store); });

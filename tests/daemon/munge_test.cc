@@ -37,7 +37,7 @@ TEST(MungeTest, MissingAndGarbageCredentialsAreRejected) {
   for (std::string garbage : {"garbage", "MUNGE:AAAA:", "MUNGE:not-base64-at-all!!:"}) {
     Result<Caller> caller = auth.decode(garbage);
     ASSERT_FALSE(caller) << garbage;
-    EXPECT_EQ(caller.error().code, Error::Code::kInvalidArgument) << caller.error().message;
+    EXPECT_EQ(caller.error().code, Error::Code::kUnauthenticated) << caller.error().message;
   }
 }
 
@@ -64,7 +64,7 @@ TEST(MungeTest, CredentialFromAnotherKeyIsRejected) {
   ASSERT_TRUE(credential) << credential.error().message;
   Result<Caller> caller = Authenticator(ours->socket()).decode(*credential);
   ASSERT_FALSE(caller);
-  EXPECT_EQ(caller.error().code, Error::Code::kInvalidArgument) << caller.error().message;
+  EXPECT_EQ(caller.error().code, Error::Code::kUnauthenticated) << caller.error().message;
 }
 
 TEST(MungeTest, KeyIsPrivateAndKeptAcrossRestarts) {
