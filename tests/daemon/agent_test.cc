@@ -242,6 +242,25 @@ TEST_F(AgentTest, ReportsExitCodesSignalsAndCommandsThatCannotStart) {
   }
 }
 
+TEST_F(AgentTest, JobRunsAsItsUserWhenTheAgentIsRoot) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to switch users";
+  std::string home = dir_ / "nobody";
+  std::filesystem::create_directory(home);
+  ::chmod(home.c_str(), 0777);
+  v1::LaunchRequest request = launch_request(71, {"n0"}, {"sh", "-c", "id -u; id -g; echo $USER"});
+  request.set_uid(65534);
+  request.set_gid(65534);
+  request.set_cwd(home);
+  ASSERT_TRUE(launch(request).ok());
+  ASSERT_TRUE(wait_exits(71, 1)) << read_file(dir_ / "agent.log");
+  std::string out = home + "/job-71.out";
+  EXPECT_EQ(read_lines(out), (std::vector<std::string>{"65534", "65534", "nobody"}))
+      << read_file(dir_ / "agent.log");
+  struct stat info {};
+  ASSERT_EQ(::stat(out.c_str(), &info), 0);
+  EXPECT_EQ(info.st_uid, 65534u);  // created as the user, not as root
+}
+
 TEST_F(AgentTest, RepeatedLaunchOfTheSameAttemptRunsItOnce) {
   // The job waits for `go`, so every repeat below arrives while it runs.
   v1::LaunchRequest request = launch_request(
