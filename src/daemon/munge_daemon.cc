@@ -2,7 +2,9 @@
 
 #include <fcntl.h>
 #include <spawn.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -141,11 +143,27 @@ Status wait_until_serving(const std::string& dir) {
   }
 }
 
-// Waits up to `timeout` for `pid` to exit.
-bool wait_gone(pid_t pid, Clock::duration timeout) {
+// Connects to `socket` and hangs up. munged notes SIGTERM in whichever thread takes it but
+// checks the note only when its accept() returns, so a signal that lands in a worker thread
+// is acted on at the next connection: this is that connection.
+void poke(const std::string& socket) {
+  int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return;
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  if (socket.size() < sizeof address.sun_path) {
+    std::memcpy(address.sun_path, socket.c_str(), socket.size() + 1);
+    (void)::connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address);
+  }
+  ::close(fd);
+}
+
+// Waits up to `timeout` for `pid` to exit, waking munged on `socket` now and then.
+bool wait_gone(pid_t pid, const std::string& socket, Clock::duration timeout) {
   Clock::time_point give_up = Clock::now() + timeout;
-  while (process_running(pid)) {
+  for (int round = 0; process_running(pid); ++round) {
     if (Clock::now() > give_up) return false;
+    if (round % 10 == 0) poke(socket);
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   return true;
@@ -192,17 +210,18 @@ Result<MungeDaemon> MungeDaemon::start(const std::string& dir_arg, Mode mode) {
 
 Status MungeDaemon::stop(const std::string& dir_arg) {
   std::error_code ec;
-  return stop_pid(running_munged(fs::absolute(dir_arg, ec).lexically_normal().string()));
+  std::string dir = fs::absolute(dir_arg, ec).lexically_normal().string();
+  return stop_pid(running_munged(dir), dir);
 }
 
-Status MungeDaemon::stop_pid(pid_t pid) {
+Status MungeDaemon::stop_pid(pid_t pid, const std::string& dir) {
   if (pid <= 0) return Ok{};
   if (::kill(pid, SIGTERM) != 0 && errno != ESRCH)
     return fail(Error::Code::kInternal,
                 "munge: cannot stop pid " + std::to_string(pid) + ": " + errno_text());
-  if (wait_gone(pid, kStopTimeout)) return Ok{};
+  if (wait_gone(pid, socket_path(dir), kStopTimeout)) return Ok{};
   ::kill(pid, SIGKILL);
-  if (wait_gone(pid, kStopTimeout)) return Ok{};
+  if (wait_gone(pid, socket_path(dir), kStopTimeout)) return Ok{};
   return fail(Error::Code::kInternal, "munge: pid " + std::to_string(pid) + " did not exit");
 }
 
@@ -232,7 +251,7 @@ Status MungeDaemon::stop() {
   pid_ = -1;
   // Only the process started, and only while it still is munged on this directory's socket.
   if (running_munged(dir_) != pid) return Ok{};
-  return stop_pid(pid);
+  return stop_pid(pid, dir_);
 }
 
 }  // namespace trellis

@@ -54,7 +54,7 @@ class MungeDaemon {
   Status stop();
 
  private:
-  static Status stop_pid(pid_t pid);
+  static Status stop_pid(pid_t pid, const std::string& dir);
   MungeDaemon(std::string dir, pid_t pid, Mode mode)
       : dir_(std::move(dir)), pid_(pid), mode_(mode) {}
 

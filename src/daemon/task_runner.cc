@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <pwd.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -200,6 +201,9 @@ void report(const Prepared& p, const char* what, const char* subject, int error)
   reset_signals();
   ::signal(SIGPIPE, SIG_IGN);  // fd 2 is the agent's log, which may be gone
   ::setsid();
+  // Shown by ps -o comm, so that a shepherd is not taken for an agent (it has the agent's
+  // command line).
+  ::prctl(PR_SET_NAME, "trellis-shep", 0, 0, 0);
   if (pipe_out != 3) {
     ::dup2(pipe_out, 3);
     ::close(pipe_out);
