@@ -141,6 +141,30 @@ Result<v1::ListNodesReply> nodes_of(LiveClient& client) {
   return reply;
 }
 
+// Jobs the controller could not cancel (it was stopped first) outlive their agents: each task's
+// shepherd recorded "SHEPHERD_PID JOB_PID" in agent-K/tasks/*.pid. A shepherd still running this
+// cluster's agent program has its job's process group killed, then is killed itself.
+void kill_leftover_tasks(const fs::path& dir) {
+  std::error_code error;
+  for (const fs::directory_entry& agent : fs::directory_iterator(dir, error)) {
+    fs::path tasks = agent.path() / "tasks";
+    if (agent.path().filename().string().rfind("agent-", 0) != 0 || !fs::is_directory(tasks))
+      continue;
+    for (const fs::directory_entry& entry : fs::directory_iterator(tasks, error)) {
+      if (entry.path().extension() != ".pid") continue;
+      std::ifstream in(entry.path());
+      long shepherd = 0, job = 0;
+      if (!(in >> shepherd >> job) || shepherd <= 1 || job <= 1) continue;
+      std::string command = process_command_line(static_cast<pid_t>(shepherd));
+      if (!process_running(static_cast<pid_t>(shepherd)) ||
+          command.find(dir.string()) == std::string::npos)
+        continue;
+      kill(-static_cast<pid_t>(job), SIGKILL);
+      kill(static_cast<pid_t>(shepherd), SIGKILL);
+    }
+  }
+}
+
 struct UpArgs {
   std::string machine;
   std::string dir;
@@ -283,6 +307,7 @@ int run_down(const std::string& dir_arg) {
       stop_process(entry.path(), "trellis-agent", dir, std::chrono::seconds(5));
   }
   stop_process(dir / "trellisd.pid", "trellisd", dir, std::chrono::seconds(5));
+  kill_leftover_tasks(dir);
   if (Status ok = MungeDaemon::stop((dir / "munge").string()); !ok)
     return failure(ok.error().message);
   std::cout << "cluster down: " << dir.string() << "\n";

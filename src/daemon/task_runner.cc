@@ -30,8 +30,10 @@ using Clock = std::chrono::steady_clock;
 using json = nlohmann::json;
 
 // How many acknowledged keys are remembered, so that a launch repeated after its exit was
-// acknowledged stays a no-op.
-constexpr size_t kRememberedAcknowledged = 4096;
+// acknowledged stays a no-op. A controller relaunches only jobs it still thinks run, which are
+// at most a few per node; the whole list is rewritten with the state file at every change, so
+// it is kept short.
+constexpr size_t kRememberedAcknowledged = 1024;
 // How long a launch waits for an older attempt it killed to be gone.
 constexpr auto kOldAttemptTimeout = std::chrono::seconds(10);
 // The exit code of a task whose shepherd vanished without writing a status.
@@ -327,14 +329,15 @@ Status TaskRunner::load() {
       task.signal = t.value("signal", 0);
       tasks_[task.key] = task;
     }
-    for (const json& k : state.value("acknowledged", json::array())) {
-      if (k.is_array() && k.size() == 5 && k[0].is_number_integer() && k[1].is_number_integer() &&
-          k[2].is_string() && k[3].is_number_integer() && k[4].is_number_integer()) {
-        acknowledged_.push_back({{k[0].get<int64_t>(), k[1].get<int>(), k[2].get<std::string>()},
-                                 k[3].get<int>(),
-                                 k[4].get<int>()});
-      }
-    }
+  }
+  // Acknowledged exits, one line each, appended as they are acknowledged.
+  {
+    std::ifstream log(acknowledged_log());
+    Acknowledged a;
+    while (log >> a.key.job_id >> a.key.attempt >> a.key.node >> a.exit_code >> a.signal)
+      acknowledged_.push_back(a);
+    acknowledged_log_lines_ = acknowledged_.size();
+    while (acknowledged_.size() > kRememberedAcknowledged) acknowledged_.pop_front();
   }
   // A task whose shepherd started but whose launch the agent did not live to record.
   std::error_code ec;
@@ -360,7 +363,7 @@ Status TaskRunner::load() {
 }
 
 Status TaskRunner::save() const {
-  json state = {{"version", 1}, {"tasks", json::array()}, {"acknowledged", json::array()}};
+  json state = {{"version", 1}, {"tasks", json::array()}};
   for (const auto& [key, task] : tasks_) {
     state["tasks"].push_back({{"job", key.job_id},
                               {"attempt", key.attempt},
@@ -372,15 +375,11 @@ Status TaskRunner::save() const {
                               {"exit_code", task.exit_code},
                               {"signal", task.signal}});
   }
-  for (const Acknowledged& a : acknowledged_) {
-    state["acknowledged"].push_back(
-        json::array({a.key.job_id, a.key.attempt, a.key.node, a.exit_code, a.signal}));
-  }
   std::string path = options_.state_dir + "/tasks.json";
   std::string temporary = path + ".tmp";
   {
     std::ofstream out(temporary, std::ios::trunc);
-    out << state.dump(1) << '\n';
+    out << state.dump() << '\n';  // compact: written at every launch and acknowledgement
     if (!out) return fail(Error::Code::kUnavailable, "cannot write " + temporary);
   }
   if (::rename(temporary.c_str(), path.c_str()) != 0) {
@@ -656,20 +655,46 @@ std::vector<TaskInfo> TaskRunner::unacknowledged_exits() const {
   return out;
 }
 
+std::string TaskRunner::acknowledged_log() const {
+  return options_.state_dir + "/acknowledged.log";
+}
+
 void TaskRunner::acknowledge(const std::vector<TaskKey>& keys) {
   std::lock_guard lock(mutex_);
   bool changed = false;
+  std::string appended;
   for (const TaskKey& key : keys) {
     auto it = tasks_.find(key);
     if (it == tasks_.end() || it->second.running) continue;
     acknowledged_.push_back({key, it->second.exit_code, it->second.signal});
+    appended += std::to_string(key.job_id) + " " + std::to_string(key.attempt) + " " + key.node +
+                " " + std::to_string(it->second.exit_code) + " " +
+                std::to_string(it->second.signal) + "\n";
     tasks_.erase(it);
     ::unlink(pid_file(key).c_str());
     ::unlink(exit_file(key).c_str());
     if (acknowledged_.size() > kRememberedAcknowledged) acknowledged_.pop_front();
     changed = true;
   }
-  if (changed) (void)save();
+  if (!changed) return;
+  // The acknowledged exits go to a log of their own, appended to, so that the state file
+  // rewritten at every launch stays as small as the tasks that run. The log is rewritten from
+  // memory when it holds twice what is remembered.
+  acknowledged_log_lines_ +=
+      static_cast<size_t>(std::count(appended.begin(), appended.end(), '\n'));
+  if (acknowledged_log_lines_ > 2 * kRememberedAcknowledged) {
+    std::string all;
+    for (const Acknowledged& a : acknowledged_)
+      all += std::to_string(a.key.job_id) + " " + std::to_string(a.key.attempt) + " " + a.key.node +
+             " " + std::to_string(a.exit_code) + " " + std::to_string(a.signal) + "\n";
+    std::string temporary = acknowledged_log() + ".tmp";
+    std::ofstream(temporary, std::ios::trunc) << all;
+    if (::rename(temporary.c_str(), acknowledged_log().c_str()) == 0)
+      acknowledged_log_lines_ = acknowledged_.size();
+  } else {
+    std::ofstream(acknowledged_log(), std::ios::app) << appended;
+  }
+  (void)save();
 }
 
 }  // namespace trellis

@@ -8,9 +8,10 @@
 // be alive when a job ends: a restarted agent reads the status from that file.
 //
 // State directory layout:
-//   tasks.json                     every task not yet acknowledged, and recently acknowledged
-//                                  keys (so a late repeated launch stays a no-op); written
-//                                  atomically (rename)
+//   tasks.json                     every task not yet acknowledged; written atomically (rename)
+//   acknowledged.log               recently acknowledged tasks with their exit status, one line
+//                                  each (so a late repeated launch stays a no-op and hears the
+//                                  exit again); appended to, compacted now and then
 //   tasks/JOB.ATTEMPT.NODE.pid     "SHEPHERD_PID JOB_PID", by the shepherd before the job runs
 //                                  (re-adopts a task whose launch the agent did not record)
 //   tasks/JOB.ATTEMPT.NODE.exit    "EXIT_CODE SIGNAL", by the shepherd when the job has ended
@@ -79,7 +80,8 @@ class TaskRunner {
  public:
   struct Options {
     std::string state_dir;  // created if absent
-    std::chrono::milliseconds poll_interval{100};
+    // How often running tasks' status files are looked at: the delay before an exit is seen.
+    std::chrono::milliseconds poll_interval{20};
     // Called (from the monitor thread, without locks held) after a task has ended.
     std::function<void()> on_exit;
   };
@@ -126,7 +128,8 @@ class TaskRunner {
 
   explicit TaskRunner(Options options);
   Status load();
-  Status save() const;     // callers hold mutex_
+  Status save() const;  // callers hold mutex_
+  std::string acknowledged_log() const;
   bool check(Task& task);  // updates a running task; true when it has just ended
   void monitor();
   bool wait_ended(const TaskKey& key, std::chrono::milliseconds timeout);
@@ -149,7 +152,8 @@ class TaskRunner {
     int signal = 0;
   };
   std::deque<Acknowledged> acknowledged_;
-  bool stopping_ = false;  // guarded by mutex_
+  size_t acknowledged_log_lines_ = 0;  // lines in acknowledged.log; guarded by mutex_
+  bool stopping_ = false;              // guarded by mutex_
   std::thread monitor_;
 };
 
