@@ -61,7 +61,7 @@ struct StoredJob {
   Seconds time_limit = 0;
   std::vector<std::string> argv;
   std::string cwd;
-  std::string output;  // stdout path, resolved ("%j" replaced) at submission
+  std::string output;  // stdout path; "%j" stands for the job id (replaced at launch)
   std::string error;   // stderr path; empty = the output file
   std::map<std::string, std::string> env;
 
