@@ -114,14 +114,9 @@ int run_bench_live(const BenchLiveArgs& args) {
   if (refused > 0) std::cerr << "trellis bench live: " << refused << " submissions refused\n";
 
   // Wait until every job has ended, then read the times the controller recorded.
-  v1::ListJobsRequest active;
   for (;;) {
-    v1::ListJobsReply reply;
-    grpc::Status status =
-        client->controllers->call([&](v1::Controller::Stub& stub, grpc::ClientContext& c) {
-          return stub.ListJobs(&c, active, &reply);
-        });
-    if (status.ok() && reply.jobs_size() == 0) break;
+    Result<v1::ListJobsReply> active = list_jobs(*client, {});
+    if (active && active->jobs_size() == 0) break;
     if (std::chrono::duration<double>(Clock::now() - submit_start).count() > 600) {
       std::cerr << "trellis bench live: jobs still running after 600 s\n";
       return kExitFailure;
@@ -130,12 +125,9 @@ int run_bench_live(const BenchLiveArgs& args) {
   }
   v1::ListJobsRequest all;
   all.set_all_states(true);
-  v1::ListJobsReply done;
-  grpc::Status listed =
-      client->controllers->call([&](v1::Controller::Stub& stub, grpc::ClientContext& c) {
-        return stub.ListJobs(&c, all, &done);
-      });
-  if (!listed.ok()) return kExitFailure;
+  Result<v1::ListJobsReply> listed = list_jobs(*client, all);
+  if (!listed) return usage_error(listed.error());
+  const v1::ListJobsReply& done = *listed;
   std::vector<double> to_start, to_end;
   double first_submit = 1e300, last_start = 0;
   int completed = 0;

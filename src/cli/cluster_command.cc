@@ -130,17 +130,6 @@ std::string tail(const fs::path& log) {
   return text;
 }
 
-Result<v1::ListNodesReply> nodes_of(LiveClient& client) {
-  v1::ListNodesRequest request;
-  v1::ListNodesReply reply;
-  grpc::Status status =
-      client.controllers->call([&](v1::Controller::Stub& stub, grpc::ClientContext& context) {
-        return stub.ListNodes(&context, request, &reply);
-      });
-  if (!status.ok()) return fail(Error::Code::kUnavailable, status.error_message());
-  return reply;
-}
-
 // Jobs the controller could not cancel (it was stopped first) outlive their agents: each task's
 // shepherd recorded "SHEPHERD_PID JOB_PID" in agent-K/tasks/*.pid. A shepherd still running this
 // cluster's agent program has its job's process group killed, then is killed itself.
@@ -249,7 +238,7 @@ int run_up(const UpArgs& args) {
   if (!client) return failure(client.error().message);
   deadline = Clock::now() + std::chrono::seconds(30);
   for (;;) {
-    Result<v1::ListNodesReply> nodes = nodes_of(*client);
+    Result<v1::ListNodesReply> nodes = list_nodes(*client, {});
     int up = 0;
     if (nodes)
       for (const v1::NodeInfo& node : nodes->nodes()) up += node.state() != v1::DOWN;
@@ -274,15 +263,10 @@ int run_down(const std::string& dir_arg) {
   std::optional<pid_t> controller = read_pid(dir / "trellisd.pid");
   if (controller && process_running(*controller)) {
     if (Result<LiveClient> client = connect_to_cluster((dir / "trellis.toml").string())) {
-      v1::ListJobsRequest active;
-      v1::ListJobsReply jobs;
-      grpc::Status listed =
-          client->controllers->call([&](v1::Controller::Stub& stub, grpc::ClientContext& context) {
-            return stub.ListJobs(&context, active, &jobs);
-          });
-      if (listed.ok() && jobs.jobs_size() > 0) {
+      Result<v1::ListJobsReply> jobs = list_jobs(*client, {});
+      if (jobs && jobs->jobs_size() > 0) {
         v1::CancelRequest cancel;
-        for (const v1::JobInfo& job : jobs.jobs()) cancel.add_job_ids(job.id());
+        for (const v1::JobInfo& job : jobs->jobs()) cancel.add_job_ids(job.id());
         v1::CancelReply cancelled;
         (void)client->controllers->call(
             [&](v1::Controller::Stub& stub, grpc::ClientContext& context) {
@@ -290,12 +274,8 @@ int run_down(const std::string& dir_arg) {
             });
         auto deadline = Clock::now() + std::chrono::seconds(10);
         while (Clock::now() < deadline) {
-          v1::ListJobsReply left;
-          grpc::Status again = client->controllers->call(
-              [&](v1::Controller::Stub& stub, grpc::ClientContext& context) {
-                return stub.ListJobs(&context, active, &left);
-              });
-          if (!again.ok() || left.jobs_size() == 0) break;
+          Result<v1::ListJobsReply> left = list_jobs(*client, {});
+          if (!left || left->jobs_size() == 0) break;
           std::this_thread::sleep_for(std::chrono::milliseconds(50));
         }
       }
@@ -328,7 +308,7 @@ int run_status(const std::string& dir_arg) {
               << (alive ? "running, pid " + std::to_string(*pid) : std::string("stopped")) << "\n";
   }
   if (Result<LiveClient> client = connect_to_cluster((dir / "trellis.toml").string())) {
-    if (Result<v1::ListNodesReply> nodes = nodes_of(*client)) {
+    if (Result<v1::ListNodesReply> nodes = list_nodes(*client, {})) {
       int up = 0;
       for (const v1::NodeInfo& node : nodes->nodes()) up += node.state() != v1::DOWN;
       std::cout << "nodes: " << up << " of " << nodes->nodes_size() << " up\n";

@@ -164,13 +164,9 @@ std::string node_state_name(v1::NodeState state) {
 
 Result<std::vector<v1::JobInfo>> fetch_jobs(LiveClient& client,
                                             const v1::ListJobsRequest& request) {
-  v1::ListJobsReply reply;
-  grpc::Status status =
-      client.controllers->call([&](v1::Controller::Stub& stub, grpc::ClientContext& context) {
-        return stub.ListJobs(&context, request, &reply);
-      });
-  if (!status.ok()) return from_grpc(status, "listing jobs");
-  return std::vector<v1::JobInfo>(reply.jobs().begin(), reply.jobs().end());
+  Result<v1::ListJobsReply> reply = list_jobs(client, request);
+  if (!reply) return reply.error();
+  return std::vector<v1::JobInfo>(reply->jobs().begin(), reply->jobs().end());
 }
 
 // --- submit -------------------------------------------------------------------------------------
@@ -367,13 +363,9 @@ int run_cancel(const std::string& conf, const std::vector<int64_t>& ids, int sig
 int run_nodes(const std::string& conf, bool json) {
   Result<LiveClient> client = connect_to_cluster(conf);
   if (!client) return report(client.error(), "nodes");
-  v1::ListNodesRequest request;
-  v1::ListNodesReply reply;
-  grpc::Status status =
-      client->controllers->call([&](v1::Controller::Stub& stub, grpc::ClientContext& context) {
-        return stub.ListNodes(&context, request, &reply);
-      });
-  if (!status.ok()) return report(from_grpc(status, "listing nodes"), "nodes");
+  Result<v1::ListNodesReply> listed = list_nodes(*client, {});
+  if (!listed) return report(listed.error(), "nodes");
+  const v1::ListNodesReply& reply = *listed;
   if (json) {
     nlohmann::json out = nlohmann::json::array();
     for (const v1::NodeInfo& node : reply.nodes())
@@ -431,12 +423,9 @@ int run_show(const std::string& conf, const std::string& what, const std::string
   if (what != "node") return report(fail("show what? 'job ID' or 'node NAME'"), "show");
   v1::ListNodesRequest request;
   request.set_nodelist(name);
-  v1::ListNodesReply reply;
-  grpc::Status status =
-      client->controllers->call([&](v1::Controller::Stub& stub, grpc::ClientContext& context) {
-        return stub.ListNodes(&context, request, &reply);
-      });
-  if (!status.ok()) return report(from_grpc(status, "showing nodes"), "show");
+  Result<v1::ListNodesReply> listed = list_nodes(*client, request);
+  if (!listed) return report(listed.error(), "show");
+  const v1::ListNodesReply& reply = *listed;
   for (const v1::NodeInfo& node : reply.nodes()) {
     std::cout << "NodeName=" << node.name() << " State=" << node_state_name(node.state())
               << " Agent=" << node.agent() << "\n   Coordinates=";

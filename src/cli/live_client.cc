@@ -1,5 +1,7 @@
 #include "cli/live_client.h"
 
+#include "daemon/grpc_status.h"
+
 namespace trellis::cli {
 
 Result<LiveClient> connect_to_cluster(const std::string& conf) {
@@ -14,6 +16,26 @@ Result<LiveClient> connect_to_cluster(const std::string& conf) {
   options.munge_socket = client.config.munge_socket;
   client.controllers = std::make_unique<ControllerClient>(options);
   return client;
+}
+
+Result<v1::ListJobsReply> list_jobs(LiveClient& client, const v1::ListJobsRequest& request) {
+  v1::ListJobsReply reply;
+  grpc::Status status =
+      client.controllers->call([&](v1::Controller::Stub& stub, grpc::ClientContext& context) {
+        return stub.ListJobs(&context, request, &reply);
+      });
+  if (!status.ok()) return from_grpc(status, "listing jobs");
+  return reply;
+}
+
+Result<v1::ListNodesReply> list_nodes(LiveClient& client, const v1::ListNodesRequest& request) {
+  v1::ListNodesReply reply;
+  grpc::Status status =
+      client.controllers->call([&](v1::Controller::Stub& stub, grpc::ClientContext& context) {
+        return stub.ListNodes(&context, request, &reply);
+      });
+  if (!status.ok()) return from_grpc(status, "listing nodes");
+  return reply;
 }
 
 void add_conf_option(CLI::App& command, std::string& conf) {

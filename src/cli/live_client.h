@@ -21,6 +21,11 @@ struct LiveClient {
 // `conf`: the --conf flag's value ("" = TRELLIS_CONF).
 Result<LiveClient> connect_to_cluster(const std::string& conf);
 
+// The two listings every client command reads, through whichever controller answers; an error
+// says what was being listed.
+Result<v1::ListJobsReply> list_jobs(LiveClient& client, const v1::ListJobsRequest& request);
+Result<v1::ListNodesReply> list_nodes(LiveClient& client, const v1::ListNodesRequest& request);
+
 // Adds the --conf option every client command takes.
 void add_conf_option(CLI::App& command, std::string& conf);
 
