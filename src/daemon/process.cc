@@ -1,17 +1,35 @@
 #include "daemon/process.h"
 
-#include <fstream>
-#include <iterator>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <sstream>
 
 namespace trellis {
 namespace {
 
+// A /proc file's text; "" when it cannot be read. Plain read(2): a process that exits while its
+// file is read makes read fail with ESRCH, which std::ifstream turns into an exception.
+std::string read_proc_file(const std::string& path) {
+  std::string text;
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return text;
+  char buffer[4096];
+  for (;;) {
+    ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    text.append(buffer, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  return text;
+}
+
 // The fields of /proc/PID/stat after the command name (which may hold spaces and parentheses,
 // so the fields start after its last ')'). Empty when the process does not exist.
 std::string stat_fields(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string text = read_proc_file("/proc/" + std::to_string(pid) + "/stat");
   size_t close = text.rfind(')');
   if (close == std::string::npos) return "";
   return text.substr(close + 1);
@@ -42,8 +60,7 @@ long long process_start_time(pid_t pid) {
 
 std::string process_command_line(pid_t pid) {
   if (pid <= 0) return "";
-  std::ifstream in("/proc/" + std::to_string(pid) + "/cmdline");
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string text = read_proc_file("/proc/" + std::to_string(pid) + "/cmdline");
   for (char& c : text) {
     if (c == '\0') c = ' ';
   }

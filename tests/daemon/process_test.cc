@@ -1,0 +1,59 @@
+// /proc readers of daemon/process.h must answer "not running" / -1 for processes that exit while
+// they are read, not throw: reading /proc/PID/stat of a process being reaped fails with ESRCH,
+// which std::ifstream turned into an exception that killed agent launches under load.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <thread>
+
+#include "daemon/process.h"
+
+namespace trellis {
+namespace {
+
+TEST(Process, ReadersSurviveProcessesExitingWhileTheyRead) {
+  std::atomic<bool> done{false};
+  std::atomic<int> reaped{0};
+  // Reaps every child as soon as it exits, racing the readers below.
+  std::thread reaper([&] {
+    while (!done) {
+      if (::waitpid(-1, nullptr, WNOHANG) > 0) {
+        ++reaped;
+      } else {
+        std::this_thread::yield();
+      }
+    }
+  });
+  constexpr int kChildren = 1500;
+  for (int i = 0; i < kChildren; ++i) {
+    pid_t child = ::fork();
+    if (child == 0) ::_exit(0);
+    ASSERT_GT(child, 0);
+    EXPECT_NO_THROW({
+      (void)process_running(child);
+      (void)process_start_time(child);
+      (void)process_command_line(child);
+    });
+  }
+  while (reaped < kChildren) std::this_thread::yield();
+  done = true;
+  reaper.join();
+}
+
+TEST(Process, TellsALiveProcessFromAGoneOne) {
+  EXPECT_TRUE(process_running(::getpid()));
+  EXPECT_GT(process_start_time(::getpid()), 0);
+  EXPECT_NE(process_command_line(::getpid()).find("trellis"), std::string::npos);
+  pid_t child = ::fork();
+  if (child == 0) ::_exit(0);
+  ASSERT_GT(child, 0);
+  ASSERT_EQ(::waitpid(child, nullptr, 0), child);
+  EXPECT_FALSE(process_running(child));
+  EXPECT_EQ(process_start_time(child), -1);
+  EXPECT_EQ(process_command_line(child), "");
+}
+
+}  // namespace
+}  // namespace trellis
