@@ -4,8 +4,10 @@
 // pass (a lost launch is found again by reconciliation, a dead agent by its missed heartbeats).
 #pragma once
 
+#include <functional>
 #include <string>
 
+#include "core/result.h"
 #include "trellis/v1/trellis.pb.h"
 
 namespace trellis {
@@ -16,6 +18,14 @@ class AgentLink {
   // `agent` is the address an agent registered ("host:port").
   virtual void launch(const std::string& agent, const v1::LaunchRequest& request) = 0;
   virtual void signal(const std::string& agent, const v1::SignalRequest& request) = 0;
+
+  // Called, from any thread, with a launch that the agent refused or that could not be
+  // delivered after retries, and why. Set before the first launch.
+  using LaunchFailed = std::function<void(const v1::LaunchRequest&, const Error&)>;
+  void on_launch_failed(LaunchFailed callback) { launch_failed_ = std::move(callback); }
+
+ protected:
+  LaunchFailed launch_failed_;
 };
 
 }  // namespace trellis

@@ -412,6 +412,19 @@ Status Controller::finish(JobId id, LiveJob& live, JobState state, std::string r
   return Ok{};
 }
 
+Status Controller::launch_failed(JobId id, int attempt, const Error& error, Seconds now) {
+  std::lock_guard lock(mutex_);
+  auto live = running_.find(id);
+  if (live == running_.end() || live->second.attempt != attempt) return Ok{};  // already over
+  LiveJob& job = live->second;
+  job.stop = StopReason::kLaunchFailed;
+  send_signal(id, job, SIGKILL);  // whatever started on other agents
+  bool retry = error.code != Error::Code::kInvalidArgument && attempt < kLaunchAttempts;
+  std::string reason = "launch failed: " + error.message;
+  if (retry) reason += " (requeued)";
+  return finish(id, job, retry ? JobState::kPending : JobState::kFailed, reason, now);
+}
+
 Status Controller::report_exits(const v1::ExitRequest& request, const Caller& caller, Seconds now) {
   if (!is_agent(caller))
     return fail(Error::Code::kPermissionDenied,
@@ -444,6 +457,8 @@ Status Controller::report_exits(const v1::ExitRequest& request, const Caller& ca
                     : JobState::kNodeFail;
         reason = "a node failed";
         break;
+      case StopReason::kLaunchFailed:  // finish() has ended the attempt already
+        continue;
       case StopReason::kNone:
         if (job.exit_code != 0 || job.signal != 0) {
           state = JobState::kFailed;

@@ -64,6 +64,13 @@ class Controller {
   // Processes of a job ended on some nodes; the job ends when all its nodes have reported.
   Status report_exits(const v1::ExitRequest& request, const Caller& caller, Seconds now);
 
+  // A launch of `attempt` of job `id` that an agent refused or that never reached it (the
+  // AgentLink's on_launch_failed). The attempt ends; the job's processes that did start are
+  // killed. A refused request (kInvalidArgument, e.g. a user the agent cannot become) fails the
+  // job; otherwise it is requeued, and fails after kLaunchAttempts attempts.
+  Status launch_failed(JobId id, int attempt, const Error& error, Seconds now);
+  static constexpr int kLaunchAttempts = 3;
+
   // --- Time.
   // Runs one scheduling pass: the core decides, the starts are committed in one transaction,
   // then launched. Returns the jobs started.
@@ -84,7 +91,7 @@ class Controller {
  private:
   // A running job as the controller tracks it beyond the core: which nodes have not reported
   // their exit yet, and why it is being stopped.
-  enum class StopReason { kNone, kCancel, kTimeout, kNodeFail };
+  enum class StopReason { kNone, kCancel, kTimeout, kNodeFail, kLaunchFailed };
   struct LiveJob {
     int attempt = 0;
     Seconds start = 0;

@@ -134,6 +134,15 @@ Result<std::unique_ptr<ControllerServer>> ControllerServer::start(const ClusterC
   if (!controller) return controller.error();
   s->controller_ = std::move(*controller);
   s->service_ = std::make_unique<Service>(*s->controller_, *s->authenticator_, *s);
+  s->agents_->on_launch_failed(
+      [raw = s.get()](const v1::LaunchRequest& request, const Error& error) {
+        Status ok = raw->controller_->launch_failed(request.job_id(), request.attempt(), error,
+                                                    wall_clock_now());
+        if (!ok)
+          log_line("launch failure of job " + std::to_string(request.job_id()) + ": " +
+                   ok.error().message);
+        raw->poke();
+      });
 
   grpc::ServerBuilder builder;
   builder.AddListeningPort(config.controller.listen, grpc::InsecureServerCredentials(), &s->port_);

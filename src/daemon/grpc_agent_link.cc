@@ -5,6 +5,7 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include "daemon/grpc_status.h"
 #include "daemon/log.h"
 
 namespace trellis {
@@ -23,44 +24,57 @@ GrpcAgentLink::~GrpcAgentLink() {
 }
 
 void GrpcAgentLink::launch(const std::string& agent, const v1::LaunchRequest& request) {
-  std::string what = "launch of job " + std::to_string(request.job_id()) + " attempt " +
-                     std::to_string(request.attempt());
-  enqueue(agent, std::move(what), [request](v1::Agent::Stub& stub, grpc::ClientContext& context) {
+  Pending pending;
+  pending.what = "launch of job " + std::to_string(request.job_id()) + " attempt " +
+                 std::to_string(request.attempt());
+  pending.call = [request](v1::Agent::Stub& stub, grpc::ClientContext& context) {
     v1::LaunchReply reply;
     return stub.Launch(&context, request, &reply);
-  });
+  };
+  pending.failed = [this, request, agent](const grpc::Status& status) {
+    if (launch_failed_) launch_failed_(request, from_grpc(status, "launch on agent " + agent));
+  };
+  enqueue(agent, request.job_id(), std::move(pending));
 }
 
 void GrpcAgentLink::signal(const std::string& agent, const v1::SignalRequest& request) {
-  std::string what =
+  Pending pending;
+  pending.what =
       "signal " + std::to_string(request.signal()) + " to job " + std::to_string(request.job_id());
-  enqueue(agent, std::move(what), [request](v1::Agent::Stub& stub, grpc::ClientContext& context) {
+  pending.call = [request](v1::Agent::Stub& stub, grpc::ClientContext& context) {
     v1::SignalReply reply;
     return stub.Signal(&context, request, &reply);
-  });
+  };
+  enqueue(agent, request.job_id(), std::move(pending));
 }
 
-void GrpcAgentLink::enqueue(const std::string& agent, std::string what, Call call) {
+void GrpcAgentLink::enqueue(const std::string& agent, int64_t job_id, Pending pending) {
   std::lock_guard lock(mutex_);
   if (stopping_) return;
-  std::unique_ptr<Sender>& sender = senders_[agent];
+  int lane = static_cast<int>(job_id % kLanes);
+  std::unique_ptr<Sender>& sender = senders_[{agent, lane}];
   if (!sender) {
     sender = std::make_unique<Sender>();
-    sender->stub =
-        v1::Agent::NewStub(grpc::CreateChannel(agent, grpc::InsecureChannelCredentials()));
+    for (int other = 0; other < kLanes && !sender->stub; ++other) {
+      auto it = senders_.find({agent, other});
+      if (it != senders_.end() && it->second && it->second->stub) sender->stub = it->second->stub;
+    }
+    if (!sender->stub)
+      sender->stub =
+          v1::Agent::NewStub(grpc::CreateChannel(agent, grpc::InsecureChannelCredentials()));
     Sender& s = *sender;
-    sender->queue.emplace_back(std::move(what), std::move(call));
+    sender->queue.push_back(std::move(pending));
     sender->thread = std::thread([this, agent, &s] { run(agent, s); });
     return;
   }
-  sender->queue.emplace_back(std::move(what), std::move(call));
+  sender->queue.push_back(std::move(pending));
   wake_.notify_all();
 }
 
 void GrpcAgentLink::run(const std::string& agent, Sender& sender) {
   constexpr int kAttempts = 4;
   for (;;) {
-    std::pair<std::string, Call> next;
+    Pending next;
     {
       std::unique_lock lock(mutex_);
       wake_.wait(lock, [&] { return stopping_ || !sender.queue.empty(); });
@@ -76,7 +90,7 @@ void GrpcAgentLink::run(const std::string& agent, Sender& sender) {
       if (Status ok = credentials_.attach(context); !ok) {
         status = grpc::Status(grpc::StatusCode::UNAVAILABLE, ok.error().message);
       } else {
-        status = next.second(*sender.stub, context);
+        status = next.call(*sender.stub, context);
       }
       // Only a call that may not have arrived is worth repeating; the agent makes a repeated
       // launch a no-op, so repeating one that did arrive is safe.
@@ -89,8 +103,10 @@ void GrpcAgentLink::run(const std::string& agent, Sender& sender) {
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(100 << attempt));
     }
-    if (!status.ok())
-      log_line("agent " + agent + ": " + next.first + " failed: " + status.error_message());
+    if (!status.ok()) {
+      log_line("agent " + agent + ": " + next.what + " failed: " + status.error_message());
+      if (next.failed) next.failed(status);
+    }
   }
 }
 

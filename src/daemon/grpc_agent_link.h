@@ -1,7 +1,10 @@
-// GrpcAgentLink: the AgentLink of trellisd. Each agent has its own sender thread and queue, so a
-// slow or dead agent delays only its own launches, never a scheduling pass or other agents. A
-// failed call is retried a few times with backoff, then dropped with a log line: the agent's
-// missed heartbeats (node down) or the next reconciliation take over from there.
+// GrpcAgentLink: the AgentLink of trellisd. Each agent has its own sender threads and queues, so
+// a slow or dead agent delays only its own launches, never a scheduling pass or other agents.
+// Calls for one job always go through the same sender (a job's signal never overtakes its
+// launch); different jobs' calls go in parallel over a few senders, so that one agent's launches
+// overlap. A failed call is retried a few times with backoff; a launch that still fails goes
+// to on_launch_failed, other calls are dropped with a log line (the agent's missed heartbeats
+// or the next reconciliation take over from there).
 #pragma once
 
 #include <condition_variable>
@@ -29,13 +32,20 @@ class GrpcAgentLink final : public AgentLink {
   void signal(const std::string& agent, const v1::SignalRequest& request) override;
 
  private:
+  // Senders per agent.
+  static constexpr int kLanes = 4;
   using Call = std::function<grpc::Status(v1::Agent::Stub&, grpc::ClientContext&)>;
+  struct Pending {
+    std::string what;  // for the log
+    Call call;
+    std::function<void(const grpc::Status&)> failed;  // after the last retry (may be empty)
+  };
   struct Sender {
-    std::unique_ptr<v1::Agent::Stub> stub;
-    std::deque<std::pair<std::string, Call>> queue;  // (what, call)
+    std::shared_ptr<v1::Agent::Stub> stub;  // shared by the agent's senders (one channel)
+    std::deque<Pending> queue;
     std::thread thread;
   };
-  void enqueue(const std::string& agent, std::string what, Call call);
+  void enqueue(const std::string& agent, int64_t job_id, Pending pending);
   void run(const std::string& agent, Sender& sender);
 
   const CredentialSource& credentials_;
@@ -43,7 +53,7 @@ class GrpcAgentLink final : public AgentLink {
   std::mutex mutex_;
   std::condition_variable wake_;
   bool stopping_ = false;
-  std::map<std::string, std::unique_ptr<Sender>> senders_;
+  std::map<std::pair<std::string, int>, std::unique_ptr<Sender>> senders_;  // (agent, lane)
 };
 
 }  // namespace trellis
