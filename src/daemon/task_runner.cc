@@ -2,11 +2,9 @@
 
 #include <fcntl.h>
 #include <grp.h>
+#include <poll.h>
 #include <pwd.h>
-#include <sys/prctl.h>
 #include <sys/resource.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -16,9 +14,8 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <optional>
 #include <sstream>
-
-#include <nlohmann/json.hpp>
 
 #include "daemon/process.h"
 
@@ -27,13 +24,13 @@ namespace {
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
-using json = nlohmann::json;
 
 // How many acknowledged keys are remembered, so that a launch repeated after its exit was
 // acknowledged stays a no-op. A controller relaunches only jobs it still thinks run, which are
-// at most a few per node; the whole list is rewritten with the state file at every change, so
-// it is kept short.
+// at most a few per node, so a short list is plenty.
 constexpr size_t kRememberedAcknowledged = 1024;
+// How often tasks that announce their exit are looked at anyway (a notice lost to a full pipe).
+constexpr auto kSweepInterval = std::chrono::seconds(1);
 // How long a launch waits for an older attempt it killed to be gone.
 constexpr auto kOldAttemptTimeout = std::chrono::seconds(10);
 // The exit code of a task whose shepherd vanished without writing a status.
@@ -63,190 +60,16 @@ bool read_exit_file(const std::string& path, int& exit_code, int& signal) {
   return static_cast<bool>(in >> exit_code >> signal);
 }
 
-// --- What the shepherd and the job's process may use: async-signal-safe only ----------------
-
-// Writes the decimal form of `value` into `out` (at least 24 bytes); returns its length.
-size_t format_int(long long value, char* out) {
-  char digits[24];
-  size_t n = 0;
-  bool negative = value < 0;
-  unsigned long long v = negative ? 0ULL - static_cast<unsigned long long>(value)
-                                  : static_cast<unsigned long long>(value);
-  do {
-    digits[n++] = static_cast<char>('0' + v % 10);
-    v /= 10;
-  } while (v != 0);
-  size_t length = 0;
-  if (negative) out[length++] = '-';
-  while (n > 0) out[length++] = digits[--n];
-  return length;
-}
-
-void write_all(int fd, const char* text, size_t length) {
-  while (length > 0) {
-    ssize_t n = ::write(fd, text, length);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;
-    text += n;
-    length -= static_cast<size_t>(n);
-  }
-}
-
-void write_text(int fd, const char* text) {
-  write_all(fd, text, std::strlen(text));
-}
-
-// Writes "A B\n" to `path` through `temporary` and a rename, so a reader sees all or nothing.
-void write_pair_file(const char* temporary, const char* path, long long a, long long b) {
-  char text[64];
-  size_t length = format_int(a, text);
-  text[length++] = ' ';
-  length += format_int(b, text + length);
-  text[length++] = '\n';
-  int fd = ::open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return;
-  write_all(fd, text, length);
-  ::close(fd);
-  ::rename(temporary, path);
-}
-
-void reset_signals() {
-  struct sigaction action {};
-  action.sa_handler = SIG_DFL;
-  sigemptyset(&action.sa_mask);
-  for (int s = 1; s < NSIG; ++s) ::sigaction(s, &action, nullptr);  // SIGKILL/SIGSTOP: refused
-  sigset_t none;
-  sigemptyset(&none);
-  ::sigprocmask(SIG_SETMASK, &none, nullptr);
-}
-
-// Everything the shepherd and the job need, prepared before fork (no allocation after it).
-struct Prepared {
-  std::string label;  // "trellis-agent: task JOB.ATTEMPT.NODE: " for messages
-  std::vector<std::string> argv_storage, env_storage, candidates_storage;
-  std::vector<char*> argv, env, candidates;  // null-terminated
-  std::string cwd, output, error;
-  bool same_file = false;
-  bool switch_user = false;
-  uid_t uid = 0;
-  gid_t gid = 0;
-  std::vector<gid_t> groups;
-  std::string pid_file, pid_temporary, exit_file, exit_temporary;
-  int max_fd = 1024;
-};
-
-// Writes "trellis-agent: task K: WHAT 'SUBJECT': REASON\n" to fd 2.
-void report(const Prepared& p, const char* what, const char* subject, int error) {
-  write_text(2, p.label.c_str());
-  write_text(2, what);
-  write_text(2, " '");
-  write_text(2, subject);
-  write_text(2, "': ");
-  const char* reason = strerrordesc_np(error);
-  write_text(2, reason ? reason : "unknown error");
-  write_text(2, "\n");
-}
-
-// The job's process: new process group, the user, its files, its directory, then exec.
-[[noreturn]] void run_job(const Prepared& p) {
-  ::setpgid(0, 0);
-  reset_signals();
-  ::close(3);  // the shepherd's pipe to the agent
-  if (p.switch_user) {
-    if (::setgroups(p.groups.size(), p.groups.data()) != 0 || ::setgid(p.gid) != 0 ||
-        ::setuid(p.uid) != 0) {
-      int error = errno;
-      // Not the user: the reason goes to the agent's log (fd 2) rather than create the
-      // user's files as root.
-      report(p, "cannot switch to the job's user for", p.argv[0], error);
-      ::_exit(127);
-    }
-  }
-  int in = ::open("/dev/null", O_RDONLY);
-  if (in >= 0 && in != 0) {
-    ::dup2(in, 0);
-    ::close(in);
-  }
-  int flags = O_WRONLY | O_CREAT | O_APPEND;
-  int out = ::open(p.output.c_str(), flags, 0644);
-  if (out < 0) {
-    report(p, "cannot open output file", p.output.c_str(), errno);
-    ::_exit(127);
-  }
-  int err = p.same_file ? out : ::open(p.error.c_str(), flags, 0644);
-  if (err < 0) {
-    report(p, "cannot open error file", p.error.c_str(), errno);
-    ::_exit(127);
-  }
-  ::dup2(out, 1);
-  ::dup2(err, 2);
-  if (out > 2) ::close(out);
-  if (err > 2 && err != out) ::close(err);
-  if (::chdir(p.cwd.c_str()) != 0) {
-    report(p, "cannot change to directory", p.cwd.c_str(), errno);
-    ::_exit(127);
-  }
-  // Each candidate path in turn (argv[0] itself when it names a path): execvp's rule, but with
-  // the job's PATH rather than the agent's.
-  int error = ENOENT;
-  for (char* const* candidate = p.candidates.data(); *candidate != nullptr; ++candidate) {
-    ::execve(*candidate, p.argv.data(), p.env.data());
-    if (errno == EACCES || errno == ENOEXEC || error == ENOENT) error = errno;
-  }
-  report(p, "cannot run", p.argv[0], error);
-  ::_exit(error == EACCES || error == ENOEXEC ? 126 : 127);
-}
-
-// The shepherd: own session (so it outlives the agent), forks the job, tells the agent the job's
-// pid through fd 3, waits, cleans up the job's process group, records the status.
-[[noreturn]] void run_shepherd(const Prepared& p, int pipe_out) {
-  reset_signals();
-  ::signal(SIGPIPE, SIG_IGN);  // fd 2 is the agent's log, which may be gone
-  ::setsid();
-  // Shown by ps -o comm, so that a shepherd is not taken for an agent (it has the agent's
-  // command line).
-  ::prctl(PR_SET_NAME, "trellis-shep", 0, 0, 0);
-  if (pipe_out != 3) {
-    ::dup2(pipe_out, 3);
-    ::close(pipe_out);
-  }
-  // Nothing of the agent's (its listening socket above all) may outlive it in here.
-  if (::close_range(4, ~0U, 0) != 0) {
-    for (int fd = 4; fd < p.max_fd; ++fd) ::close(fd);
-  }
-  int null = ::open("/dev/null", O_RDWR);
-  if (null >= 0) {
-    ::dup2(null, 0);
-    ::dup2(null, 1);
-    if (null > 2) ::close(null);
-  }
-  pid_t job = ::fork();
-  if (job == 0) run_job(p);
-  if (job < 0) {
-    int error = errno;
-    pid_t none = -1;
-    write_all(3, reinterpret_cast<const char*>(&none), sizeof none);
-    report(p, "cannot fork the job's process for", p.argv[0], error);
-    ::_exit(1);
-  }
-  ::setpgid(job, job);  // also done by the job: whichever runs first, the group exists now
-  write_pair_file(p.pid_temporary.c_str(), p.pid_file.c_str(), ::getpid(), job);
-  write_all(3, reinterpret_cast<const char*>(&job), sizeof job);
-  ::close(3);
-
-  // Wait without reaping, so that the job's pid (its group's id) cannot be reused while the
-  // group is cleaned up; then reap.
-  siginfo_t info{};
-  while (::waitid(P_PID, static_cast<id_t>(job), &info, WEXITED | WNOWAIT) != 0 && errno == EINTR) {
-  }
-  ::kill(-job, SIGKILL);  // whatever the command left behind in its group
-  int status = 0;
-  while (::waitpid(job, &status, 0) < 0 && errno == EINTR) {
-  }
-  int exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 0;
-  int signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
-  write_pair_file(p.exit_temporary.c_str(), p.exit_file.c_str(), exit_code, signal);
-  ::_exit(0);
+// The key in a task's name "JOB.ATTEMPT.NODE" (file names drop their suffix first).
+std::optional<TaskKey> parse_task_name(const std::string& name) {
+  std::istringstream parts(name);
+  TaskKey key;
+  char dot1 = 0, dot2 = 0;
+  if (!(parts >> key.job_id >> dot1 >> key.attempt >> dot2) || dot1 != '.' || dot2 != '.')
+    return std::nullopt;
+  std::getline(parts, key.node);
+  if (key.node.empty()) return std::nullopt;
+  return key;
 }
 
 // The value of NAME in a "NAME=value" environment, or nullptr.
@@ -258,13 +81,6 @@ const std::string* find_env(const std::vector<std::string>& env, std::string_vie
     }
   }
   return nullptr;
-}
-
-std::vector<char*> pointers(std::vector<std::string>& strings) {
-  std::vector<char*> out;
-  for (std::string& s : strings) out.push_back(s.data());
-  out.push_back(nullptr);
-  return out;
 }
 
 }  // namespace
@@ -295,6 +111,16 @@ Result<std::unique_ptr<TaskRunner>> TaskRunner::open(Options options) {
                 "state directory " + options.state_dir + ": " + ec.message());
   }
   std::unique_ptr<TaskRunner> runner(new TaskRunner(std::move(options)));
+  int notice[2];
+  if (::pipe2(notice, O_CLOEXEC | O_NONBLOCK) != 0)
+    return fail(Error::Code::kUnavailable, "cannot create a pipe: " + errno_text());
+  runner->notice_read_ = notice[0];
+  runner->notice_write_ = notice[1];
+  std::string binary = runner->options_.spawner_binary.empty() ? ShepherdSpawner::default_binary()
+                                                               : runner->options_.spawner_binary;
+  Result<std::unique_ptr<ShepherdSpawner>> spawner = ShepherdSpawner::start(binary, notice[1]);
+  if (!spawner) return spawner.error();
+  runner->spawner_ = std::move(*spawner);
   if (Status loaded = runner->load(); !loaded) return loaded.error();
   runner->monitor_ = std::thread([r = runner.get()] { r->monitor(); });
   return runner;
@@ -307,29 +133,14 @@ TaskRunner::~TaskRunner() {
   }
   changed_.notify_all();
   if (monitor_.joinable()) monitor_.join();
-  // Shepherds forked here and still running are left to init: they write their status files,
-  // which the next agent reads.
+  spawner_.reset();
+  if (notice_read_ >= 0) ::close(notice_read_);
+  if (notice_write_ >= 0) ::close(notice_write_);
+  // Running shepherds are left to init: they write their status files, which the next agent
+  // reads.
 }
 
 Status TaskRunner::load() {
-  std::string path = options_.state_dir + "/tasks.json";
-  if (fs::exists(path)) {
-    json state = json::parse(read_text(path), nullptr, /*allow_exceptions=*/false);
-    if (state.is_discarded() || !state.is_object()) {
-      return fail(Error::Code::kInternal, path + ": not a task state file (bad JSON)");
-    }
-    for (const json& t : state.value("tasks", json::array())) {
-      Task task;
-      task.key = {t.value("job", int64_t{0}), t.value("attempt", 0), t.value("node", "")};
-      task.shepherd = t.value("shepherd", 0);
-      task.shepherd_start = t.value("shepherd_start", -1LL);
-      task.process_group = t.value("process_group", 0);
-      task.running = t.value("running", false);
-      task.exit_code = t.value("exit_code", 0);
-      task.signal = t.value("signal", 0);
-      tasks_[task.key] = task;
-    }
-  }
   // Acknowledged exits, one line each, appended as they are acknowledged.
   {
     std::ifstream log(acknowledged_log());
@@ -339,52 +150,29 @@ Status TaskRunner::load() {
     acknowledged_log_lines_ = acknowledged_.size();
     while (acknowledged_.size() > kRememberedAcknowledged) acknowledged_.pop_front();
   }
-  // A task whose shepherd started but whose launch the agent did not live to record.
+  // Every task with a pid file, running or ended; the files of one acknowledged just before the
+  // last agent stopped are removed now.
   std::error_code ec;
   for (const fs::directory_entry& entry : fs::directory_iterator(tasks_dir(), ec)) {
     std::string name = entry.path().filename().string();
     if (!name.ends_with(".pid")) continue;
-    std::istringstream parts(name.substr(0, name.size() - 4));
-    TaskKey key;
-    char dot1 = 0, dot2 = 0;
-    if (!(parts >> key.job_id >> dot1 >> key.attempt >> dot2) || dot1 != '.' || dot2 != '.')
+    std::optional<TaskKey> key = parse_task_name(name.substr(0, name.size() - 4));
+    if (!key || tasks_.contains(*key)) continue;
+    if (std::any_of(acknowledged_.begin(), acknowledged_.end(),
+                    [&](const Acknowledged& a) { return a.key == *key; })) {
+      ::unlink(pid_file(*key).c_str());
+      ::unlink(exit_file(*key).c_str());
       continue;
-    std::getline(parts, key.node);
-    if (key.node.empty() || tasks_.contains(key)) continue;
+    }
     Task task;
-    task.key = key;
+    task.key = *key;
     std::istringstream pids(read_text(entry.path().string()));
     if (!(pids >> task.shepherd >> task.process_group)) continue;
     task.shepherd_start = process_start_time(task.shepherd);
-    tasks_[key] = task;
+    tasks_[*key] = task;
   }
+  if (ec) return fail(Error::Code::kUnavailable, tasks_dir() + ": " + ec.message());
   for (auto& [key, task] : tasks_) check(task);
-  return save();
-}
-
-Status TaskRunner::save() const {
-  json state = {{"version", 1}, {"tasks", json::array()}};
-  for (const auto& [key, task] : tasks_) {
-    state["tasks"].push_back({{"job", key.job_id},
-                              {"attempt", key.attempt},
-                              {"node", key.node},
-                              {"shepherd", task.shepherd},
-                              {"shepherd_start", task.shepherd_start},
-                              {"process_group", task.process_group},
-                              {"running", task.running},
-                              {"exit_code", task.exit_code},
-                              {"signal", task.signal}});
-  }
-  std::string path = options_.state_dir + "/tasks.json";
-  std::string temporary = path + ".tmp";
-  {
-    std::ofstream out(temporary, std::ios::trunc);
-    out << state.dump() << '\n';  // compact: written at every launch and acknowledgement
-    if (!out) return fail(Error::Code::kUnavailable, "cannot write " + temporary);
-  }
-  if (::rename(temporary.c_str(), path.c_str()) != 0) {
-    return fail(Error::Code::kUnavailable, "cannot rename " + temporary + ": " + errno_text());
-  }
   return Ok{};
 }
 
@@ -394,25 +182,12 @@ bool TaskRunner::check(Task& task) {
     task.running = false;
     task.exit_code = exit_code;
     task.signal = signal;
-    if (task.child) {
-      // The status file is the shepherd's last act: it is exiting, so this wait is short.
-      while (::waitpid(task.shepherd, nullptr, 0) < 0 && errno == EINTR) {
-      }
-      task.child = false;
-    }
     return true;
   };
   int exit_code = 0, signal = 0;
   if (read_exit_file(exit_file(task.key), exit_code, signal)) return ended(exit_code, signal);
-  bool shepherd_gone;
-  if (task.child) {
-    pid_t reaped = ::waitpid(task.shepherd, nullptr, WNOHANG);
-    shepherd_gone = reaped == task.shepherd || (reaped < 0 && errno == ECHILD);
-    if (shepherd_gone) task.child = false;
-  } else {
-    shepherd_gone =
-        !process_running(task.shepherd) || process_start_time(task.shepherd) != task.shepherd_start;
-  }
+  bool shepherd_gone =
+      !process_running(task.shepherd) || process_start_time(task.shepherd) != task.shepherd_start;
   if (!shepherd_gone) return false;
   // Its status may have been written between the first look and its exit.
   if (read_exit_file(exit_file(task.key), exit_code, signal)) return ended(exit_code, signal);
@@ -420,20 +195,53 @@ bool TaskRunner::check(Task& task) {
   return ended(kLostExitCode, 0);
 }
 
+std::vector<TaskKey> TaskRunner::wait_for_notices(std::chrono::milliseconds timeout) {
+  std::vector<TaskKey> noticed;
+  struct pollfd ready {
+    notice_read_, POLLIN, 0
+  };
+  if (::poll(&ready, 1, static_cast<int>(timeout.count())) <= 0) return noticed;
+  char buffer[4096];
+  for (;;) {
+    ssize_t n = ::read(notice_read_, buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    notice_buffer_.append(buffer, static_cast<size_t>(n));
+  }
+  size_t start = 0;
+  for (size_t end; (end = notice_buffer_.find('\n', start)) != std::string::npos; start = end + 1) {
+    if (std::optional<TaskKey> key = parse_task_name(notice_buffer_.substr(start, end - start)))
+      noticed.push_back(*key);
+  }
+  notice_buffer_.erase(0, start);
+  return noticed;
+}
+
 void TaskRunner::monitor() {
+  Clock::time_point next_sweep = Clock::now();
   std::unique_lock lock(mutex_);
   while (!stopping_) {
+    lock.unlock();
+    std::vector<TaskKey> noticed = wait_for_notices(options_.poll_interval);
+    lock.lock();
+    if (stopping_) break;
     bool any_ended = false;
     Clock::time_point now = Clock::now();
+    bool sweep = now >= next_sweep;
+    if (sweep) next_sweep = now + kSweepInterval;
     for (auto& [key, task] : tasks_) {
       if (task.running && task.kill_at != Clock::time_point{} && now >= task.kill_at) {
         if (task.process_group > 0) ::kill(-task.process_group, SIGKILL);
         task.kill_at = {};
       }
-      any_ended |= check(task);
+      // A task that announces its exit is looked at when it does (or by the sweep).
+      if (sweep || !task.announces_exit) any_ended |= check(task);
+    }
+    for (const TaskKey& key : noticed) {
+      auto it = tasks_.find(key);
+      if (it != tasks_.end()) any_ended |= check(it->second);
     }
     if (any_ended) {
-      (void)save();
       changed_.notify_all();
       if (options_.on_exit) {
         lock.unlock();
@@ -441,7 +249,6 @@ void TaskRunner::monitor() {
         lock.lock();
       }
     }
-    changed_.wait_for(lock, options_.poll_interval);
   }
 }
 
@@ -466,7 +273,8 @@ Result<bool> TaskRunner::launch(const TaskSpec& spec) {
                                      [&](const Acknowledged& a) { return a.key == spec.key; });
     if (acknowledged != acknowledged_.end()) {
       // Ended and recorded once, then launched again: a controller lost what it recorded (it
-      // restarted mid-job). Its exit is reported again; the task does not run again.
+      // restarted mid-job). Its exit is reported again; the task does not run again. (Should
+      // this agent restart before that report is acknowledged, the log still holds the task.)
       Task again;
       again.key = spec.key;
       again.running = false;
@@ -474,7 +282,6 @@ Result<bool> TaskRunner::launch(const TaskSpec& spec) {
       again.signal = acknowledged->signal;
       tasks_[spec.key] = again;
       acknowledged_.erase(acknowledged);
-      (void)save();
       return false;
     }
     auto later = [&](const TaskKey& k) {
@@ -492,7 +299,6 @@ Result<bool> TaskRunner::launch(const TaskSpec& spec) {
       }
     }
   }
-  changed_.notify_all();
   for (const TaskKey& key : older) {
     if (!wait_ended(key, kOldAttemptTimeout)) {
       return fail(Error::Code::kUnavailable,
@@ -500,17 +306,17 @@ Result<bool> TaskRunner::launch(const TaskSpec& spec) {
     }
   }
 
-  Prepared p;
+  ShepherdPlan p;
   p.label = "trellis-agent: task " + spec.key.name() + ": ";
-  p.argv_storage = spec.argv;
-  p.env_storage = spec.env;
+  p.argv = spec.argv;
+  p.env = spec.env;
 
   // The user, and the groups that go with them.
   uid_t self = ::geteuid();
   uid_t uid = spec.uid < 0 ? self : static_cast<uid_t>(spec.uid);
   gid_t gid = spec.gid < 0 ? ::getegid() : static_cast<gid_t>(spec.gid);
   std::string home;
-  {
+  if (uid != self || spec.cwd.empty()) {
     std::vector<char> buffer(16384);
     struct passwd entry {};
     struct passwd* found = nullptr;
@@ -546,28 +352,23 @@ Result<bool> TaskRunner::launch(const TaskSpec& spec) {
   };
   p.output = resolve(spec.output.empty() ? "trellis-%j.out" : spec.output);
   p.error = spec.error.empty() ? p.output : resolve(spec.error);
-  p.same_file = p.error == p.output;
 
   // Where exec looks for argv[0]: itself when it holds a '/', else each directory of the job's
   // PATH.
   const std::string& command = spec.argv[0];
   if (command.find('/') != std::string::npos) {
-    p.candidates_storage.push_back(command);
+    p.candidates.push_back(command);
   } else {
     const std::string* path_entry = find_env(spec.env, "PATH");
     std::string path = path_entry ? path_entry->substr(5) : "/usr/local/bin:/usr/bin:/bin";
     std::istringstream dirs(path);
     for (std::string dir; std::getline(dirs, dir, ':');) {
-      p.candidates_storage.push_back((dir.empty() ? "." : dir) + "/" + command);
+      p.candidates.push_back((dir.empty() ? "." : dir) + "/" + command);
     }
   }
-  p.argv = pointers(p.argv_storage);
-  p.env = pointers(p.env_storage);
-  p.candidates = pointers(p.candidates_storage);
   p.pid_file = pid_file(spec.key);
-  p.pid_temporary = p.pid_file + ".tmp";
   p.exit_file = exit_file(spec.key);
-  p.exit_temporary = p.exit_file + ".tmp";
+  p.notice = spec.key.name() + "\n";
   struct rlimit limit {};
   if (::getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY) {
     p.max_fd = static_cast<int>(std::min<rlim_t>(limit.rlim_cur, 1 << 20));
@@ -576,48 +377,21 @@ Result<bool> TaskRunner::launch(const TaskSpec& spec) {
   // mistaken for this run's status.
   ::unlink(p.exit_file.c_str());
 
-  int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0) {
-    return fail(Error::Code::kUnavailable, "cannot create a pipe: " + errno_text());
-  }
-  pid_t shepherd = ::fork();
-  if (shepherd == 0) {
-    ::close(fds[0]);
-    run_shepherd(p, fds[1]);
-  }
-  int fork_error = errno;
-  ::close(fds[1]);
-  if (shepherd < 0) {
-    ::close(fds[0]);
-    return fail(Error::Code::kUnavailable,
-                "cannot fork: " + std::string(std::strerror(fork_error)));
-  }
-  pid_t job = -1;
-  size_t have = 0;
-  while (have < sizeof job) {
-    ssize_t n = ::read(fds[0], reinterpret_cast<char*>(&job) + have, sizeof job - have);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    have += static_cast<size_t>(n);
-  }
-  ::close(fds[0]);
-  if (have < sizeof job || job <= 0) {
-    while (::waitpid(shepherd, nullptr, 0) < 0 && errno == EINTR) {
-    }
+  Result<ShepherdSpawner::Started> started = spawner_->spawn(p);
+  if (!started) {
     ::unlink(p.pid_file.c_str());
     return fail(Error::Code::kUnavailable,
-                "task " + spec.key.name() + ": the shepherd could not fork the job's process");
+                "task " + spec.key.name() + ": " + started.error().message);
   }
 
   std::lock_guard lock(mutex_);
   Task task;
   task.key = spec.key;
-  task.shepherd = shepherd;
-  task.shepherd_start = process_start_time(shepherd);
-  task.process_group = job;
-  task.child = true;
+  task.shepherd = started->shepherd;
+  task.shepherd_start = process_start_time(started->shepherd);
+  task.process_group = started->job;
+  task.announces_exit = true;
   tasks_[spec.key] = task;
-  if (Status saved = save(); !saved) return saved.error();
   return true;
 }
 
@@ -636,7 +410,6 @@ int TaskRunner::signal(int64_t job_id, int attempt, int signal, std::chrono::mil
       ++count;
     }
   }
-  changed_.notify_all();
   return count;
 }
 
@@ -661,8 +434,8 @@ std::string TaskRunner::acknowledged_log() const {
 
 void TaskRunner::acknowledge(const std::vector<TaskKey>& keys) {
   std::lock_guard lock(mutex_);
-  bool changed = false;
   std::string appended;
+  std::vector<TaskKey> done;
   for (const TaskKey& key : keys) {
     auto it = tasks_.find(key);
     if (it == tasks_.end() || it->second.running) continue;
@@ -671,18 +444,15 @@ void TaskRunner::acknowledge(const std::vector<TaskKey>& keys) {
                 " " + std::to_string(it->second.exit_code) + " " +
                 std::to_string(it->second.signal) + "\n";
     tasks_.erase(it);
-    ::unlink(pid_file(key).c_str());
-    ::unlink(exit_file(key).c_str());
+    done.push_back(key);
     if (acknowledged_.size() > kRememberedAcknowledged) acknowledged_.pop_front();
-    changed = true;
   }
-  if (!changed) return;
-  // The acknowledged exits go to a log of their own, appended to, so that the state file
-  // rewritten at every launch stays as small as the tasks that run. The log is rewritten from
-  // memory when it holds twice what is remembered.
-  acknowledged_log_lines_ +=
-      static_cast<size_t>(std::count(appended.begin(), appended.end(), '\n'));
+  if (done.empty()) return;
+  // The log first, then the task files: a crash in between leaves files of a task the log
+  // holds, which load() removes.
+  acknowledged_log_lines_ += done.size();
   if (acknowledged_log_lines_ > 2 * kRememberedAcknowledged) {
+    // Rewritten from memory when it holds twice what is remembered.
     std::string all;
     for (const Acknowledged& a : acknowledged_)
       all += std::to_string(a.key.job_id) + " " + std::to_string(a.key.attempt) + " " + a.key.node +
@@ -694,7 +464,10 @@ void TaskRunner::acknowledge(const std::vector<TaskKey>& keys) {
   } else {
     std::ofstream(acknowledged_log(), std::ios::app) << appended;
   }
-  (void)save();
+  for (const TaskKey& key : done) {
+    ::unlink(pid_file(key).c_str());
+    ::unlink(exit_file(key).c_str());
+  }
 }
 
 }  // namespace trellis

@@ -1,20 +1,20 @@
 // TaskRunner starts, tracks and signals the processes of jobs on this host, one task per
 // (job, attempt, node), and keeps track of them across restarts of the agent.
 //
-// Each task has a shepherd: a child of the agent, in a session of its own so that it outlives
-// the agent, which forks the job's command into a new process group (so that a cancel reaches
-// every process the job started), waits for it, kills whatever the command left behind in its
-// group, and writes the exit status to a file in the state directory. The agent never has to
-// be alive when a job ends: a restarted agent reads the status from that file.
+// Each task has a shepherd (daemon/shepherd.h), forked by the runner's ShepherdSpawner
+// (daemon/shepherd_spawner.h) in a session of its own so that it outlives the agent. It forks
+// the job's command into a new process group, waits for it, kills whatever the command left
+// behind in its group, and writes the exit status to a file in the state directory. The agent
+// never has to be alive when a job ends: a restarted agent reads the status from that file.
 //
-// State directory layout:
-//   tasks.json                     every task not yet acknowledged; written atomically (rename)
+// State directory layout (the files are the whole state: nothing is rewritten per launch):
+//   tasks/JOB.ATTEMPT.NODE.pid     "SHEPHERD_PID JOB_PID", by the shepherd before the job runs;
+//                                  a task is known exactly while this file exists
+//   tasks/JOB.ATTEMPT.NODE.exit    "EXIT_CODE SIGNAL", by the shepherd when the job has ended
 //   acknowledged.log               recently acknowledged tasks with their exit status, one line
 //                                  each (so a late repeated launch stays a no-op and hears the
-//                                  exit again); appended to, compacted now and then
-//   tasks/JOB.ATTEMPT.NODE.pid     "SHEPHERD_PID JOB_PID", by the shepherd before the job runs
-//                                  (re-adopts a task whose launch the agent did not record)
-//   tasks/JOB.ATTEMPT.NODE.exit    "EXIT_CODE SIGNAL", by the shepherd when the job has ended
+//                                  exit again); appended to before a task's files are removed,
+//                                  compacted now and then
 //
 // Exit statuses: a command that exits has exit_code = its status and signal = 0; one killed by
 // a signal has exit_code = 0 and signal = that signal; a command that cannot be started (not
@@ -22,8 +22,9 @@
 // switched to) exits 127 (126 when found but not executable) with the reason in its stderr
 // file; a task whose shepherd vanished without a status (killed by hand) ends with 255.
 //
-// Thread-safe. A monitor thread notices exits (every poll interval) and enforces the SIGKILL
-// after a terminate's grace period.
+// Thread-safe. A monitor thread notices exits and enforces the SIGKILL after a terminate's
+// grace period. Shepherds started by this runner announce their exit on a pipe, so an exit is
+// seen at once; tasks adopted from an earlier agent are polled every poll interval.
 #pragma once
 
 #include <sys/types.h>
@@ -42,6 +43,7 @@
 #include <vector>
 
 #include "core/result.h"
+#include "daemon/shepherd_spawner.h"
 
 namespace trellis {
 
@@ -80,8 +82,11 @@ class TaskRunner {
  public:
   struct Options {
     std::string state_dir;  // created if absent
-    // How often running tasks' status files are looked at: the delay before an exit is seen.
+    // How often adopted tasks' status files are looked at (the delay before their exit is seen),
+    // and how often grace periods are checked.
     std::chrono::milliseconds poll_interval{20};
+    // The trellis-spawner program; "" = the one next to the running executable.
+    std::string spawner_binary;
     // Called (from the monitor thread, without locks held) after a task has ended.
     std::function<void()> on_exit;
   };
@@ -119,7 +124,7 @@ class TaskRunner {
     pid_t shepherd = 0;
     long long shepherd_start = -1;  // its /proc start time, to tell it from a reused pid
     pid_t process_group = 0;
-    bool child = false;  // forked by this process (so ours to reap), not adopted
+    bool announces_exit = false;  // started by this runner: its shepherd writes the notice pipe
     bool running = true;
     int exit_code = 0;
     int signal = 0;
@@ -128,10 +133,10 @@ class TaskRunner {
 
   explicit TaskRunner(Options options);
   Status load();
-  Status save() const;  // callers hold mutex_
   std::string acknowledged_log() const;
   bool check(Task& task);  // updates a running task; true when it has just ended
   void monitor();
+  std::vector<TaskKey> wait_for_notices(std::chrono::milliseconds timeout);
   bool wait_ended(const TaskKey& key, std::chrono::milliseconds timeout);
 
   std::string tasks_dir() const;
@@ -139,7 +144,10 @@ class TaskRunner {
   std::string exit_file(const TaskKey& key) const;
 
   Options options_;
-  std::mutex launch_mutex_;  // one launch at a time, so a key is checked and started atomically
+  int notice_read_ = -1, notice_write_ = -1;  // the exit-notice pipe (shepherds write)
+  std::unique_ptr<ShepherdSpawner> spawner_;
+  std::string notice_buffer_;  // a partial line read from the pipe; monitor thread only
+  std::mutex launch_mutex_;    // one launch at a time, so a key is checked and started atomically
   mutable std::mutex mutex_;
   std::condition_variable changed_;
   std::map<TaskKey, Task> tasks_;  // guarded by mutex_

@@ -1,0 +1,149 @@
+// The shepherd and its spawner (daemon/shepherd.h, daemon/shepherd_spawner.h): plans cross the
+// socket intact, a malformed plan is refused, a job's status reaches its exit file and notice
+// pipe, and a spawner that dies is replaced.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <thread>
+
+#include "daemon/process.h"
+#include "daemon/shepherd_spawner.h"
+
+namespace trellis {
+namespace {
+
+namespace fs = std::filesystem;
+
+ShepherdPlan plan_in(const fs::path& dir, const std::string& name, std::vector<std::string> argv) {
+  ShepherdPlan plan;
+  plan.label = "test " + name + ": ";
+  plan.argv = argv;
+  plan.candidates = {argv[0]};
+  plan.env = {"PATH=/usr/bin:/bin", "TRELLIS_TEST=" + name};
+  plan.cwd = dir.string();
+  plan.output = (dir / (name + ".out")).string();
+  plan.error = plan.output;
+  plan.pid_file = (dir / (name + ".pid")).string();
+  plan.exit_file = (dir / (name + ".exit")).string();
+  plan.notice = name + "\n";
+  plan.groups = {1, 2, 3};
+  return plan;
+}
+
+// Waits (without a time assertion) until the shepherd has written the exit file.
+std::string wait_for_file(const fs::path& path) {
+  for (int i = 0; i < 3000 && !fs::exists(path); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  std::ifstream in(path);
+  std::string text;
+  std::getline(in, text);
+  return text;
+}
+
+TEST(ShepherdPlan, RoundTripsAndRefusesEveryTruncation) {
+  ShepherdPlan plan = plan_in("/tmp", "x", {"/bin/echo", "a b", ""});
+  plan.switch_user = true;
+  plan.uid = 1234;
+  plan.gid = 99;
+  std::string bytes = encode_plan(plan);
+  Result<ShepherdPlan> back = decode_plan(bytes);
+  ASSERT_TRUE(back) << back.error().message;
+  EXPECT_EQ(back->argv, plan.argv);
+  EXPECT_EQ(back->env, plan.env);
+  EXPECT_EQ(back->groups, plan.groups);
+  EXPECT_EQ(back->uid, 1234u);
+  EXPECT_TRUE(back->switch_user);
+  EXPECT_EQ(back->notice, plan.notice);
+  for (size_t cut = 0; cut < bytes.size(); ++cut)
+    EXPECT_FALSE(decode_plan(bytes.substr(0, cut))) << "cut at " << cut;
+  EXPECT_FALSE(decode_plan(bytes + "z"));
+  // Random bytes are refused or decoded, never a crash or a huge allocation.
+  std::mt19937 random(7);
+  for (int i = 0; i < 2000; ++i) {
+    std::string noise = bytes;
+    for (int flips = 0; flips < 4; ++flips)
+      noise[random() % noise.size()] = static_cast<char>(random());
+    (void)decode_plan(noise);
+  }
+}
+
+class SpawnerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / "trellis-shepherd-test";
+    dir_ += std::to_string(getpid());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    ASSERT_EQ(::pipe2(notice_, O_CLOEXEC), 0);
+    auto spawner = ShepherdSpawner::start(ShepherdSpawner::default_binary(), notice_[1]);
+    ASSERT_TRUE(spawner) << spawner.error().message;
+    spawner_ = std::move(*spawner);
+  }
+  void TearDown() override {
+    spawner_.reset();
+    ::close(notice_[0]);
+    ::close(notice_[1]);
+    fs::remove_all(dir_);
+  }
+  fs::path dir_;
+  int notice_[2] = {-1, -1};
+  std::unique_ptr<ShepherdSpawner> spawner_;
+};
+
+TEST_F(SpawnerTest, RunsTheJobAndRecordsItsStatusThenAnnouncesIt) {
+  auto started =
+      spawner_->spawn(plan_in(dir_, "one", {"/bin/sh", "-c", "echo $TRELLIS_TEST; exit 3"}));
+  ASSERT_TRUE(started) << started.error().message;
+  EXPECT_GT(started->shepherd, 0);
+  EXPECT_GT(started->job, 0);
+  EXPECT_EQ(wait_for_file(dir_ / "one.exit"), "3 0");
+  std::ifstream pids(dir_ / "one.pid");
+  pid_t shepherd = 0, job = 0;
+  ASSERT_TRUE(pids >> shepherd >> job);
+  EXPECT_EQ(shepherd, started->shepherd);
+  EXPECT_EQ(job, started->job);
+  EXPECT_EQ(wait_for_file(dir_ / "one.out"), "one");
+  char notice[16] = {};
+  ASSERT_EQ(::read(notice_[0], notice, sizeof notice), 4);
+  EXPECT_EQ(std::string(notice), "one\n");
+}
+
+TEST_F(SpawnerTest, AJobThatCannotRunExits127WithTheReason) {
+  ShepherdPlan plan = plan_in(dir_, "missing", {"/no/such/command"});
+  auto started = spawner_->spawn(plan);
+  ASSERT_TRUE(started) << started.error().message;
+  EXPECT_EQ(wait_for_file(dir_ / "missing.exit"), "127 0");
+  std::ifstream out(dir_ / "missing.out");
+  std::string text((std::istreambuf_iterator<char>(out)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("cannot run '/no/such/command'"), std::string::npos) << text;
+}
+
+TEST_F(SpawnerTest, ADeadSpawnerIsReplacedAtTheNextSpawn) {
+  pid_t first = spawner_->helper_pid();
+  ASSERT_GT(first, 0);
+  ASSERT_EQ(::kill(first, SIGKILL), 0);
+  for (int i = 0; i < 500 && process_running(first); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  auto started = spawner_->spawn(plan_in(dir_, "after", {"/bin/true"}));
+  ASSERT_TRUE(started) << started.error().message;
+  EXPECT_NE(spawner_->helper_pid(), first);
+  EXPECT_EQ(wait_for_file(dir_ / "after.exit"), "0 0");
+}
+
+TEST_F(SpawnerTest, CancelReachesTheWholeProcessGroup) {
+  auto started =
+      spawner_->spawn(plan_in(dir_, "group", {"/bin/sh", "-c", "sleep 300 & sleep 300"}));
+  ASSERT_TRUE(started) << started.error().message;
+  ASSERT_EQ(::kill(-started->job, SIGTERM), 0);
+  EXPECT_EQ(wait_for_file(dir_ / "group.exit"), "0 15");
+}
+
+}  // namespace
+}  // namespace trellis
