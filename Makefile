@@ -3,7 +3,7 @@
 #   make test  installs dependencies, builds, runs every test
 JOBS ?= 2
 
-.PHONY: deps build run test test-asan bench format clean screenshots
+.PHONY: deps build run sim-compare test test-asan bench format clean screenshots
 
 deps:
 	@bash scripts/bootstrap.sh
@@ -12,9 +12,14 @@ build: deps
 	@cmake --preset release >/dev/null
 	@cmake --build --preset release -j $(JOBS)
 
-# The main job on the bundled default: the Lublin-Feitelson trace of 10,000 jobs (data/workloads)
-# on a 16x16 torus, every allocator that accepts it x EASY and conservative backfilling.
+# The main job on the bundled default: a local cluster on a 4x4x4 torus (64 emulated nodes) runs
+# the first 200 jobs of the bundled Lublin trace as real `sleep` jobs in about two minutes, beside
+# the simulator's prediction for the same jobs (out/demo/{predicted,live}/report.html).
 run: build
+	@./build/release/trellis cluster demo --out out/demo
+
+# The simulator alone on the whole trace: every allocator that accepts it x EASY and conservative.
+sim-compare: build
 	@./build/release/trellis sim-compare --machine torus:16x16 \
 	  --workload data/workloads/lublin_256.swf --sched easy,conservative --out out/run
 

@@ -351,6 +351,8 @@ void add_cluster_command(CLI::App& app, int& status) {
   CLI::App* s = cluster->add_subcommand("status", "Which of a cluster's processes run");
   s->add_option("--dir", *status_dir, "The cluster's directory")->required();
   s->callback([status_dir, &status] { status = run_status(*status_dir); });
+
+  add_live_demo_command(*cluster, status);
 }
 
 }  // namespace trellis::cli

@@ -27,6 +27,8 @@ void add_job_commands(CLI::App& app, int& status);
 void add_showmesh_command(CLI::App& app, int& status);
 // trellis cluster up|down|status: a local cluster on this host.
 void add_cluster_command(CLI::App& app, int& status);
+// `trellis cluster demo`, under the cluster command.
+void add_live_demo_command(CLI::App& cluster, int& status);
 // Adds `bench live` to the bench family.
 void add_bench_live_command(CLI::App& app, int& status);
 

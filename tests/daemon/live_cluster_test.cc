@@ -367,5 +367,35 @@ TEST(LiveCluster, ControllerKilledDuringASubmissionStreamLosesNoAcknowledgedJobA
   EXPECT_EQ(ran_twice, 0);
 }
 
+// `make run`'s demo, small: every job of the trace runs for real, both runs are written as
+// `trellis sim` writes one, and the live run's metrics are those of the jobs that ran.
+TEST(LiveDemo, RunsTheTraceForRealBesideThePrediction) {
+  TempDir dir;
+  CommandRun demo = run_command(std::string(TRELLIS_BINARY) + " cluster demo --jobs 25 " +
+                                "--seconds 8 --workload " + TRELLIS_SOURCE_DIR +
+                                "/data/workloads/lublin_256.swf --out " + dir.path() + "/out" +
+                                " --dir " + dir.path() + "/cluster");
+  ASSERT_EQ(demo.status, 0) << demo.output;
+  EXPECT_NE(demo.output.find("Simulator vs live"), std::string::npos) << demo.output;
+  for (const char* run : {"predicted", "live"}) {
+    std::string base = dir.path() + "/out/" + run + "/";
+    std::ifstream in(base + "summary.json");
+    nlohmann::json summary = nlohmann::json::parse(in, nullptr, false);
+    ASSERT_TRUE(summary.is_object()) << run;
+    EXPECT_EQ(summary["metrics"]["jobs"], 25) << run << ": " << summary.dump();
+    EXPECT_TRUE(std::ifstream(base + "report.html").good()) << run;
+  }
+  std::ifstream csv(dir.path() + "/out/live/jobs.csv");
+  std::string header, line;
+  ASSERT_TRUE(std::getline(csv, header));
+  int rows = 0;
+  while (std::getline(csv, line)) ++rows;
+  EXPECT_EQ(rows, 25);
+  // The demo brought its cluster down.
+  CommandRun status =
+      run_command(std::string(TRELLIS_BINARY) + " cluster status --dir " + dir.path() + "/cluster");
+  EXPECT_EQ(status.output.find("running, pid"), std::string::npos) << status.output;
+}
+
 }  // namespace
 }  // namespace trellis
