@@ -20,6 +20,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <set>
 #include <thread>
 
 #include "cli/alloc_report.h"
@@ -131,10 +132,12 @@ std::string tail(const fs::path& log) {
 }
 
 // Jobs the controller could not cancel (it was stopped first) outlive their agents: each task's
-// shepherd recorded "SHEPHERD_PID JOB_PID" in agent-K/tasks/*.pid. A shepherd still running this
-// cluster's agent program has its job's process group killed, then is killed itself.
+// shepherd recorded "SHEPHERD_PID JOB_PID" in agent-K/tasks/*.pid. A shepherd still working for
+// one of this cluster's agents (its command line names the agent's directory) has the job's
+// process group killed, then is killed itself.
 void kill_leftover_tasks(const fs::path& dir) {
   std::error_code error;
+  std::set<pid_t> shepherds;
   for (const fs::directory_entry& agent : fs::directory_iterator(dir, error)) {
     fs::path tasks = agent.path() / "tasks";
     if (agent.path().filename().string().rfind("agent-", 0) != 0 || !fs::is_directory(tasks))
@@ -149,9 +152,11 @@ void kill_leftover_tasks(const fs::path& dir) {
           command.find(dir.string()) == std::string::npos)
         continue;
       kill(-static_cast<pid_t>(job), SIGKILL);
-      kill(static_cast<pid_t>(shepherd), SIGKILL);
+      shepherds.insert(static_cast<pid_t>(shepherd));
     }
   }
+  // After every job: one shepherd serves all the tasks of its agent.
+  for (pid_t shepherd : shepherds) kill(shepherd, SIGKILL);
 }
 
 struct UpArgs {

@@ -14,6 +14,7 @@
 #include "core/hostlist.h"
 #include "daemon/auth.h"
 #include "daemon/controller_client.h"
+#include "daemon/server_threads.h"
 #include "daemon/task_runner.h"
 #include "trellis/v1/trellis.grpc.pb.h"
 
@@ -310,6 +311,7 @@ Result<std::unique_ptr<Agent>> Agent::start(AgentConfig config) {
 
   a.service_ = std::make_unique<Service>(a);
   grpc::ServerBuilder builder;
+  keep_server_threads(builder);
   builder.AddListeningPort(a.config_.listen, grpc::InsecureServerCredentials(), &a.port_);
   builder.RegisterService(a.service_.get());
   a.server_ = builder.BuildAndStart();

@@ -335,17 +335,22 @@ std::vector<PendingNote> Controller::pending_notes(Seconds now) {
   for (const Reservation& r : core_->reservations()) promised[r.job] = r.start;
   std::vector<PendingNote> changed;
   bool first = true;
+  // Called at every pass over the whole queue: a note is built only when it changed.
   for (const Job* job : core_->queue()) {
-    PendingNote note{job->id, first ? "Resources" : "Priority", 0};
-    if (first && job->request.has_shape())
-      note.reason = "Resources (no free " + format_shape(job->request.shape) + " box yet)";
+    std::string_view reason = first ? "Resources" : "Priority";
+    std::string shaped;
+    if (first && job->request.has_shape()) {
+      shaped = "Resources (no free " + format_shape(job->request.shape) + " box yet)";
+      reason = shaped;
+    }
     first = false;
+    Seconds expected_start = 0;
     if (auto p = promised.find(job->id); p != promised.end())
-      note.expected_start = std::max(now, p->second);
+      expected_start = std::max(now, p->second);
     auto old = notes_.find(job->id);
-    if (old == notes_.end() || old->second.reason != note.reason ||
-        std::abs(old->second.expected_start - note.expected_start) > 0.5)
-      changed.push_back(std::move(note));
+    if (old == notes_.end() || old->second.reason != reason ||
+        std::abs(old->second.expected_start - expected_start) > 0.5)
+      changed.push_back({job->id, std::string(reason), expected_start});
   }
   return changed;
 }

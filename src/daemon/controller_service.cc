@@ -6,6 +6,7 @@
 
 #include "daemon/grpc_status.h"
 #include "daemon/log.h"
+#include "daemon/server_threads.h"
 #include "trellis/v1/trellis.grpc.pb.h"
 
 namespace trellis {
@@ -145,6 +146,7 @@ Result<std::unique_ptr<ControllerServer>> ControllerServer::start(const ClusterC
       });
 
   grpc::ServerBuilder builder;
+  keep_server_threads(builder);
   builder.AddListeningPort(config.controller.listen, grpc::InsecureServerCredentials(), &s->port_);
   builder.RegisterService(s->service_.get());
   // A hostile client must not make the daemon buffer gigabytes.

@@ -2,8 +2,10 @@
 
 #include <fcntl.h>
 #include <grp.h>
+#include <poll.h>
 #include <sched.h>
-#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -12,6 +14,7 @@
 #include <csignal>
 #include <cstdint>
 #include <cstring>
+#include <map>
 #include <memory>
 
 namespace trellis {
@@ -101,13 +104,12 @@ void report(const ShepherdPlan& p, const char* what, const char* subject, int er
 }
 
 // The job's process: new process group, the user, its files, its directory, then exec. It
-// shares the shepherd's memory (see run_shepherd): system calls only, nothing that allocates.
+// shares the shepherd's memory until exec (see start_job): system calls only, nothing that
+// allocates. The shepherd's own descriptors are all close-on-exec.
 [[noreturn]] void run_job(const Ready& ready) {
   const ShepherdPlan& p = ready.plan;
   ::setpgid(0, 0);
   reset_signals();
-  ::close(3);  // the shepherd's pipe to its parent
-  ::close(4);  // the exit-notice pipe
   if (p.switch_user) {
     if (::setgroups(p.groups.size(), p.groups.data()) != 0 || ::setgid(p.gid) != 0 ||
         ::setuid(p.uid) != 0) {
@@ -218,7 +220,6 @@ std::string encode_plan(const ShepherdPlan& p) {
   put_string(out, p.pid_file);
   put_string(out, p.exit_file);
   put_string(out, p.notice);
-  put_u32(out, static_cast<uint32_t>(p.max_fd));
   return out;
 }
 
@@ -240,76 +241,138 @@ Result<ShepherdPlan> decode_plan(const std::string& bytes) {
   p.pid_file = in.string();
   p.exit_file = in.string();
   p.notice = in.string();
-  p.max_fd = static_cast<int>(in.u32());
   if (!in.ok || in.at != bytes.size()) return fail("shepherd plan: truncated or malformed");
   if (p.argv.empty() || p.candidates.empty()) return fail("shepherd plan: no command");
   return p;
 }
 
-[[noreturn]] void run_shepherd(const ShepherdPlan& p, int pid_pipe, int exit_notice) {
-  reset_signals();
-  ::signal(SIGPIPE, SIG_IGN);  // fd 2 is the agent's log, which may be gone
-  ::setsid();
-  // Shown by ps -o comm, so that a shepherd is not taken for an agent (it has the agent's
-  // command line).
-  ::prctl(PR_SET_NAME, "trellis-shep", 0, 0, 0);
-  // The pid pipe becomes fd 3 and the notice pipe fd 4 (moved out of the way first, so that
-  // neither dup2 overwrites the other).
-  int pipe_fd = ::fcntl(pid_pipe, F_DUPFD, 10);
-  int notice_fd = exit_notice >= 0 ? ::fcntl(exit_notice, F_DUPFD, 10) : -1;
-  ::dup2(pipe_fd, 3);
-  if (notice_fd >= 0) {
-    ::dup2(notice_fd, 4);
-  } else {
-    ::close(4);
+bool read_exactly(int fd, void* data, size_t length) {
+  char* at = static_cast<char*>(data);
+  while (length > 0) {
+    ssize_t n = ::read(fd, at, length);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    at += n;
+    length -= static_cast<size_t>(n);
   }
-  // Nothing of the agent's (its listening socket above all) may outlive it in here.
-  if (::close_range(5, ~0U, 0) != 0) {
-    for (int fd = 5; fd < p.max_fd; ++fd) ::close(fd);
+  return true;
+}
+
+bool write_exactly(int fd, const void* data, size_t length) {
+  const char* at = static_cast<const char*>(data);
+  while (length > 0) {
+    ssize_t n = ::send(fd, at, length, MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    at += n;
+    length -= static_cast<size_t>(n);
   }
-  int null = ::open("/dev/null", O_RDWR);
-  if (null >= 0) {
-    ::dup2(null, 0);
-    ::dup2(null, 1);
-    if (null > 2) ::close(null);
-  }
-  Ready ready{p, pointers(p.argv), pointers(p.env), pointers(p.candidates)};
-  // The job's process shares the shepherd's memory until it execs (as vfork and posix_spawn
-  // do), so no page table is copied; the shepherd waits meanwhile. run_job only makes system
-  // calls, on a stack of its own.
+  return true;
+}
+
+namespace {
+
+// What the shepherd remembers of a running job: where its end is recorded.
+struct RunningJob {
+  std::string exit_file, notice;
+};
+
+// Starts the plan's job: clone(CLONE_VM | CLONE_VFORK) returns once the child has exec'd (or
+// exited, when it could not). The pid, or -errno.
+pid_t start_job(const ShepherdPlan& plan) {
+  Ready ready{plan, pointers(plan.argv), pointers(plan.env), pointers(plan.candidates)};
   std::unique_ptr<char[]> stack(new char[kJobStackBytes]);  // not zeroed: nothing to clear
   pid_t job = ::clone([](void* argument) -> int { run_job(*static_cast<const Ready*>(argument)); },
                       stack.get() + kJobStackBytes, CLONE_VM | CLONE_VFORK | SIGCHLD, &ready);
-  if (job < 0) {
-    int error = errno;
-    pid_t none = -1;
-    write_all(3, reinterpret_cast<const char*>(&none), sizeof none);
-    report(p, "cannot fork the job's process for", ready.argv[0], error);
-    ::_exit(1);
-  }
-  ::setpgid(job, job);  // also done by the job: whichever runs first, the group exists now
-  std::string pid_temporary = p.pid_file + ".tmp", exit_temporary = p.exit_file + ".tmp";
-  write_pair_file(pid_temporary.c_str(), p.pid_file.c_str(), ::getpid(), job);
-  write_all(3, reinterpret_cast<const char*>(&job), sizeof job);
-  ::close(3);
-
-  // Wait without reaping, so that the job's pid (its group's id) cannot be reused while the
-  // group is cleaned up; then reap.
-  siginfo_t info{};
-  while (::waitid(P_PID, static_cast<id_t>(job), &info, WEXITED | WNOWAIT) != 0 && errno == EINTR) {
-  }
-  ::kill(-job, SIGKILL);  // whatever the command left behind in its group
-  int status = 0;
-  while (::waitpid(job, &status, 0) < 0 && errno == EINTR) {
-  }
-  int exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 0;
-  int signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
-  write_pair_file(exit_temporary.c_str(), p.exit_file.c_str(), exit_code, signal);
-  // Best effort: an agent that is gone, or whose pipe is full, finds the file by polling. Writes
-  // up to PIPE_BUF bytes are atomic.
-  if (exit_notice >= 0 && p.notice.size() <= PIPE_BUF)
-    write_all(4, p.notice.data(), p.notice.size());
-  ::_exit(0);
+  return job < 0 ? -errno : job;
 }
 
+// Reaps every ended child: first kills what it left in its process group (waiting without
+// reaping, so that the group's id cannot be reused meanwhile), then records its status.
+void reap(std::map<pid_t, RunningJob>& running, int exit_notice) {
+  for (;;) {
+    siginfo_t info{};
+    if (::waitid(P_ALL, 0, &info, WEXITED | WNOHANG | WNOWAIT) != 0 || info.si_pid == 0) return;
+    pid_t pid = info.si_pid;
+    ::kill(-pid, SIGKILL);
+    int status = 0;
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    auto job = running.find(pid);
+    if (job == running.end()) continue;
+    int exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 0;
+    int signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+    std::string temporary = job->second.exit_file + ".tmp";
+    write_pair_file(temporary.c_str(), job->second.exit_file.c_str(), exit_code, signal);
+    // Best effort: an agent that is gone, or whose pipe is full, finds the file by polling.
+    // Writes up to PIPE_BUF bytes are atomic.
+    const std::string& notice = job->second.notice;
+    if (exit_notice >= 0 && notice.size() <= PIPE_BUF)
+      write_all(exit_notice, notice.data(), notice.size());
+    running.erase(job);
+  }
+}
+
+// Answers one plan: starts its job and records it.
+ShepherdReply serve_plan(const std::string& bytes, std::map<pid_t, RunningJob>& running) {
+  Result<ShepherdPlan> plan = decode_plan(bytes);
+  if (!plan) return {0, 0, EINVAL};
+  pid_t job = start_job(*plan);
+  if (job < 0) return {0, 0, -job};
+  ::setpgid(job, job);  // also done by the job: whichever runs first, the group exists now
+  std::string temporary = plan->pid_file + ".tmp";
+  write_pair_file(temporary.c_str(), plan->pid_file.c_str(), ::getpid(), job);
+  running[job] = {plan->exit_file, plan->notice};
+  return {::getpid(), job, 0};
+}
+
+}  // namespace
+
+void serve_shepherd(int socket, int exit_notice) {
+  ::setsid();  // not the agent's session: its terminal's signals are not ours
+  struct sigaction action {};
+  sigemptyset(&action.sa_mask);
+  for (int s = 1; s < NSIG; ++s) {
+    action.sa_handler = s == SIGPIPE ? SIG_IGN : SIG_DFL;
+    ::sigaction(s, &action, nullptr);
+  }
+  // Children's ends arrive on a signalfd, in the same poll as the agent's plans.
+  sigset_t child;
+  sigemptyset(&child);
+  sigaddset(&child, SIGCHLD);
+  ::sigprocmask(SIG_SETMASK, &child, nullptr);
+  int children = ::signalfd(-1, &child, SFD_CLOEXEC | SFD_NONBLOCK);
+  if (children < 0) ::_exit(1);
+  for (int fd : {socket, exit_notice})
+    if (fd >= 0) ::fcntl(fd, F_SETFD, FD_CLOEXEC);
+  std::map<pid_t, RunningJob> running;
+  bool agent = true;
+  for (;;) {
+    if (!agent && running.empty()) ::_exit(0);
+    struct pollfd ready[2] = {{children, POLLIN, 0}, {agent ? socket : -1, POLLIN, 0}};
+    if (::poll(ready, 2, -1) < 0) continue;  // EINTR
+    if (ready[0].revents != 0) {
+      struct signalfd_siginfo info;
+      while (::read(children, &info, sizeof info) > 0) {
+      }
+      reap(running, exit_notice);
+    }
+    if (agent && ready[1].revents != 0) {
+      uint32_t length = 0;
+      std::string bytes;
+      bool ok = read_exactly(socket, &length, sizeof length) && length <= kMaxPlanBytes;
+      if (ok) {
+        bytes.resize(length);
+        ok = read_exactly(socket, bytes.data(), length);
+      }
+      ShepherdReply reply;
+      if (ok) reply = serve_plan(bytes, running);
+      if (!ok || !write_exactly(socket, &reply, sizeof reply)) {
+        // The agent is gone: no more plans, but the running jobs are still ours to record.
+        ::close(socket);
+        agent = false;
+      }
+    }
+  }
+}
 }  // namespace trellis

@@ -4,7 +4,6 @@
 #include <grp.h>
 #include <poll.h>
 #include <pwd.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -116,11 +115,12 @@ Result<std::unique_ptr<TaskRunner>> TaskRunner::open(Options options) {
     return fail(Error::Code::kUnavailable, "cannot create a pipe: " + errno_text());
   runner->notice_read_ = notice[0];
   runner->notice_write_ = notice[1];
-  std::string binary = runner->options_.spawner_binary.empty() ? ShepherdSpawner::default_binary()
-                                                               : runner->options_.spawner_binary;
-  Result<std::unique_ptr<ShepherdSpawner>> spawner = ShepherdSpawner::start(binary, notice[1]);
-  if (!spawner) return spawner.error();
-  runner->spawner_ = std::move(*spawner);
+  std::string binary = runner->options_.shepherd_binary.empty() ? ShepherdClient::default_binary()
+                                                                : runner->options_.shepherd_binary;
+  Result<std::unique_ptr<ShepherdClient>> shepherd =
+      ShepherdClient::start(binary, notice[1], runner->options_.state_dir);
+  if (!shepherd) return shepherd.error();
+  runner->shepherd_ = std::move(*shepherd);
   if (Status loaded = runner->load(); !loaded) return loaded.error();
   runner->monitor_ = std::thread([r = runner.get()] { r->monitor(); });
   return runner;
@@ -133,7 +133,7 @@ TaskRunner::~TaskRunner() {
   }
   changed_.notify_all();
   if (monitor_.joinable()) monitor_.join();
-  spawner_.reset();
+  shepherd_.reset();
   if (notice_read_ >= 0) ::close(notice_read_);
   if (notice_write_ >= 0) ::close(notice_write_);
   // Running shepherds are left to init: they write their status files, which the next agent
@@ -369,15 +369,11 @@ Result<bool> TaskRunner::launch(const TaskSpec& spec) {
   p.pid_file = pid_file(spec.key);
   p.exit_file = exit_file(spec.key);
   p.notice = spec.key.name() + "\n";
-  struct rlimit limit {};
-  if (::getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY) {
-    p.max_fd = static_cast<int>(std::min<rlim_t>(limit.rlim_cur, 1 << 20));
-  }
   // Leftovers of an earlier life of this key (never acknowledged, then forgotten) must not be
   // mistaken for this run's status.
   ::unlink(p.exit_file.c_str());
 
-  Result<ShepherdSpawner::Started> started = spawner_->spawn(p);
+  Result<ShepherdClient::Started> started = shepherd_->spawn(p);
   if (!started) {
     ::unlink(p.pid_file.c_str());
     return fail(Error::Code::kUnavailable,
@@ -388,7 +384,10 @@ Result<bool> TaskRunner::launch(const TaskSpec& spec) {
   Task task;
   task.key = spec.key;
   task.shepherd = started->shepherd;
-  task.shepherd_start = process_start_time(started->shepherd);
+  // One shepherd serves many launches: its start time is read once.
+  if (shepherd_start_.first != started->shepherd)
+    shepherd_start_ = {started->shepherd, process_start_time(started->shepherd)};
+  task.shepherd_start = shepherd_start_.second;
   task.process_group = started->job;
   task.announces_exit = true;
   tasks_[spec.key] = task;

@@ -1,14 +1,14 @@
 // TaskRunner starts, tracks and signals the processes of jobs on this host, one task per
 // (job, attempt, node), and keeps track of them across restarts of the agent.
 //
-// Each task has a shepherd (daemon/shepherd.h), forked by the runner's ShepherdSpawner
-// (daemon/shepherd_spawner.h) in a session of its own so that it outlives the agent. It forks
-// the job's command into a new process group, waits for it, kills whatever the command left
-// behind in its group, and writes the exit status to a file in the state directory. The agent
-// never has to be alive when a job ends: a restarted agent reads the status from that file.
+// The tasks' processes are children of the agent's shepherd (daemon/shepherd.h), a small process
+// in a session of its own that outlives the agent. It starts each task's command in a new
+// process group, and when it ends kills whatever the command left behind in its group and writes
+// the exit status to a file in the state directory. The agent never has to be alive when a job
+// ends: a restarted agent reads the status from that file.
 //
 // State directory layout (the files are the whole state: nothing is rewritten per launch):
-//   tasks/JOB.ATTEMPT.NODE.pid     "SHEPHERD_PID JOB_PID", by the shepherd before the job runs;
+//   tasks/JOB.ATTEMPT.NODE.pid     "SHEPHERD_PID JOB_PID", by the shepherd once the job runs;
 //                                  a task is known exactly while this file exists
 //   tasks/JOB.ATTEMPT.NODE.exit    "EXIT_CODE SIGNAL", by the shepherd when the job has ended
 //   acknowledged.log               recently acknowledged tasks with their exit status, one line
@@ -20,11 +20,11 @@
 // a signal has exit_code = 0 and signal = that signal; a command that cannot be started (not
 // found, cannot be executed, its cwd or output file cannot be opened, the user cannot be
 // switched to) exits 127 (126 when found but not executable) with the reason in its stderr
-// file; a task whose shepherd vanished without a status (killed by hand) ends with 255.
+// file; a task whose shepherd vanished without its status (killed by hand) ends with 255.
 //
 // Thread-safe. A monitor thread notices exits and enforces the SIGKILL after a terminate's
-// grace period. Shepherds started by this runner announce their exit on a pipe, so an exit is
-// seen at once; tasks adopted from an earlier agent are polled every poll interval.
+// grace period. This runner's shepherd announces exits on a pipe, so an exit is seen at once;
+// tasks adopted from an earlier agent (and its shepherd) are polled every poll interval.
 #pragma once
 
 #include <sys/types.h>
@@ -43,7 +43,7 @@
 #include <vector>
 
 #include "core/result.h"
-#include "daemon/shepherd_spawner.h"
+#include "daemon/shepherd_client.h"
 
 namespace trellis {
 
@@ -85,8 +85,8 @@ class TaskRunner {
     // How often adopted tasks' status files are looked at (the delay before their exit is seen),
     // and how often grace periods are checked.
     std::chrono::milliseconds poll_interval{20};
-    // The trellis-spawner program; "" = the one next to the running executable.
-    std::string spawner_binary;
+    // The trellis-shepherd program; "" = the one next to the running executable.
+    std::string shepherd_binary;
     // Called (from the monitor thread, without locks held) after a task has ended.
     std::function<void()> on_exit;
   };
@@ -124,7 +124,7 @@ class TaskRunner {
     pid_t shepherd = 0;
     long long shepherd_start = -1;  // its /proc start time, to tell it from a reused pid
     pid_t process_group = 0;
-    bool announces_exit = false;  // started by this runner: its shepherd writes the notice pipe
+    bool announces_exit = false;  // started by this runner: the shepherd writes the notice pipe
     bool running = true;
     int exit_code = 0;
     int signal = 0;
@@ -145,7 +145,8 @@ class TaskRunner {
 
   Options options_;
   int notice_read_ = -1, notice_write_ = -1;  // the exit-notice pipe (shepherds write)
-  std::unique_ptr<ShepherdSpawner> spawner_;
+  std::unique_ptr<ShepherdClient> shepherd_;
+  std::pair<pid_t, long long> shepherd_start_{0, -1};  // (pid, start time); launch_mutex_
   std::string notice_buffer_;  // a partial line read from the pipe; monitor thread only
   std::mutex launch_mutex_;    // one launch at a time, so a key is checked and started atomically
   mutable std::mutex mutex_;

@@ -1,6 +1,6 @@
-// The shepherd and its spawner (daemon/shepherd.h, daemon/shepherd_spawner.h): plans cross the
-// socket intact, a malformed plan is refused, a job's status reaches its exit file and notice
-// pipe, and a spawner that dies is replaced.
+// The shepherd (daemon/shepherd.h, daemon/shepherd_client.h): plans cross the socket intact, a
+// malformed plan is refused, a job's status reaches its exit file and the notice pipe, a
+// shepherd that dies is replaced, and one whose agent is gone still records its jobs.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -14,7 +14,7 @@
 #include <thread>
 
 #include "daemon/process.h"
-#include "daemon/shepherd_spawner.h"
+#include "daemon/shepherd_client.h"
 
 namespace trellis {
 namespace {
@@ -33,7 +33,6 @@ ShepherdPlan plan_in(const fs::path& dir, const std::string& name, std::vector<s
   plan.pid_file = (dir / (name + ".pid")).string();
   plan.exit_file = (dir / (name + ".exit")).string();
   plan.notice = name + "\n";
-  plan.groups = {1, 2, 3};
   return plan;
 }
 
@@ -52,6 +51,7 @@ TEST(ShepherdPlan, RoundTripsAndRefusesEveryTruncation) {
   plan.switch_user = true;
   plan.uid = 1234;
   plan.gid = 99;
+  plan.groups = {1, 2, 3};
   std::string bytes = encode_plan(plan);
   Result<ShepherdPlan> back = decode_plan(bytes);
   ASSERT_TRUE(back) << back.error().message;
@@ -74,7 +74,7 @@ TEST(ShepherdPlan, RoundTripsAndRefusesEveryTruncation) {
   }
 }
 
-class SpawnerTest : public ::testing::Test {
+class ShepherdTest : public ::testing::Test {
  protected:
   void SetUp() override {
     dir_ = fs::temp_directory_path() / "trellis-shepherd-test";
@@ -82,24 +82,24 @@ class SpawnerTest : public ::testing::Test {
     fs::remove_all(dir_);
     fs::create_directories(dir_);
     ASSERT_EQ(::pipe2(notice_, O_CLOEXEC), 0);
-    auto spawner = ShepherdSpawner::start(ShepherdSpawner::default_binary(), notice_[1]);
-    ASSERT_TRUE(spawner) << spawner.error().message;
-    spawner_ = std::move(*spawner);
+    auto shepherd = ShepherdClient::start(ShepherdClient::default_binary(), notice_[1], dir_);
+    ASSERT_TRUE(shepherd) << shepherd.error().message;
+    shepherd_ = std::move(*shepherd);
   }
   void TearDown() override {
-    spawner_.reset();
+    shepherd_.reset();
     ::close(notice_[0]);
     ::close(notice_[1]);
     fs::remove_all(dir_);
   }
   fs::path dir_;
   int notice_[2] = {-1, -1};
-  std::unique_ptr<ShepherdSpawner> spawner_;
+  std::unique_ptr<ShepherdClient> shepherd_;
 };
 
-TEST_F(SpawnerTest, RunsTheJobAndRecordsItsStatusThenAnnouncesIt) {
+TEST_F(ShepherdTest, RunsTheJobAndRecordsItsStatusThenAnnouncesIt) {
   auto started =
-      spawner_->spawn(plan_in(dir_, "one", {"/bin/sh", "-c", "echo $TRELLIS_TEST; exit 3"}));
+      shepherd_->spawn(plan_in(dir_, "one", {"/bin/sh", "-c", "echo $TRELLIS_TEST; exit 3"}));
   ASSERT_TRUE(started) << started.error().message;
   EXPECT_GT(started->shepherd, 0);
   EXPECT_GT(started->job, 0);
@@ -115,9 +115,9 @@ TEST_F(SpawnerTest, RunsTheJobAndRecordsItsStatusThenAnnouncesIt) {
   EXPECT_EQ(std::string(notice), "one\n");
 }
 
-TEST_F(SpawnerTest, AJobThatCannotRunExits127WithTheReason) {
+TEST_F(ShepherdTest, AJobThatCannotRunExits127WithTheReason) {
   ShepherdPlan plan = plan_in(dir_, "missing", {"/no/such/command"});
-  auto started = spawner_->spawn(plan);
+  auto started = shepherd_->spawn(plan);
   ASSERT_TRUE(started) << started.error().message;
   EXPECT_EQ(wait_for_file(dir_ / "missing.exit"), "127 0");
   std::ifstream out(dir_ / "missing.out");
@@ -125,21 +125,42 @@ TEST_F(SpawnerTest, AJobThatCannotRunExits127WithTheReason) {
   EXPECT_NE(text.find("cannot run '/no/such/command'"), std::string::npos) << text;
 }
 
-TEST_F(SpawnerTest, ADeadSpawnerIsReplacedAtTheNextSpawn) {
-  pid_t first = spawner_->helper_pid();
+TEST_F(ShepherdTest, ADeadShepherdIsReplacedAtTheNextSpawn) {
+  pid_t first = shepherd_->shepherd_pid();
   ASSERT_GT(first, 0);
   ASSERT_EQ(::kill(first, SIGKILL), 0);
   for (int i = 0; i < 500 && process_running(first); ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  auto started = spawner_->spawn(plan_in(dir_, "after", {"/bin/true"}));
+  auto started = shepherd_->spawn(plan_in(dir_, "after", {"/bin/true"}));
   ASSERT_TRUE(started) << started.error().message;
-  EXPECT_NE(spawner_->helper_pid(), first);
+  EXPECT_NE(shepherd_->shepherd_pid(), first);
   EXPECT_EQ(wait_for_file(dir_ / "after.exit"), "0 0");
 }
 
-TEST_F(SpawnerTest, CancelReachesTheWholeProcessGroup) {
+TEST_F(ShepherdTest, OneWhoseAgentIsGoneStillRecordsItsJobsThenExits) {
+  auto started = shepherd_->spawn(plan_in(dir_, "late", {"/bin/sh", "-c", "sleep 0.3; exit 5"}));
+  ASSERT_TRUE(started) << started.error().message;
+  pid_t shepherd = shepherd_->shepherd_pid();
+  shepherd_.reset();  // the agent lets go
+  EXPECT_EQ(wait_for_file(dir_ / "late.exit"), "5 0");
+  for (int i = 0; i < 500 && process_running(shepherd); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_FALSE(process_running(shepherd));
+}
+
+TEST_F(ShepherdTest, ItsCommandLineNamesItsAgent) {
+  // Right after posix_spawn returns, exec may not have set up the new command line yet.
+  std::string command;
+  for (int i = 0; i < 500 && command.empty(); ++i) {
+    command = process_command_line(shepherd_->shepherd_pid());
+    if (command.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_NE(command.find("--for=" + dir_.string()), std::string::npos) << command;
+}
+
+TEST_F(ShepherdTest, CancelReachesTheWholeProcessGroup) {
   auto started =
-      spawner_->spawn(plan_in(dir_, "group", {"/bin/sh", "-c", "sleep 300 & sleep 300"}));
+      shepherd_->spawn(plan_in(dir_, "group", {"/bin/sh", "-c", "sleep 300 & sleep 300"}));
   ASSERT_TRUE(started) << started.error().message;
   ASSERT_EQ(::kill(-started->job, SIGTERM), 0);
   EXPECT_EQ(wait_for_file(dir_ / "group.exit"), "0 15");
