@@ -64,6 +64,50 @@ TEST(NodeSet, RangesAcrossWordBoundaries) {
   EXPECT_EQ(NodeSet::all(130).complement().count(), 0);
 }
 
+// Sets up to kInlineWords * 64 nodes keep their words inline, larger ones on the heap: copies,
+// moves and assignments between the two kinds (and sizes) give equal sets and leave the source
+// as the language promises (a copy's unchanged, a move's empty).
+TEST(NodeSet, CopiesAndMovesAcrossInlineAndHeapSizes) {
+  std::mt19937 rng(11);
+  const int inline_nodes = NodeSet::kInlineWords * NodeSet::kWordBits;
+  const std::vector<int> sizes = {
+      0, 1, 63, 64, 128, inline_nodes - 1, inline_nodes, inline_nodes + 1, 1000, 4096};
+  auto random_set = [&](int size) {
+    NodeSet s(size);
+    for (NodeId id = 0; id < size; ++id)
+      if (rng() % 3 == 0) s.set(id);
+    return s;
+  };
+  for (int from : sizes) {
+    for (int to : sizes) {
+      const NodeSet source = random_set(from);
+      NodeSet copied(source);
+      EXPECT_EQ(copied, source);
+      NodeSet assigned = random_set(to);
+      assigned = source;
+      EXPECT_EQ(assigned, source) << from << " over " << to;
+      EXPECT_EQ(assigned.count(), source.count());
+      NodeSet moved_into = random_set(to);
+      NodeSet moving = source;
+      moved_into = std::move(moving);
+      EXPECT_EQ(moved_into, source) << from << " moved over " << to;
+      EXPECT_EQ(moving.size(), 0);  // NOLINT(bugprone-use-after-move): documented state
+      NodeSet constructed(std::move(moved_into));
+      EXPECT_EQ(constructed, source);
+      // The copies are independent of each other and of the source.
+      if (from > 0) {
+        copied.set(from - 1);
+        assigned.reset(from - 1);
+        EXPECT_TRUE(copied.test(from - 1));
+        EXPECT_FALSE(assigned.test(from - 1));
+        EXPECT_EQ(constructed, source);
+      }
+      EXPECT_EQ(NodeSet(from).count(), 0);
+      EXPECT_EQ(NodeSet::all(from).count(), from);
+    }
+  }
+}
+
 TEST(NodeSet, RunsAreTheMaximalConsecutiveStretches) {
   using Runs = std::vector<std::pair<NodeId, NodeId>>;
   EXPECT_EQ(NodeSet(10).runs(), Runs{});

@@ -17,8 +17,8 @@ Result<Placement> FirstAvailableAllocator::allocate(const NodeSet& free,
   if (auto ok = require_free_count(free, request.nodes); !ok) return ok.error();
   Placement p{NodeSet(free.size()), std::nullopt, {}};
   // A word at a time: whole words while they fit, then the lowest bits of the last one.
-  const auto& in = free.words();
-  auto& out = p.nodes.mutable_words();
+  const auto in = free.words();
+  const auto out = p.nodes.mutable_words();
   int left = request.nodes;
   for (size_t w = 0; left > 0; ++w) {
     NodeSet::Word bits = in[w];

@@ -6,13 +6,61 @@
 
 namespace trellis {
 
-NodeSet::NodeSet(int size) : size_(size), words_((size + kWordBits - 1) / kWordBits, 0) {
+NodeSet::NodeSet(int size) {
   if (size < 0) throw std::invalid_argument("NodeSet size must be >= 0");
+  reshape(size);
+  if (on_heap()) std::fill_n(words_, word_count(), Word{0});  // inline words start at zero
+}
+
+NodeSet& NodeSet::operator=(const NodeSet& other) {
+  if (this != &other) {
+    reshape(other.size_);
+    std::copy_n(other.words_, word_count(), words_);
+  }
+  return *this;
+}
+
+NodeSet& NodeSet::operator=(NodeSet&& other) noexcept {
+  if (this == &other) return *this;
+  if (other.on_heap()) {  // take its block
+    release();
+    words_ = other.words_;
+    capacity_ = other.capacity_;
+    size_ = other.size_;
+    other.words_ = other.inline_;
+    other.capacity_ = kInlineWords;
+  } else {  // fits inline: copy (keeping a block of ours, if any, for later)
+    size_ = other.size_;
+    std::copy_n(other.inline_, kInlineWords, words_);
+  }
+  other.size_ = 0;  // a moved-from set is empty, as a moved-from vector is
+  return *this;
+}
+
+void NodeSet::reshape(int size) {
+  const size_t need = static_cast<size_t>(size + kWordBits - 1) / kWordBits;
+  if (need > static_cast<size_t>(capacity_)) {
+    release();
+    words_ = new Word[need];
+    capacity_ = static_cast<int>(need);
+  }
+  size_ = size;
+}
+
+void NodeSet::release() {
+  if (on_heap()) delete[] words_;
+  words_ = inline_;
+  capacity_ = kInlineWords;
+  size_ = 0;
+}
+
+bool operator==(const NodeSet& a, const NodeSet& b) {
+  return a.size_ == b.size_ && std::equal(a.words_, a.words_ + a.word_count(), b.words_);
 }
 
 NodeSet NodeSet::all(int size) {
   NodeSet s(size);
-  for (auto& w : s.words_) w = ~Word{0};
+  std::fill_n(s.words_, s.word_count(), ~Word{0});
   s.clear_tail();
   return s;
 }
@@ -28,12 +76,12 @@ NodeSet NodeSet::of(int size, const std::vector<NodeId>& ids) {
 
 int NodeSet::count() const {
   int n = 0;
-  for (Word w : words_) n += std::popcount(w);
+  for (Word w : words()) n += std::popcount(w);
   return n;
 }
 
 bool NodeSet::none() const {
-  for (Word w : words_)
+  for (Word w : words())
     if (w) return false;
   return true;
 }
@@ -64,7 +112,7 @@ void NodeSet::reset_range(NodeId first, NodeId last) {
 }
 
 void NodeSet::clear() {
-  for (auto& w : words_) w = 0;
+  std::fill_n(words_, word_count(), Word{0});
 }
 
 static void require_same_size(const NodeSet& a, const NodeSet& b) {
@@ -73,45 +121,45 @@ static void require_same_size(const NodeSet& a, const NodeSet& b) {
 
 NodeSet& NodeSet::operator|=(const NodeSet& other) {
   require_same_size(*this, other);
-  for (size_t i = 0; i < words_.size(); ++i) words_[i] |= other.words_[i];
+  for (size_t i = 0, n = word_count(); i < n; ++i) words_[i] |= other.words_[i];
   return *this;
 }
 
 NodeSet& NodeSet::operator&=(const NodeSet& other) {
   require_same_size(*this, other);
-  for (size_t i = 0; i < words_.size(); ++i) words_[i] &= other.words_[i];
+  for (size_t i = 0, n = word_count(); i < n; ++i) words_[i] &= other.words_[i];
   return *this;
 }
 
 NodeSet& NodeSet::operator-=(const NodeSet& other) {
   require_same_size(*this, other);
-  for (size_t i = 0; i < words_.size(); ++i) words_[i] &= ~other.words_[i];
+  for (size_t i = 0, n = word_count(); i < n; ++i) words_[i] &= ~other.words_[i];
   return *this;
 }
 
 NodeSet& NodeSet::operator^=(const NodeSet& other) {
   require_same_size(*this, other);
-  for (size_t i = 0; i < words_.size(); ++i) words_[i] ^= other.words_[i];
+  for (size_t i = 0, n = word_count(); i < n; ++i) words_[i] ^= other.words_[i];
   return *this;
 }
 
 NodeSet NodeSet::complement() const {
   NodeSet c = *this;
-  for (auto& w : c.words_) w = ~w;
+  for (Word& w : c.mutable_words()) w = ~w;
   c.clear_tail();
   return c;
 }
 
 bool NodeSet::intersects(const NodeSet& other) const {
   require_same_size(*this, other);
-  for (size_t i = 0; i < words_.size(); ++i)
+  for (size_t i = 0, n = word_count(); i < n; ++i)
     if (words_[i] & other.words_[i]) return true;
   return false;
 }
 
 bool NodeSet::is_subset_of(const NodeSet& other) const {
   require_same_size(*this, other);
-  for (size_t i = 0; i < words_.size(); ++i)
+  for (size_t i = 0, n = word_count(); i < n; ++i)
     if (words_[i] & ~other.words_[i]) return false;
   return true;
 }
@@ -123,7 +171,7 @@ NodeId NodeSet::next(NodeId from) const {
   Word bits = words_[w] & (~Word{0} << (from & 63));
   while (true) {
     if (bits) return static_cast<NodeId>(w * kWordBits + std::countr_zero(bits));
-    if (++w == words_.size()) return -1;
+    if (++w == word_count()) return -1;
     bits = words_[w];
   }
 }
@@ -135,7 +183,7 @@ NodeId NodeSet::next_absent(NodeId from) const {
   Word holes = ~words_[w] & (~Word{0} << (from & 63));
   while (true) {
     if (holes) return std::min(size_, static_cast<NodeId>(w * kWordBits + std::countr_zero(holes)));
-    if (++w == words_.size()) return size_;
+    if (++w == word_count()) return size_;
     holes = ~words_[w];
   }
 }
@@ -158,8 +206,7 @@ std::vector<std::pair<NodeId, NodeId>> NodeSet::runs() const {
 }
 
 void NodeSet::clear_tail() {
-  if (size_ % kWordBits != 0 && !words_.empty())
-    words_.back() &= (Word{1} << (size_ % kWordBits)) - 1;
+  if (size_ % kWordBits != 0) words_[word_count() - 1] &= (Word{1} << (size_ % kWordBits)) - 1;
 }
 
 }  // namespace trellis

@@ -3,10 +3,17 @@
 // This is the one representation of "which nodes" in Trellis: free sets, allocations, busy sets.
 // All set algebra works a word at a time; iteration skips empty words with countr_zero. Two sets
 // combined by an operator must have the same size (a programmer error otherwise).
+//
+// Sets of up to kInlineWords * 64 nodes keep their words inside the object and never allocate;
+// larger ones keep them on the heap. Schedulers and the simulator copy placements and free sets
+// for every started job, and on the machines of most traces (128 nodes for the NASA iPSC) a heap
+// block per copy cost more than the scheduling itself.
 #pragma once
 
+#include <algorithm>
 #include <bit>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -22,9 +29,38 @@ class NodeSet {
   using Word = uint64_t;
   static constexpr int kWordBits = 64;
 
+  // Words kept inside the object: sets of up to 256 nodes do not allocate.
+  static constexpr int kInlineWords = 4;
+
   NodeSet() = default;
   // An empty set over node ids [0, size).
   explicit NodeSet(int size);
+  // Copies and moves are inline: they happen for every started job.
+  NodeSet(const NodeSet& other) : size_(other.size_) {
+    if (other.on_heap()) {
+      size_ = 0;
+      *this = other;
+    } else {
+      std::copy_n(other.inline_, kInlineWords, inline_);
+    }
+  }
+  NodeSet(NodeSet&& other) noexcept : size_(other.size_) {
+    if (other.on_heap()) {  // take its block
+      words_ = other.words_;
+      capacity_ = other.capacity_;
+      other.words_ = other.inline_;
+      other.capacity_ = kInlineWords;
+    } else {
+      std::copy_n(other.inline_, kInlineWords, inline_);
+    }
+    other.size_ = 0;  // a moved-from set is empty, as a moved-from vector is
+  }
+  // Assignment reuses this set's words when they are enough (no allocation for equal sizes).
+  NodeSet& operator=(const NodeSet& other);
+  NodeSet& operator=(NodeSet&& other) noexcept;
+  ~NodeSet() {
+    if (on_heap()) delete[] words_;
+  }
   // The set of all node ids in [0, size).
   static NodeSet all(int size);
   // A set holding exactly `ids` (each must be < size).
@@ -58,7 +94,7 @@ class NodeSet {
   NodeSet complement() const;
   bool intersects(const NodeSet& other) const;
   bool is_subset_of(const NodeSet& other) const;
-  friend bool operator==(const NodeSet& a, const NodeSet& b) = default;
+  friend bool operator==(const NodeSet& a, const NodeSet& b);
 
   // The smallest member >= from, or -1 when there is none.
   NodeId next(NodeId from) const;
@@ -72,22 +108,31 @@ class NodeSet {
   std::vector<std::pair<NodeId, NodeId>> runs() const;
   template <typename F>
   void for_each(F&& visit) const {
-    for (size_t w = 0; w < words_.size(); ++w) {
+    const size_t n = word_count();
+    for (size_t w = 0; w < n; ++w) {
       for (Word bits = words_[w]; bits != 0; bits &= bits - 1) {
         visit(static_cast<NodeId>(w * kWordBits + std::countr_zero(bits)));
       }
     }
   }
 
-  // Raw word access for word-parallel algorithms. Bits at or above size() are always zero.
-  const std::vector<Word>& words() const { return words_; }
-  std::vector<Word>& mutable_words() { return words_; }
+  // Raw word access for word-parallel algorithms: (size() + 63) / 64 words. Bits at or above
+  // size() are always zero (writers through mutable_words() must keep them so).
+  std::span<const Word> words() const { return {words_, word_count()}; }
+  std::span<Word> mutable_words() { return {words_, word_count()}; }
 
  private:
+  size_t word_count() const { return static_cast<size_t>(size_ + kWordBits - 1) / kWordBits; }
+  bool on_heap() const { return words_ != inline_; }
+  // Makes room for `words` words (their values are unspecified) and sets size() to `size`.
+  void reshape(int size);
+  void release();     // frees a heap block; the set is then empty, with inline words
   void clear_tail();  // keeps the bits past size() at zero
 
   int size_ = 0;
-  std::vector<Word> words_;
+  int capacity_ = kInlineWords;  // words at words_
+  Word* words_ = inline_;        // inline_ or a heap block of capacity_ words
+  Word inline_[kInlineWords] = {};
 };
 
 }  // namespace trellis

@@ -1,6 +1,7 @@
 #include "alloc/buddy/buddy_allocator.h"
 
 #include <bit>
+#include <span>
 #include <vector>
 
 #include "alloc/baseline.h"
@@ -72,7 +73,7 @@ using Block = BuddyAllocator::Block;
 // The smallest maximal free block of at least 2^want_order ranks, at the lowest rank, among the
 // ranks whose free bits are `ranks` (bits past the machine are zero, so a block that would reach
 // past the last node is never free); first = -1 if none.
-Block smallest_maximal_block(const std::vector<Word>& ranks, int want_order) {
+Block smallest_maximal_block(std::span<const Word> ranks, int want_order) {
   // Blocks inside one word (up to 32 ranks), in one pass over the words: in each, the smallest
   // size with a maximal block, kept if smaller than any found in a word before. A word with no
   // free rank has no free block, and a word that is all free has none whose buddy is busy.

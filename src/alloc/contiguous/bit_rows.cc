@@ -2,13 +2,14 @@
 
 #include <algorithm>
 #include <cassert>
+#include <span>
 
 namespace trellis {
 
 namespace {
 
 // `count` (<= 64) bits of `words` starting at bit `pos`, in the low bits of the result.
-NodeSet::Word bits_at(const std::vector<NodeSet::Word>& words, long pos, int count) {
+NodeSet::Word bits_at(std::span<const NodeSet::Word> words, long pos, int count) {
   const size_t w = static_cast<size_t>(pos >> 6);
   const int shift = static_cast<int>(pos & 63);
   NodeSet::Word v = words[w] >> shift;
@@ -30,7 +31,7 @@ BitRows::BitRows(const Torus& machine)
 
 BitRows::BitRows(const Torus& machine, const NodeSet& nodes) : BitRows(machine) {
   const int n0 = machine.extent(0);
-  const auto& src = nodes.words();
+  const auto src = nodes.words();
   if (n0 % 64 == 0) {  // rows are whole words already
     std::copy(src.begin(), src.begin() + bits_.size(), bits_.begin());
     return;
