@@ -18,10 +18,28 @@ Status BatchCore::submit(const Job& job, Seconds /*now*/) {
     return fail("needs " + std::to_string(job.request.nodes) + " nodes, the machine has " +
                 std::to_string(n));
   if (auto ok = allocator_.check(job.request); !ok) return ok.error();
-  auto [it, fresh] = jobs_.emplace(job.id, job);
-  if (!fresh) return fail("job " + std::to_string(job.id) + " is already in the system");
-  queue_.push_back(&it->second);
+  if (jobs_.find(job.id))
+    return fail("job " + std::to_string(job.id) + " is already in the system");
+  queue_.push_back(store(job));
   return Ok{};
+}
+
+const Job* BatchCore::store(const Job& job) {
+  Job* slot;
+  if (free_slots_.empty()) {
+    slot = &job_store_.emplace_back(job);
+  } else {
+    slot = free_slots_.back();
+    free_slots_.pop_back();
+    *slot = job;
+  }
+  jobs_.emplace(job.id, slot);
+  return slot;
+}
+
+void BatchCore::forget(JobId id) {
+  free_slots_.push_back(jobs_.at(id));
+  jobs_.erase(id);
 }
 
 void BatchCore::remove_running(JobId id) {
@@ -31,28 +49,28 @@ void BatchCore::remove_running(JobId id) {
   // (kept as the simulator always had it, so schedules stay identical).
   if (at + 1 != running_.size()) {
     running_[at] = std::move(running_.back());
-    running_index_[running_[at].id] = at;
+    running_index_.at(running_[at].id) = at;
   }
   running_.pop_back();
-  jobs_.erase(id);
+  forget(id);
 }
 
 Status BatchCore::ended(JobId job, Seconds /*now*/) {
-  auto it = running_index_.find(job);
-  if (it == running_index_.end()) return fail("job " + std::to_string(job) + " is not running");
-  free_ |= running_[it->second].nodes;
+  const size_t* at = running_index_.find(job);
+  if (!at) return fail("job " + std::to_string(job) + " is not running");
+  free_ |= running_[*at].nodes;
   if (!down_.empty()) free_ -= down_;  // a node that went down while held stays out
   remove_running(job);
   return Ok{};
 }
 
 Status BatchCore::cancel(JobId job, Seconds now) {
-  if (running_index_.count(job)) return ended(job, now);
+  if (running_index_.find(job)) return ended(job, now);
   auto at = std::find_if(queue_.begin(), queue_.end(), [&](const Job* j) { return j->id == job; });
   if (at == queue_.end()) return fail("job " + std::to_string(job) + " is not in the system");
   queue_.erase(at);
   std::erase_if(reservations_, [&](const Reservation& r) { return r.job == job; });
-  jobs_.erase(job);
+  forget(job);
   return Ok{};
 }
 
@@ -79,33 +97,33 @@ Status BatchCore::node_up(NodeId node, Seconds /*now*/) {
 }
 
 Status BatchCore::busy(JobId job, Seconds /*now*/) {
-  if (!running_index_.count(job)) return fail("job " + std::to_string(job) + " is not running");
+  if (!running_index_.find(job)) return fail("job " + std::to_string(job) + " is not running");
   return Ok{};
 }
 
-PassResult BatchCore::pass(Seconds now) {
+const PassResult& BatchCore::pass(Seconds now) {
   last_pass_ = now;
   Schedule decided = policy_.schedule({now, queue_, running_, free_, reservations_}, allocator_);
-  PassResult result;
-  result.now = now;
+  result_.now = now;
+  result_.decisions.clear();
   if (!decided.starts.empty()) {
-    std::vector<bool> started(queue_.size(), false);
+    started_.assign(queue_.size(), false);
     for (StartDecision& d : decided.starts) {
       const Job& job = *queue_[d.queue_index];
-      started[d.queue_index] = true;
+      started_[d.queue_index] = true;
       free_ -= d.placement.nodes;
-      running_index_[job.id] = running_.size();
+      running_index_.emplace(job.id, running_.size());
       running_.push_back({job.id, now, now + job.time_limit, d.placement.nodes, job.request.nodes});
-      result.decisions.push_back(
+      result_.decisions.push_back(
           {CoreDecision::Kind::kStart, job.id, std::move(d.placement.nodes), d.placement.box});
     }
     size_t kept = 0;
     for (size_t i = 0; i < queue_.size(); ++i)
-      if (!started[i]) queue_[kept++] = queue_[i];
+      if (!started_[i]) queue_[kept++] = queue_[i];
     queue_.resize(kept);
   }
   reservations_ = std::move(decided.reservations);
-  return result;
+  return result_;
 }
 
 std::optional<Seconds> BatchCore::next_wakeup() const {
@@ -117,15 +135,15 @@ std::optional<Seconds> BatchCore::next_wakeup() const {
 }
 
 const Job* BatchCore::find(JobId id) const {
-  auto it = jobs_.find(id);
-  return it == jobs_.end() ? nullptr : &it->second;
+  Job* const* slot = jobs_.find(id);
+  return slot ? *slot : nullptr;
 }
 
 CoreSnapshot BatchCore::snapshot() const {
   CoreSnapshot s;
   for (const Job* j : queue_) s.queue.push_back(*j);
   s.running = running_;
-  for (const RunningJob& r : running_) s.running_jobs.push_back(jobs_.at(r.id));
+  for (const RunningJob& r : running_) s.running_jobs.push_back(*jobs_.at(r.id));
   s.reservations = reservations_;
   s.down = down_;
   s.last_pass = last_pass_;
@@ -143,17 +161,20 @@ Status BatchCore::restore(const CoreSnapshot& s) {
                   ")");
     held |= r.nodes;
   }
+  job_store_.clear();
+  free_slots_.clear();
   jobs_.clear();
   queue_.clear();
   running_index_.clear();
-  for (const Job& j : s.running_jobs) jobs_.emplace(j.id, j);
+  for (const Job& j : s.running_jobs)
+    if (!jobs_.find(j.id)) store(j);
   for (const Job& j : s.queue) {
-    auto [it, fresh] = jobs_.emplace(j.id, j);
-    if (!fresh) return fail("job " + std::to_string(j.id) + " appears twice in the snapshot");
-    queue_.push_back(&it->second);
+    if (jobs_.find(j.id))
+      return fail("job " + std::to_string(j.id) + " appears twice in the snapshot");
+    queue_.push_back(store(j));
   }
   running_ = s.running;
-  for (size_t i = 0; i < running_.size(); ++i) running_index_[running_[i].id] = i;
+  for (size_t i = 0; i < running_.size(); ++i) *running_index_.emplace(running_[i].id, i).first = i;
   down_ = s.down;
   free_ = NodeSet::all(n) - held - down_;
   reservations_ = s.reservations;

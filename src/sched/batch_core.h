@@ -10,10 +10,11 @@
 //   core.ended(job.id, 600);
 #pragma once
 
+#include <deque>
 #include <memory>
-#include <unordered_map>
 #include <vector>
 
+#include "core/job_table.h"
 #include "sched/core.h"
 
 namespace trellis {
@@ -31,7 +32,7 @@ class BatchCore final : public SchedulingCore {
   // Batch jobs keep their nodes while they wait for input.
   bool idle(JobId, Seconds) override { return false; }
   Status busy(JobId job, Seconds now) override;
-  PassResult pass(Seconds now) override;
+  const PassResult& pass(Seconds now) override;
   const std::vector<Reservation>& reservations() const override { return reservations_; }
   std::optional<Seconds> next_wakeup() const override;
   CoreSnapshot snapshot() const override;
@@ -46,21 +47,30 @@ class BatchCore final : public SchedulingCore {
 
  private:
   void remove_running(JobId id);
+  // Keeps a copy of `job` in a free slot of job_store_ and indexes it; the job's id must be new.
+  const Job* store(const Job& job);
+  void forget(JobId id);  // frees the job's slot
   // An error unless `node` is one of the machine's.
   Status on_machine(NodeId node) const;
 
   const Machine& machine_;
   const Allocator& allocator_;
   const QueuePolicy& policy_;
-  // Every job in the core by id; node-based, so the pointers in queue_ stay valid.
-  std::unordered_map<JobId, Job> jobs_;
+  // Every job in the core, each copied once into a slot of job_store_: a deque never moves its
+  // elements, so the pointers in queue_ and jobs_ stay valid, and the slot of an ended job is
+  // reused (assigning a Job over an old one reuses its strings: no allocation per job).
+  std::deque<Job> job_store_;
+  std::vector<Job*> free_slots_;
+  JobTable<Job*> jobs_;            // id -> its slot
   std::vector<const Job*> queue_;  // waiting, in priority (arrival) order
   std::vector<RunningJob> running_;
-  std::unordered_map<JobId, size_t> running_index_;  // id -> position in running_
-  NodeSet free_;                                     // up and not held by a running job
+  JobTable<size_t> running_index_;  // id -> position in running_
+  NodeSet free_;                    // up and not held by a running job
   NodeSet down_;
   std::vector<Reservation> reservations_;
   Seconds last_pass_ = 0;
+  PassResult result_;          // the last pass's, reused (see SchedulingCore::pass)
+  std::vector<char> started_;  // pass() scratch: which queue positions started
 };
 
 }  // namespace trellis

@@ -79,8 +79,10 @@ class SchedulingCore {
   virtual bool idle(JobId job, Seconds now) = 0;
   // The input an idle job waited for has arrived: it is scheduled again (on its old nodes).
   virtual Status busy(JobId job, Seconds now) = 0;
-  // One scheduling pass at `now`: the decisions are already applied to the core's state.
-  virtual PassResult pass(Seconds now) = 0;
+  // One scheduling pass at `now`: the decisions are already applied to the core's state. The
+  // result is the core's own buffer, valid until the next pass() or the core's end (a simulator
+  // passes millions of times; a fresh vector each time cost more than many passes' work).
+  virtual const PassResult& pass(Seconds now) = 0;
   // The promises in force after the last pass (EASY: the head job; conservative: every waiting
   // job); none for time-sharing cores.
   virtual const std::vector<Reservation>& reservations() const = 0;

@@ -151,9 +151,10 @@ Status GangCore::busy(JobId job, Seconds /*now*/) {
   return Ok{};
 }
 
-PassResult GangCore::pass(Seconds now) {
-  PassResult result;
+const PassResult& GangCore::pass(Seconds now) {
+  PassResult& result = result_;
   result.now = now;
+  result.decisions.clear();
   last_pass_ = now;
   if (jobs_.empty()) {
     slot_.clear();
@@ -202,10 +203,7 @@ PassResult GangCore::pass(Seconds now) {
         result.decisions.push_back({CoreDecision::Kind::kSuspend, r.job, {}, std::nullopt});
     }
   }
-  if (result.decisions.empty())
-    result.decisions = std::move(switched_in);
-  else
-    for (CoreDecision& d : switched_in) result.decisions.push_back(std::move(d));
+  for (CoreDecision& d : switched_in) result.decisions.push_back(std::move(d));
   slot_ = *next;
   slot_end_ = now + (slot_.empty() ? options_.empty_slot : options_.slice);
   return result;

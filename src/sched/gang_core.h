@@ -65,7 +65,7 @@ class GangCore final : public SchedulingCore {
   // track who ran in which slot: the caller (the simulator, which reads slot()) vouches for it.
   bool idle(JobId job, Seconds now) override;
   Status busy(JobId job, Seconds now) override;
-  PassResult pass(Seconds now) override;
+  const PassResult& pass(Seconds now) override;
   // Gang policies make no promises.
   const std::vector<Reservation>& reservations() const override { return no_reservations_; }
   // The end of the current slot while jobs are in the system.
@@ -130,6 +130,7 @@ class GangCore final : public SchedulingCore {
   Seconds slot_end_ = 0;
   std::vector<PolicyCall> calls_;
   const std::vector<Reservation> no_reservations_;
+  PassResult result_;  // the last pass's, reused (see SchedulingCore::pass)
 };
 
 }  // namespace trellis

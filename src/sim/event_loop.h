@@ -67,6 +67,7 @@ EventLoopStats run_event_loop(std::span<const Job* const> arrivals, Model& model
   std::unique_ptr<Core> core = options.make_core();
   std::optional<Seconds> wake;
   size_t next_arrival = 0;
+  PassResult kept;  // a restart's decisions, which outlive the core that made them
   for (;;) {
     Seconds now = model.next_end();
     if (wake) now = std::min(now, *wake);
@@ -95,21 +96,23 @@ EventLoopStats run_event_loop(std::span<const Job* const> arrivals, Model& model
     if (!changed) continue;  // only jobs that can never run arrived: nothing to decide
 
     auto pass_start = options.time_passes ? Clock::now() : Clock::time_point{};
-    PassResult decided = core->pass(now);
+    const PassResult* decided = &core->pass(now);
     double pass_time =
         options.time_passes ? std::chrono::duration<double>(Clock::now() - pass_start).count() : 0;
     stats.pass_seconds += pass_time;
     stats.max_pass_seconds = std::max(stats.max_pass_seconds, pass_time);
     ++stats.passes;
-    if (options.on_pass) options.on_pass(decided, *core);
+    if (options.on_pass) options.on_pass(*decided, *core);
     if (stats.passes == options.restart_after_pass) {
+      kept = *decided;
+      decided = &kept;
       std::unique_ptr<Core> restarted = options.make_core();
       if (auto ok = restarted->restore(core->snapshot()); !ok)
         throw std::logic_error("restoring the core's own snapshot failed: " + ok.error().message);
       core = std::move(restarted);
     }
     wake = core->next_wakeup();
-    model.after_pass(decided, *core, wake, next_arrival < arrivals.size());
+    model.after_pass(*decided, *core, wake, next_arrival < arrivals.size());
   }
   return stats;
 }
