@@ -29,47 +29,38 @@ GangCore::GangCore(gang::GangScheduler& policy, Curve order, GangCoreOptions opt
 }
 
 Status GangCore::call_submit(JobId job, int size) {
+  own_slot();
   if (auto ok = policy_.submit(job, size); !ok) return ok;
   calls_.push_back({PolicyCall::Kind::kSubmit, job, size});
   return Ok{};
 }
 
-const std::vector<gang::SlotJob>& GangCore::call_next_slot() {
-  if (!calls_.empty() && calls_.back().kind == PolicyCall::Kind::kNextSlot)
-    ++calls_.back().job;
-  else
-    calls_.push_back({PolicyCall::Kind::kNextSlot, 1, 0});
-  return policy_.next_slot();
-}
-
 void GangCore::call_finish(JobId job) {
+  own_slot();
   calls_.push_back({PolicyCall::Kind::kFinish, job, 0});
   policy_.finish(job);
 }
 
 bool GangCore::call_suspend(JobId job) {
+  own_slot();
   calls_.push_back({PolicyCall::Kind::kSuspend, job, 0});
   return policy_.suspend(job);
 }
 
 void GangCore::call_resume(JobId job) {
+  own_slot();
   calls_.push_back({PolicyCall::Kind::kResume, job, 0});
   policy_.resume(job);
-}
-
-bool GangCore::has_run(JobId job) const {
-  return job >= 0 && static_cast<size_t>(job) < has_run_.size() &&
-         has_run_[static_cast<size_t>(job)];
 }
 
 void GangCore::mark_run(JobId job, bool ran) {
   if (job < 0) return;
   const auto at = static_cast<size_t>(job);
   if (at >= has_run_.size()) {
-    if (!ran || at >= 2 * has_run_.size() + (1 << 16)) return;  // a sparse id: no bit, no harm
-    has_run_.resize(std::max(at + 1, 2 * has_run_.size()), false);
+    if (!ran || at >= 2 * has_run_.size() + (1 << 16)) return;  // a sparse id: no byte, no harm
+    has_run_.resize(std::max(at + 1, 2 * has_run_.size()), 0);
   }
-  has_run_[at] = ran;
+  has_run_[at] = ran ? 1 : 0;
 }
 
 NodeSet GangCore::partition_nodes(int first, int size) const {
@@ -95,6 +86,7 @@ Status GangCore::submit(const Job& job, Seconds /*now*/) {
   if (jobs_.find(job.id)) return fail(job_text(job.id) + " is already in the system");
   if (auto ok = call_submit(job.id, job.request.nodes); !ok) return ok;
   jobs_.emplace(job.id, SlotState{});
+  ++not_run_;
   details_.emplace(job.id, Details{job});
   return Ok{};
 }
@@ -152,17 +144,38 @@ Status GangCore::busy(JobId job, Seconds /*now*/) {
 }
 
 const PassResult& GangCore::pass(Seconds now) {
-  PassResult& result = result_;
-  result.now = now;
-  result.decisions.clear();
+  result_.now = now;
+  result_.decisions.clear();
   last_pass_ = now;
+  // The last slot: switch_reported() compares it with the next; without reports it is done with.
+  if (options_.report_switches) own_slot();
   if (jobs_.empty()) {
     slot_.clear();
+    slot_view_ = &slot_;
     slot_end_ = now;
-    return result;
+    return result_;
   }
   const std::vector<gang::SlotJob>* next = &call_next_slot();
+  if (withdrawn_waiting_ > 0) next = &drop_withdrawn(next);
+  ++slots_;
+  if (options_.report_switches) {
+    switch_reported(*next, now);
+  } else if (not_run_ > 0) {
+    // Without switches to report only first starts matter (and only while some job has not
+    // run): the byte says a job is past its own.
+    for (const gang::SlotJob& r : *next)
+      if (!has_run(r.job)) first_start(r, jobs_.at(r.job), now, result_.decisions);
+  }
+  slot_view_ = next;
+  slot_end_ = now + (next->empty() ? options_.empty_slot : options_.slice);
+  return result_;
+}
+
+const std::vector<gang::SlotJob>& GangCore::drop_withdrawn(const std::vector<gang::SlotJob>* next) {
   // A withdrawn job leaves the policy when it is first picked; the slot is decided again.
+  // Finishing it must not copy the policy's new slot as the last one (which, with reports,
+  // own_slot() has kept in slot_ already; without, is done with).
+  slot_view_ = &slot_;
   while (withdrawn_waiting_ > 0) {
     std::vector<JobId> withdrawn;
     for (const gang::SlotJob& r : *next)
@@ -173,40 +186,43 @@ const PassResult& GangCore::pass(Seconds now) {
       jobs_.erase(id);
       details_.erase(id);
       --withdrawn_waiting_;
+      --not_run_;
     }
     next = &call_next_slot();
   }
-  ++slots_;
+  return *next;
+}
+
+void GangCore::first_start(const gang::SlotJob& r, SlotState& j, Seconds now,
+                           std::vector<CoreDecision>& into) {
+  if (j.first >= 0) return;  // a sparse id without a has-run byte
+  j.first = r.first;
+  j.size = r.size;
+  j.last_slot = slots_;
+  --not_run_;
+  details_.at(r.job).start = now;
+  mark_run(r.job, true);
+  into.push_back(
+      {CoreDecision::Kind::kStart, r.job, partition_nodes(r.first, r.size), std::nullopt});
+}
+
+void GangCore::switch_reported(const std::vector<gang::SlotJob>& next, Seconds now) {
   // Switch out the jobs of the last slot that do not run in this one, then switch in.
-  std::vector<CoreDecision> switched_in;
-  const bool report = options_.report_switches;
-  for (const gang::SlotJob& r : *next) {
-    // Without switches to report only first starts matter: the bit says a job is past its own.
-    if (!report && has_run(r.job)) continue;
+  switched_in_.clear();
+  for (const gang::SlotJob& r : next) {
     SlotState& j = jobs_.at(r.job);
-    if (j.first < 0) {
-      j.first = r.first;
-      j.size = r.size;
-      details_.at(r.job).start = now;
-      mark_run(r.job, true);
-      switched_in.push_back(
-          {CoreDecision::Kind::kStart, r.job, partition_nodes(r.first, r.size), std::nullopt});
-    } else if (report && j.last_slot != slots_ - 1) {
-      switched_in.push_back({CoreDecision::Kind::kResume, r.job, {}, std::nullopt});
-    }
+    if (j.first < 0)
+      first_start(r, j, now, switched_in_);
+    else if (j.last_slot != slots_ - 1)
+      switched_in_.push_back({CoreDecision::Kind::kResume, r.job, {}, std::nullopt});
     j.last_slot = slots_;
   }
-  if (report) {
-    for (const gang::SlotJob& r : slot_) {
-      const SlotState* previous = jobs_.find(r.job);
-      if (previous && previous->last_slot == slots_ - 1)
-        result.decisions.push_back({CoreDecision::Kind::kSuspend, r.job, {}, std::nullopt});
-    }
+  for (const gang::SlotJob& r : slot_) {
+    const SlotState* previous = jobs_.find(r.job);
+    if (previous && previous->last_slot == slots_ - 1)
+      result_.decisions.push_back({CoreDecision::Kind::kSuspend, r.job, {}, std::nullopt});
   }
-  for (CoreDecision& d : switched_in) result.decisions.push_back(std::move(d));
-  slot_ = *next;
-  slot_end_ = now + (slot_.empty() ? options_.empty_slot : options_.slice);
-  return result;
+  for (CoreDecision& d : switched_in_) result_.decisions.push_back(std::move(d));
 }
 
 CoreSnapshot GangCore::snapshot() const {
@@ -312,6 +328,7 @@ Status GangCore::restore(const CoreSnapshot& s) {
   }
   for (const Job& j : s.queue)
     if (partitions.count(j.id)) return fail(job_text(j.id) + " ran but is queued in the snapshot");
+  not_run_ = static_cast<long>(s.queue.size());
   for (JobId id : s.idle) {
     if (!suspended.count(id)) return fail(job_text(id) + " is idle in the snapshot but running");
     jobs_.at(id).idle = true;

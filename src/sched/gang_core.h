@@ -23,7 +23,9 @@
 //   core.ended(job.id, 90);                                      // before the pass at 90
 #pragma once
 
+#include <cstdint>
 #include <optional>
+#include <type_traits>
 #include <unordered_map>
 #include <vector>
 
@@ -50,6 +52,8 @@ class GangCore final : public SchedulingCore {
   // `policy` must be fresh (no calls made to it) and outlive the core; `order` has one rank per
   // processor of the policy (throws std::invalid_argument otherwise: a programming error).
   GangCore(gang::GangScheduler& policy, Curve order, GangCoreOptions options = {});
+  GangCore(const GangCore&) = delete;  // slot_view_ may point into this core
+  GangCore& operator=(const GangCore&) = delete;
 
   Status submit(const Job& job, Seconds now) override;
   // The job must have run (a job ends only while it runs).
@@ -78,8 +82,11 @@ class GangCore final : public SchedulingCore {
   Status restore(const CoreSnapshot& snapshot) override;
 
   // Read-only views, for observers (metrics, tests).
-  // The jobs of the current slot, as the policy named them.
-  const std::vector<gang::SlotJob>& slot() const { return slot_; }
+  // The jobs of the current slot, as the policy named them. They stay the same until the next
+  // pass(), but the reference only until the core's next non-const call (until then it may be
+  // the policy's own vector, see own_slot()): a caller that calls the core while it goes through
+  // the slot reads slot() again after each call.
+  const std::vector<gang::SlotJob>& slot() const { return *slot_view_; }
   gang::LoadIndex load() const { return policy_.load(); }
   // Jobs submitted and not ended (waiting, running, idle, or withdrawn but not yet picked).
   int jobs_in_system() const { return static_cast<int>(jobs_.size()); }
@@ -104,14 +111,44 @@ class GangCore final : public SchedulingCore {
     Seconds start = -1;  // its first slot's start; -1 until it runs
   };
 
-  // A bit per dense job id: has the job run. Only a fast path: the switches of a slot test it
-  // instead of the job's SlotState, which is 256 times larger (ids without a bit go there).
-  bool has_run(JobId job) const;
+  // A byte per dense job id: has the job run. Only a fast path: the switches of a slot test it
+  // instead of the job's SlotState, which is 32 times larger (ids without a byte go there). A
+  // byte, not std::vector<bool>'s bit: its indexing cost a tenth of a simulated slot.
+  bool has_run(JobId job) const {
+    return static_cast<std::make_unsigned_t<JobId>>(job) < has_run_.size() &&
+           has_run_[static_cast<size_t>(job)] != 0;
+  }
   void mark_run(JobId job, bool ran);
+
+  // The parts of a pass (pass() keeps the every-slot path short: a pass is one slot).
+  // Withdrawn jobs in `next` leave the policy and the slot is decided again; the final slot.
+  const std::vector<gang::SlotJob>& drop_withdrawn(const std::vector<gang::SlotJob>* next);
+  // A job of the new slot runs for the first time at `now`: its kStart, appended to `into`.
+  void first_start(const gang::SlotJob& r, SlotState& j, Seconds now,
+                   std::vector<CoreDecision>& into);
+  // report_switches: every kSuspend, then the kStarts and kResumes of the switch to `next`.
+  void switch_reported(const std::vector<gang::SlotJob>& next, Seconds now);
 
   // The policy's calls, each logged (see CoreSnapshot::policy_calls).
   Status call_submit(JobId job, int size);
-  const std::vector<gang::SlotJob>& call_next_slot();
+  // The current slot is the policy's own vector until the core next calls a method of the
+  // policy that may change it (GangScheduler::next_slot: const methods leave it); then a copy.
+  // Copying every slot cost a tenth of a simulated slot, and most slots end with no such call.
+  void own_slot() {
+    if (slot_view_ == &slot_) return;
+    slot_ = *slot_view_;
+    slot_view_ = &slot_;
+  }
+
+  // Inline: a pass calls it for every slot. A run of slots is one call in the log. (The slot in
+  // force needs no own_slot(): pass() calls it, and has kept or dropped the last slot already.)
+  const std::vector<gang::SlotJob>& call_next_slot() {
+    if (!calls_.empty() && calls_.back().kind == PolicyCall::Kind::kNextSlot)
+      ++calls_.back().job;
+    else
+      calls_.push_back({PolicyCall::Kind::kNextSlot, 1, 0});
+    return policy_.next_slot();
+  }
   void call_finish(JobId job);
   bool call_suspend(JobId job);
   void call_resume(JobId job);
@@ -122,15 +159,18 @@ class GangCore final : public SchedulingCore {
   GangCoreOptions options_;
   JobTable<SlotState> jobs_;
   std::unordered_map<JobId, Details> details_;
-  std::vector<bool> has_run_;
-  std::vector<gang::SlotJob> slot_;
-  long slots_ = 0;             // slots decided so far
+  std::vector<uint8_t> has_run_;
+  std::vector<gang::SlotJob> slot_;  // the current slot once owned (see own_slot())
+  const std::vector<gang::SlotJob>* slot_view_ = &slot_;  // the current slot
+  long slots_ = 0;                                        // slots decided so far
   int withdrawn_waiting_ = 0;  // withdrawn jobs the policy has not picked yet
+  long not_run_ = 0;           // jobs in jobs_ that have not run (first < 0)
   Seconds last_pass_ = 0;
   Seconds slot_end_ = 0;
   std::vector<PolicyCall> calls_;
   const std::vector<Reservation> no_reservations_;
-  PassResult result_;  // the last pass's, reused (see SchedulingCore::pass)
+  PassResult result_;                      // the last pass's, reused (see SchedulingCore::pass)
+  std::vector<CoreDecision> switched_in_;  // switch_reported() scratch
 };
 
 }  // namespace trellis

@@ -95,12 +95,16 @@ EventLoopStats run_event_loop(std::span<const Job* const> arrivals, Model& model
     }
     if (!changed) continue;  // only jobs that can never run arrived: nothing to decide
 
-    auto pass_start = options.time_passes ? Clock::now() : Clock::time_point{};
-    const PassResult* decided = &core->pass(now);
-    double pass_time =
-        options.time_passes ? std::chrono::duration<double>(Clock::now() - pass_start).count() : 0;
-    stats.pass_seconds += pass_time;
-    stats.max_pass_seconds = std::max(stats.max_pass_seconds, pass_time);
+    const PassResult* decided;
+    if (options.time_passes) {
+      auto pass_start = Clock::now();
+      decided = &core->pass(now);
+      double pass_time = std::chrono::duration<double>(Clock::now() - pass_start).count();
+      stats.pass_seconds += pass_time;
+      stats.max_pass_seconds = std::max(stats.max_pass_seconds, pass_time);
+    } else {
+      decided = &core->pass(now);
+    }
     ++stats.passes;
     if (options.on_pass) options.on_pass(*decided, *core);
     if (stats.passes == options.restart_after_pass) {

@@ -46,7 +46,8 @@ class GangScheduler {
   // A job of `size` processors arrives. Errors (with the job and size) if it can never run.
   virtual Status submit(JobId job, int size) = 0;
   // Decides the next slot: the jobs that run in it, in no particular order. The reference stays
-  // valid until the next call of any method.
+  // valid, and the slot unchanged, until the next call of a non-const method (GangCore reads the
+  // slot from there after load()).
   virtual const std::vector<SlotJob>& next_slot() = 0;
   // The job ran in the last slot and is finished (or was removed, e.g. deadlocked).
   virtual void finish(JobId job) = 0;

@@ -160,6 +160,13 @@ class SlottedJobs {
     now_ = static_cast<long>(at);
     if (!slot_open_) return false;
     slot_open_ = false;
+    // Most slots end with nothing to report: that test is inline, the switch out of line.
+    if (!finished_.empty() || config_.idle_detection || !waiting_input_.empty()) end_slot(at, core);
+    return true;
+  }
+
+  // The switch at the end of the slot that ran (advance_to).
+  [[gnu::noinline]] void end_slot(Seconds at, GangCore& core) {
     for (const auto& [id, when] : finished_) {
       Progress& p = in_system_.at(id);
       JobOutcome& o = result_.jobs[p.outcome];
@@ -171,14 +178,16 @@ class SlottedJobs {
       in_system_.erase(id);
     }
     if (config_.idle_detection) {
-      for (const gang::SlotJob& r : core.slot()) {
-        Progress* found = in_system_.find(r.job);
+      // By index, reading slot() again after each call to the core (see GangCore::slot()).
+      for (std::size_t i = 0; i < core.slot().size(); ++i) {
+        const JobId job = core.slot()[i].job;
+        Progress* found = in_system_.find(job);
         if (found == nullptr) continue;
         Progress& p = *found;
         if (p.waiting_input(now_)) {
-          if (core.idle(r.job, at)) {
+          if (core.idle(job, at)) {
             p.suspended = true;
-            waiting_input_.emplace(p.input_at, r.job);
+            waiting_input_.emplace(p.input_at, job);
             ++result_.idle_skips;
           }
         } else if (p.stopped()) {
@@ -186,8 +195,8 @@ class SlottedJobs {
           o.end = now_;
           o.done = p.done;
           o.fate = JobFate::kDeadlocked;
-          if (auto ok = core.cancel(r.job, at); !ok) throw std::logic_error(ok.error().message);
-          in_system_.erase(r.job);
+          if (auto ok = core.cancel(job, at); !ok) throw std::logic_error(ok.error().message);
+          in_system_.erase(job);
         }
       }
     }
@@ -197,7 +206,6 @@ class SlottedJobs {
       in_system_.at(id).suspended = false;
       (void)core.busy(id, at);
     }
-    return true;
   }
 
   // A pass is a switch: the slot it decided runs now.
@@ -333,16 +341,18 @@ class SlottedJobs {
     records_.emplace(job.id, std::move(r));
   }
 
+  // Called for every slot: the samples, due about load_samples times a run, are out of line.
   void record_load(long from, long to, gang::LoadIndex load) {
     if (to <= from) return;
     max_tqlb_units_ += static_cast<double>(load.max) * (to - from);
     min_tqlb_units_ += static_cast<double>(load.min) * (to - from);
     result_.max_tqlb = std::max(result_.max_tqlb, load.max);
-    while (next_sample_ < to) {
-      if (next_sample_ >= from) result_.load_series.push_back(LoadSample{next_sample_, load});
-      next_sample_ += sample_every_;
-    }
+    if (next_sample_ < to) sample_load(from, to, load);
     recorded_until_ = to;
+  }
+  [[gnu::noinline]] void sample_load(long from, long to, gang::LoadIndex load) {
+    for (; next_sample_ < to; next_sample_ += sample_every_)
+      if (next_sample_ >= from) result_.load_series.push_back(LoadSample{next_sample_, load});
   }
 
   // Runs the slot [now, slot_end): each job in it computes unit by unit.
