@@ -18,59 +18,64 @@ Status BatchCore::submit(const Job& job, Seconds /*now*/) {
     return fail("needs " + std::to_string(job.request.nodes) + " nodes, the machine has " +
                 std::to_string(n));
   if (auto ok = allocator_.check(job.request); !ok) return ok.error();
-  if (jobs_.find(job.id))
+  if (jobs_.count(job.id))
     return fail("job " + std::to_string(job.id) + " is already in the system");
-  queue_.push_back(store(job));
+  queue_.push_back(&store(job).job);
   return Ok{};
 }
 
-const Job* BatchCore::store(const Job& job) {
-  Job* slot;
+BatchCore::Stored& BatchCore::store(const Job& job) {
+  Stored* slot;
   if (free_slots_.empty()) {
-    slot = &job_store_.emplace_back(job);
+    slot = &job_store_.emplace_back(Stored{job});
   } else {
     slot = free_slots_.back();
     free_slots_.pop_back();
-    *slot = job;
+    slot->job = job;
+    slot->running_at = Stored::kWaiting;
   }
   jobs_.emplace(job.id, slot);
-  return slot;
+  return *slot;
 }
 
-void BatchCore::forget(JobId id) {
-  free_slots_.push_back(jobs_.at(id));
-  jobs_.erase(id);
+void BatchCore::forget(Stored& stored) {
+  jobs_.erase(stored.job.id);
+  free_slots_.push_back(&stored);
 }
 
-void BatchCore::remove_running(JobId id) {
-  size_t at = running_index_.at(id);
-  running_index_.erase(id);
+BatchCore::Stored* BatchCore::running(JobId id) const {
+  auto it = jobs_.find(id);
+  return it == jobs_.end() || it->second->running_at == Stored::kWaiting ? nullptr : it->second;
+}
+
+void BatchCore::remove_running(Stored& stored) {
+  const size_t at = stored.running_at;
   // Swap-remove: the order of running_ is the order policies see, and it is part of the schedule
   // (kept as the simulator always had it, so schedules stay identical).
   if (at + 1 != running_.size()) {
     running_[at] = std::move(running_.back());
-    running_index_.at(running_[at].id) = at;
+    jobs_.at(running_[at].id)->running_at = at;
   }
   running_.pop_back();
-  forget(id);
+  forget(stored);
 }
 
 Status BatchCore::ended(JobId job, Seconds /*now*/) {
-  const size_t* at = running_index_.find(job);
-  if (!at) return fail("job " + std::to_string(job) + " is not running");
-  free_ |= running_[*at].nodes;
+  Stored* stored = running(job);
+  if (!stored) return fail("job " + std::to_string(job) + " is not running");
+  free_ |= running_[stored->running_at].nodes;
   if (!down_.empty()) free_ -= down_;  // a node that went down while held stays out
-  remove_running(job);
+  remove_running(*stored);
   return Ok{};
 }
 
 Status BatchCore::cancel(JobId job, Seconds now) {
-  if (running_index_.find(job)) return ended(job, now);
+  if (running(job)) return ended(job, now);
   auto at = std::find_if(queue_.begin(), queue_.end(), [&](const Job* j) { return j->id == job; });
   if (at == queue_.end()) return fail("job " + std::to_string(job) + " is not in the system");
   queue_.erase(at);
   std::erase_if(reservations_, [&](const Reservation& r) { return r.job == job; });
-  forget(job);
+  forget(*jobs_.at(job));
   return Ok{};
 }
 
@@ -97,7 +102,7 @@ Status BatchCore::node_up(NodeId node, Seconds /*now*/) {
 }
 
 Status BatchCore::busy(JobId job, Seconds /*now*/) {
-  if (!running_index_.find(job)) return fail("job " + std::to_string(job) + " is not running");
+  if (!running(job)) return fail("job " + std::to_string(job) + " is not running");
   return Ok{};
 }
 
@@ -112,7 +117,7 @@ const PassResult& BatchCore::pass(Seconds now) {
       const Job& job = *queue_[d.queue_index];
       started_[d.queue_index] = true;
       free_ -= d.placement.nodes;
-      running_index_.emplace(job.id, running_.size());
+      jobs_.at(job.id)->running_at = running_.size();
       running_.push_back({job.id, now, now + job.time_limit, d.placement.nodes, job.request.nodes});
       result_.decisions.push_back(
           {CoreDecision::Kind::kStart, job.id, std::move(d.placement.nodes), d.placement.box});
@@ -135,15 +140,15 @@ std::optional<Seconds> BatchCore::next_wakeup() const {
 }
 
 const Job* BatchCore::find(JobId id) const {
-  Job* const* slot = jobs_.find(id);
-  return slot ? *slot : nullptr;
+  auto it = jobs_.find(id);
+  return it == jobs_.end() ? nullptr : &it->second->job;
 }
 
 CoreSnapshot BatchCore::snapshot() const {
   CoreSnapshot s;
   for (const Job* j : queue_) s.queue.push_back(*j);
   s.running = running_;
-  for (const RunningJob& r : running_) s.running_jobs.push_back(*jobs_.at(r.id));
+  for (const RunningJob& r : running_) s.running_jobs.push_back(jobs_.at(r.id)->job);
   s.reservations = reservations_;
   s.down = down_;
   s.last_pass = last_pass_;
@@ -165,16 +170,20 @@ Status BatchCore::restore(const CoreSnapshot& s) {
   free_slots_.clear();
   jobs_.clear();
   queue_.clear();
-  running_index_.clear();
   for (const Job& j : s.running_jobs)
-    if (!jobs_.find(j.id)) store(j);
+    if (!jobs_.count(j.id)) store(j);
   for (const Job& j : s.queue) {
-    if (jobs_.find(j.id))
+    if (jobs_.count(j.id))
       return fail("job " + std::to_string(j.id) + " appears twice in the snapshot");
-    queue_.push_back(store(j));
+    queue_.push_back(&store(j).job);
   }
   running_ = s.running;
-  for (size_t i = 0; i < running_.size(); ++i) *running_index_.emplace(running_[i].id, i).first = i;
+  for (size_t i = 0; i < running_.size(); ++i) {
+    auto it = jobs_.find(running_[i].id);
+    if (it == jobs_.end())
+      return fail("running job " + std::to_string(running_[i].id) + " has no job in the snapshot");
+    it->second->running_at = i;
+  }
   down_ = s.down;
   free_ = NodeSet::all(n) - held - down_;
   reservations_ = s.reservations;

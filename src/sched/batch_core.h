@@ -11,10 +11,11 @@
 #pragma once
 
 #include <deque>
+#include <limits>
 #include <memory>
+#include <unordered_map>
 #include <vector>
 
-#include "core/job_table.h"
 #include "sched/core.h"
 
 namespace trellis {
@@ -46,10 +47,19 @@ class BatchCore final : public SchedulingCore {
   const Job* find(JobId id) const;
 
  private:
-  void remove_running(JobId id);
+  // A job in the core, and where it is in running_ while it runs.
+  struct Stored {
+    static constexpr size_t kWaiting = std::numeric_limits<size_t>::max();
+    Job job;
+    size_t running_at = kWaiting;
+  };
+
+  void remove_running(Stored& stored);
   // Keeps a copy of `job` in a free slot of job_store_ and indexes it; the job's id must be new.
-  const Job* store(const Job& job);
-  void forget(JobId id);  // frees the job's slot
+  Stored& store(const Job& job);
+  void forget(Stored& stored);  // frees the job's slot
+  // The running job `id`, or nullptr.
+  Stored* running(JobId id) const;
   // An error unless `node` is one of the machine's.
   Status on_machine(NodeId node) const;
 
@@ -58,14 +68,15 @@ class BatchCore final : public SchedulingCore {
   const QueuePolicy& policy_;
   // Every job in the core, each copied once into a slot of job_store_: a deque never moves its
   // elements, so the pointers in queue_ and jobs_ stay valid, and the slot of an ended job is
-  // reused (assigning a Job over an old one reuses its strings: no allocation per job).
-  std::deque<Job> job_store_;
-  std::vector<Job*> free_slots_;
-  JobTable<Job*> jobs_;            // id -> its slot
-  std::vector<const Job*> queue_;  // waiting, in priority (arrival) order
+  // reused (assigning a Job over an old one reuses its strings: no allocation per job). The
+  // index is a hash map, sized by the jobs in the core: a table by id (core/job_table.h) spans
+  // the largest id, and touching its fresh pages cost a cold run more than the hashing.
+  std::deque<Stored> job_store_;
+  std::vector<Stored*> free_slots_;
+  std::unordered_map<JobId, Stored*> jobs_;  // id -> its slot
+  std::vector<const Job*> queue_;            // waiting, in priority (arrival) order
   std::vector<RunningJob> running_;
-  JobTable<size_t> running_index_;  // id -> position in running_
-  NodeSet free_;                    // up and not held by a running job
+  NodeSet free_;  // up and not held by a running job
   NodeSet down_;
   std::vector<Reservation> reservations_;
   Seconds last_pass_ = 0;
