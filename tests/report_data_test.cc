@@ -175,7 +175,7 @@ TEST(ReportData, GangJobsHoldNodesOnlyInTheirSlotsAndNeverTogether) {
   bool time_shared = false;
   std::map<NodeId, std::vector<std::pair<Seconds, Seconds>>> by_node;
   for (const JobRecord& j : r.jobs) {
-    time_shared |= j.running_intervals.size() > 1;
+    time_shared |= j.running_intervals().size() > 1;
     double ran = 0;
     Seconds previous_end = j.start;
     for (auto [from, to] : held_intervals(j)) {

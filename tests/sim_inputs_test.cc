@@ -322,7 +322,7 @@ TEST(RunMetrics, OfferedLoadCountsTheWorkDemandedNotTheTimeHeld) {
   EXPECT_DOUBLE_EQ(batch, (2 * 100 + 2 * 10) / (4.0 * 50));
   // The same work time-shared: job 2 held its nodes from 60 to 200 but ran 10 s of it.
   r.jobs[1].start = 60, r.jobs[1].end = 200;
-  r.jobs[1].running_intervals = {{60, 65}, {195, 200}};
+  r.jobs[1].set_running_intervals({{60, 65}, {195, 200}});
   EXPECT_DOUBLE_EQ(summarize(r).offered_load, batch);
 }
 

@@ -51,9 +51,9 @@ void write_jobs_csv(std::ostream& out, const SimResult& result, Seconds bsld_thr
     out << ',';
     if (j.leaf_switches) out << *j.leaf_switches;
     out << ',';
-    if (j.box) {
-      out << format_shape(j.box->extents) << ',';
-      for (size_t a = 0; a < j.box->extents.size(); ++a) out << (a ? " " : "") << j.box->anchor[a];
+    if (const Box* box = j.box()) {
+      out << format_shape(box->extents) << ',';
+      for (size_t a = 0; a < box->extents.size(); ++a) out << (a ? " " : "") << box->anchor[a];
     } else {
       out << ',';
     }

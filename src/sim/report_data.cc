@@ -366,7 +366,8 @@ json occupancy(const Torus& torus, const SimResult& result, Seconds t_min, Secon
 }  // namespace
 
 std::vector<std::pair<Seconds, Seconds>> held_intervals(const JobRecord& job) {
-  if (!job.running_intervals.empty()) return job.running_intervals;
+  auto intervals = job.running_intervals();
+  if (!intervals.empty()) return {intervals.begin(), intervals.end()};
   return {{job.start, job.end}};
 }
 

@@ -125,7 +125,7 @@ class BatchJobs {
     record.nodes = job.request.nodes;
     record.requested_nodes = job.request.nodes;
     record.user = job.user;
-    record.box = d.box;
+    if (d.box) record.set_box(*d.box);
     record.timed_out = options_.kill_at_time_limit && job.run_time > job.time_limit;
     record.end = now + (record.timed_out ? job.time_limit : job.run_time);
     if (options_.record_placements) {
@@ -179,10 +179,27 @@ RejectedJob rejected_job(const Job& job, std::string reason) {
           job.time_limit, job.request.nodes, job.user};
 }
 
+void JobRecord::set_box(const Box& box) {
+  Uncommon changed = uncommon_ ? *uncommon_ : Uncommon{};
+  changed.box = box;
+  uncommon_ = std::make_shared<const Uncommon>(std::move(changed));
+}
+
+std::span<const std::pair<Seconds, Seconds>> JobRecord::running_intervals() const {
+  if (!uncommon_) return {};
+  return uncommon_->running_intervals;
+}
+
+void JobRecord::set_running_intervals(std::vector<std::pair<Seconds, Seconds>> intervals) {
+  Uncommon changed = uncommon_ ? *uncommon_ : Uncommon{};
+  changed.running_intervals = std::move(intervals);
+  uncommon_ = std::make_shared<const Uncommon>(std::move(changed));
+}
+
 Seconds JobRecord::held_seconds() const {
-  if (running_intervals.empty()) return end - start;
+  if (running_intervals().empty()) return end - start;
   Seconds held = 0;
-  for (auto [from, to] : running_intervals) held += to - from;
+  for (auto [from, to] : running_intervals()) held += to - from;
   return held;
 }
 

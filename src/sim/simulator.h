@@ -17,6 +17,7 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -56,14 +57,18 @@ struct JobRecord {
   int nodes = 0;            // nodes it held (a gang partition or a box may exceed the request)
   int requested_nodes = 0;  // nodes it asked for
   int user = -1;            // from the workload; -1 when unknown
-  std::optional<Box> box;   // the box it got, when the allocator placed a box (mesh/torus)
   bool timed_out = false;   // killed at its limit (TO), else completed (CD)
-  double average_hops = 0;  // when placements are recorded
   std::optional<int> leaf_switches;             // fat trees, when placements are recorded
+  double average_hops = 0;                      // when placements are recorded
   std::vector<std::pair<NodeId, NodeId>> runs;  // inclusive id ranges, when recorded
+
+  // The box it got, when the allocator placed a box (mesh/torus); nullptr otherwise.
+  const Box* box() const { return uncommon_ && uncommon_->box ? &*uncommon_->box : nullptr; }
+  void set_box(const Box& box);
   // Time-shared (gang) runs: the intervals in which the job was switched in, in order. Empty when
   // it ran without a break from start to end (every batch job).
-  std::vector<std::pair<Seconds, Seconds>> running_intervals;
+  std::span<const std::pair<Seconds, Seconds>> running_intervals() const;
+  void set_running_intervals(std::vector<std::pair<Seconds, Seconds>> intervals);
 
   Seconds wait() const { return start - submit; }
   // How long it held its nodes: the sum of its running intervals, or end - start.
@@ -73,6 +78,17 @@ struct JobRecord {
   // very short jobs from dominating the mean (10 s is the literature's usual choice).
   double bounded_slowdown(Seconds threshold = kBoundedSlowdownThreshold) const;
   static constexpr Seconds kBoundedSlowdownThreshold = 10;
+
+ private:
+  // The box and the running intervals, which only some runs have, live out of line: a run's
+  // records are most of its memory, and every fresh page costs a fault (on the NASA iPSC trace
+  // keeping them inline made a cold `bench sim` run 15% slower). Shared and immutable, so a
+  // copied record is an independent value; the setters replace it.
+  struct Uncommon {
+    std::optional<Box> box;
+    std::vector<std::pair<Seconds, Seconds>> running_intervals;
+  };
+  std::shared_ptr<const Uncommon> uncommon_;
 };
 
 struct RejectedJob {

@@ -300,7 +300,7 @@ class SlottedJobs {
       JobRecord& r = records_.at(o.id);
       r.start = std::max(r.submit, static_cast<double>(o.start) * q);
       r.end = std::max(r.start, static_cast<double>(o.end) * q);
-      r.running_intervals = running_intervals(o, r.start, r.end, q);
+      r.set_running_intervals(running_intervals(o, r.start, r.end, q));
       done.push_back(std::move(r));
     }
     std::stable_sort(done.begin(), done.end(),
