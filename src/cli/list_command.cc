@@ -6,6 +6,7 @@
 #include "cli/commands.h"
 #include "sched/gang/registry.h"
 #include "sched/registry.h"
+#include "sim/runtime_model.h"
 
 namespace trellis::cli {
 
@@ -29,6 +30,10 @@ void add_list_command(CLI::App& app, int& status) {
       std::cout << "  " << std::left << std::setw(26) << info.name << info.summary << "\n";
     std::cout << "  (options: --sched-opt quantum=SECONDS,fanout=N,max_jobs_per_node=K,"
                  "trace_slots=N)\n";
+    std::cout << "\nRun-time models (use with `trellis sim --runtime-model NAME`, options "
+                 "--runtime-opt key=value):\n";
+    for (const auto& info : RuntimeModelRegistry::builtin().all())
+      std::cout << "  " << std::left << std::setw(26) << info.name << info.summary << "\n";
     status = 0;
   });
 }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -34,14 +35,19 @@ struct SimArgs {
   bool quiet = false;
   // Metrics window: count the jobs submitted in [from, to) (e.g. to skip warm-up).
   std::optional<double> from, to;
-  double bsld_threshold = 10;  // seconds, in max(1, response / max(run, threshold))
-  bool no_kill = false;        // let jobs run past their requested time
+  double bsld_threshold = 10;                // seconds, in max(1, response / max(run, threshold))
+  bool no_kill = false;                      // let jobs run past their requested time
+  std::string runtime_model = "trace";       // sim/runtime_model.h
+  std::vector<std::string> runtime_options;  // key=value[,key=value...]
 };
 
 // Adds the options of `trellis sim` to `cmd`, bound to `args`.
 void add_sim_options(CLI::App& cmd, SimArgs& args);
 // The workload of --workload FILE or --generate SPEC; errors name the option.
 Result<Workload> make_workload(const SimArgs& args, const Machine& machine);
+// The run-time model of --runtime-model and --runtime-opt; errors name the option.
+Result<std::unique_ptr<RuntimeModel>> make_runtime_model(const SimArgs& args,
+                                                         const Machine& machine);
 // Runs one simulation; returns the exit status.
 int run_sim(const SimArgs& args);
 // The metrics options of `args` (window and bounded-slowdown threshold), checked.

@@ -149,6 +149,16 @@ Status save_workload(const SimArgs& args, const Workload& workload, const Machin
   return write_text_file(args.save_workload, swf.str());
 }
 
+Result<std::unique_ptr<RuntimeModel>> make_runtime_model(const SimArgs& args,
+                                                         const Machine& machine) {
+  RuntimeModelOptions options;
+  for (const auto& o : args.runtime_options)
+    if (auto ok = options.add_list(o); !ok) return fail("--runtime-opt: " + ok.error().message);
+  auto model = RuntimeModelRegistry::builtin().create(args.runtime_model, machine, options);
+  if (!model) return fail("--runtime-model: " + model.error().message);
+  return model;
+}
+
 int run_sim(const SimArgs& args) {
   auto machine = Machine::parse(args.machine);
   if (!machine) return usage_error(fail("--machine: " + machine.error().message));
@@ -161,6 +171,12 @@ int run_sim(const SimArgs& args) {
     return usage_error(fail("--sched: " + ok.error().message));
   if (is_gang_policy(args.policy))
     if (auto ok = check_gang_policy(args, *machine); !ok) return usage_error(ok.error());
+  auto runtime_model = make_runtime_model(args, *machine);
+  if (!runtime_model) return usage_error(runtime_model.error());
+  if (is_gang_policy(args.policy) && args.runtime_model != "trace")
+    return usage_error(fail("--runtime-model " + args.runtime_model +
+                            ": run-time models apply to batch policies (a gang policy's jobs "
+                            "advance slot by slot; use --runtime-model trace)"));
   const std::string alloc_name =
       args.allocator.empty() ? default_allocator_for(*machine) : args.allocator;
   if (const AllocatorInfo* info = AllocatorRegistry::builtin().find(alloc_name);
@@ -181,6 +197,13 @@ int run_sim(const SimArgs& args) {
   auto workload = make_workload(args, *machine);
   if (!workload) return usage_error(workload.error());
   if (!args.quiet) print_workload_notes(*workload, *machine, args.procs_per_node);
+  if (!args.quiet && args.runtime_model != "trace" && !args.no_kill &&
+      workload->perfect_estimates > 0)
+    std::cerr << "note: " << workload->perfect_estimates
+              << " jobs have their run time as their time limit (the workload gives none), so "
+                 "any inflation by --runtime-model "
+              << args.runtime_model
+              << " kills them at it; add --no-kill-at-limit to let them run longer\n";
   if (args.max_jobs > 0 && workload->jobs.size() > static_cast<size_t>(args.max_jobs))
     workload->jobs.resize(static_cast<size_t>(args.max_jobs));
   if (args.load != 1.0) scale_load(*workload, args.load);
@@ -199,6 +222,7 @@ int run_sim(const SimArgs& args) {
   SimOptions options;
   options.record_placements = !args.metrics_only;
   options.kill_at_time_limit = !args.no_kill;
+  options.runtime_model = runtime_model->get();
   bool terminal = isatty(STDERR_FILENO) && !args.quiet;
   if (terminal) options.progress = draw_progress;
   if (!args.quiet)
@@ -217,7 +241,9 @@ int run_sim(const SimArgs& args) {
                {"shaped_requests", args.shaped},
                {"procs_per_node", args.procs_per_node},
                {"skipped_records", workload->skipped},
-               {"kill_at_time_limit", !args.no_kill}};
+               {"kill_at_time_limit", !args.no_kill},
+               {"runtime_model", args.runtime_model}};
+  if (!args.runtime_options.empty()) run.about["runtime_options"] = args.runtime_options;
   if (workload->unix_start_time) run.about["unix_start_time"] = *workload->unix_start_time;
   std::ostringstream line;
   const RunSummary& summary = run.summary;
@@ -341,6 +367,17 @@ void add_sim_options(CLI::App& cmd, SimArgs& args) {
   cmd.add_flag("--no-kill-at-limit", args.no_kill,
                "Let jobs run their whole run time even past their requested time (by default a "
                "job is killed at its requested time, state TO, as a resource manager does)");
+  cmd.add_option("--runtime-model", args.runtime_model,
+                 "What placement does to run times (see `trellis list`): trace (as recorded), "
+                 "hop-bytes (inflated by the allocation's extra hop-bytes, after SST's "
+                 "timeperdistance) or congestion (by the most loaded link of the job's routes, "
+                 "its neighbours' traffic counted); the recorded time is the time on the most "
+                 "compact allocation. With a model, jobs.csv gives each job's inflation, "
+                 "hop-bytes and link load")
+      ->capture_default_str();
+  cmd.add_option("--runtime-opt", args.runtime_options,
+                 "Run-time model options key=value[,key=value...] (repeatable), e.g. a=0.5,b=1,"
+                 "c=0.2,seed=7 for hop-bytes or comm=0.3 for congestion");
 }
 
 void add_sim_command(CLI::App& app, int& status) {

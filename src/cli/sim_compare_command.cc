@@ -46,7 +46,8 @@ struct GridPoint {
   double load = 1;
   long seed = -1;
   std::string out;
-  bool allocator_takes_seed = false;  // the grid's seed goes to the allocator as seed=N
+  bool allocator_takes_seed = false;      // the grid's seed goes to the allocator as seed=N
+  bool runtime_model_takes_seed = false;  // ... and to the run-time model
 };
 
 std::string number_text(double v) {
@@ -93,6 +94,11 @@ std::vector<std::string> child_argv(const SimArgs& base, const GridPoint& p) {
   if (base.max_jobs > 0) argv.insert(argv.end(), {"--max-jobs", std::to_string(base.max_jobs)});
   for (const auto& o : base.sched_options) argv.insert(argv.end(), {"--sched-opt", o});
   for (const auto& o : base.alloc_options) argv.insert(argv.end(), {"--alloc-opt", o});
+  if (base.no_kill) argv.push_back("--no-kill-at-limit");
+  argv.insert(argv.end(), {"--runtime-model", base.runtime_model});
+  for (const auto& o : base.runtime_options) argv.insert(argv.end(), {"--runtime-opt", o});
+  if (p.runtime_model_takes_seed && p.seed >= 0)
+    argv.insert(argv.end(), {"--runtime-opt", "seed=" + std::to_string(p.seed)});
   if (p.allocator_takes_seed && p.seed >= 0)
     argv.insert(argv.end(), {"--alloc-opt", "seed=" + std::to_string(p.seed)});
   return argv;
@@ -116,6 +122,13 @@ bool allocator_takes_seed(const AllocatorInfo& info, const Machine& machine) {
   return seeded.add("seed=1").ok() && info.factory(machine, seeded).ok();
 }
 
+// Whether the run-time model takes a seed= option (it draws random numbers).
+bool runtime_model_takes_seed(const SimArgs& base, const Machine& machine) {
+  SimArgs seeded = base;
+  seeded.runtime_options.push_back("seed=1");
+  return make_runtime_model(seeded, machine).ok();
+}
+
 // Checks every axis of the grid, the workload and --out before any run starts, so that a bad
 // name or value is a usage error rather than a column of failed runs. Fills in the default
 // allocators (every one that accepts the machine and the mode).
@@ -131,10 +144,15 @@ Status check_grid(CompareArgs& args, const Machine& machine) {
   for (const auto& o : base.sched_options)
     if (auto ok = sched_options.add_list(o); !ok) return fail("--sched-opt: " + ok.error().message);
 
+  if (auto model = make_runtime_model(base, machine); !model) return model.error();
+
   if (args.policies.empty()) return fail("--sched: no policy named");
   bool any_queue_policy = false;
   for (const auto& policy : args.policies) {
     if (auto ok = check_policy_name(policy); !ok) return fail("--sched: " + ok.error().message);
+    if (is_gang_policy(policy) && base.runtime_model != "trace")
+      return fail("--runtime-model " + base.runtime_model + " applies to batch policies, not " +
+                  policy + " (a gang policy's jobs advance slot by slot)");
     if (is_gang_policy(policy)) {
       SimArgs gang_args = base;
       gang_args.policy = policy;
@@ -168,15 +186,16 @@ Status check_grid(CompareArgs& args, const Machine& machine) {
 
   for (double load : args.loads)
     if (!(load > 0)) return fail("--load: " + number_text(load) + " is not a positive number");
-  bool seeds_matter = !base.generate.empty();
+  bool seeds_matter = !base.generate.empty() || runtime_model_takes_seed(base, machine);
   for (const auto& name : args.allocators)
     seeds_matter = seeds_matter || allocator_takes_seed(*registry.find(name), machine);
   for (long seed : args.seeds)
     if (seed < 0) return fail("--seed: " + std::to_string(seed) + " is negative");
   if (!args.seeds.empty() && !seeds_matter)
     return fail(
-        "--seed changes nothing here: it seeds a generated workload (--generate) and "
-        "allocators that take a seed option, and this grid has neither");
+        "--seed changes nothing here: it seeds a generated workload (--generate), "
+        "allocators that take a seed option and the hop-bytes run-time model, and this grid has "
+        "none of them");
 
   if (base.workload.empty() == base.generate.empty())
     return fail("give exactly one of --workload FILE and --generate lublin:JOBS[:SEED]");
@@ -239,12 +258,13 @@ int run_compare(CompareArgs args) {
   std::vector<long> seeds = args.seeds.empty() ? std::vector<long>{-1} : args.seeds;
 
   std::vector<GridPoint> grid;
+  const bool model_takes_seed = runtime_model_takes_seed(args.base, *machine);
   for (const auto& a : args.allocators) {
     const bool takes_seed = allocator_takes_seed(*AllocatorRegistry::builtin().find(a), *machine);
     for (const auto& p : args.policies)
       for (double l : args.loads)
         for (long s : seeds) {
-          GridPoint g{a + "/" + p, a, p, l, s, "", takes_seed};
+          GridPoint g{a + "/" + p, a, p, l, s, "", takes_seed, model_takes_seed};
           if (args.loads.size() > 1 || l != 1.0) g.label += " load " + number_text(l);
           if (s >= 0) g.label += " seed " + std::to_string(s);
           g.out = args.base.out + "/runs/" + std::to_string(grid.size() + 1) + "-" + a + "-" + p;

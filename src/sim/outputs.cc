@@ -36,7 +36,7 @@ std::vector<std::string> parse_csv_line(std::string_view line) {
 void write_jobs_csv(std::ostream& out, const SimResult& result, Seconds bsld_threshold) {
   out << "id,user,submit,start,end,wait,response,run_time,requested_time,requested_nodes,nodes,"
          "bounded_slowdown,state,reason,average_hops,leaf_switches,box_shape,box_origin,"
-         "hostlist\n";
+         "inflation,hop_bytes,max_link_load,hostlist\n";
   auto user = [](int id) { return id >= 0 ? std::to_string(id) : std::string(); };
   for (const JobRecord& j : result.jobs) {
     NodeSet nodes(result.machine_nodes);
@@ -57,12 +57,18 @@ void write_jobs_csv(std::ostream& out, const SimResult& result, Seconds bsld_thr
     } else {
       out << ',';
     }
+    out << ',';
+    if (const NetworkCost* network = j.network())
+      out << exact_number(network->inflation) << ',' << exact_number(network->hop_bytes) << ','
+          << exact_number(network->max_link_load);
+    else
+      out << ",,";
     out << ',' << (j.runs.empty() ? "" : csv_field(format_hostlist(nodes))) << '\n';
   }
   for (const RejectedJob& r : result.rejected) {
     out << r.id << ',' << user(r.user) << ',' << exact_number(r.submit) << ",,,,,"
         << exact_number(r.run_time) << ',' << exact_number(r.time_limit) << ',' << r.requested_nodes
-        << ",,,RJ," << csv_field(r.reason) << ",,,,,\n";
+        << ",,,RJ," << csv_field(r.reason) << ",,,,,,,,\n";
   }
 }
 

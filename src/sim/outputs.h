@@ -16,6 +16,12 @@
 //   average_hops           mean hop distance over pairs of its nodes (empty when not recorded)
 //   leaf_switches          leaf switches spanned (fat trees only)
 //   box_shape, box_origin  the box it got ("4x2x2", "3 0 5"), when placed as a box
+//   inflation              with a run-time model (sim/runtime_model.h): the factor its recorded
+//                          run time was multiplied by on its placement (1: as compact as it gets)
+//   hop_bytes              ... the all-to-all hop-bytes of its placement (MiB x hops, 1 MiB per
+//                          ordered pair of nodes)
+//   max_link_load          ... messages on the most loaded link of its own routes, per unit of
+//                          link capacity (topology/link_load.h)
 //   hostlist               its nodes, Slurm-style ("n[0-3,12]")
 #pragma once
 

@@ -86,6 +86,7 @@ class BatchJobs {
     while (!endings_.empty() && endings_.top().time <= now) {
       const JobRecord& done = result_.jobs[endings_.top().record];
       endings_.pop();
+      if (options_.runtime_model) options_.runtime_model->ended(done.id);
       (void)core.ended(done.id, done.end);  // it is running: the record was made at its start
       ++finished_;
       any = true;
@@ -126,8 +127,14 @@ class BatchJobs {
     record.requested_nodes = job.request.nodes;
     record.user = job.user;
     if (d.box) record.set_box(*d.box);
-    record.timed_out = options_.kill_at_time_limit && job.run_time > job.time_limit;
-    record.end = now + (record.timed_out ? job.time_limit : job.run_time);
+    Seconds run_time = job.run_time;  // on this placement
+    if (RuntimeModel* model = options_.runtime_model) {
+      NetworkCost cost = model->started(job, d.nodes);
+      run_time *= cost.inflation;
+      if (model->measures()) record.set_network(cost);
+    }
+    record.timed_out = options_.kill_at_time_limit && run_time > job.time_limit;
+    record.end = now + (record.timed_out ? job.time_limit : run_time);
     if (options_.record_placements) {
       record.runs = d.nodes.runs();
       record.average_hops = average_pairwise_hops(machine_, d.nodes);
@@ -182,6 +189,12 @@ RejectedJob rejected_job(const Job& job, std::string reason) {
 void JobRecord::set_box(const Box& box) {
   Uncommon changed = uncommon_ ? *uncommon_ : Uncommon{};
   changed.box = box;
+  uncommon_ = std::make_shared<const Uncommon>(std::move(changed));
+}
+
+void JobRecord::set_network(const NetworkCost& cost) {
+  Uncommon changed = uncommon_ ? *uncommon_ : Uncommon{};
+  changed.network = cost;
   uncommon_ = std::make_shared<const Uncommon>(std::move(changed));
 }
 

@@ -27,6 +27,7 @@
 #include "alloc/allocator.h"
 #include "sched/batch_core.h"
 #include "sched/policy.h"
+#include "sim/runtime_model.h"
 #include "topology/machine.h"
 
 namespace trellis {
@@ -47,6 +48,9 @@ struct SimOptions {
   // After this many passes, carry on with a fresh core restored from the old one's snapshot, as a
   // restarted controller does (-1: never). The schedule must not change: tests check it.
   long restart_after_pass = -1;
+  // What placement does to run times (sim/runtime_model.h); not owned, used by one run at a time.
+  // nullptr: run times as recorded, like the `trace` model.
+  RuntimeModel* runtime_model = nullptr;
 };
 
 struct JobRecord {
@@ -69,6 +73,12 @@ struct JobRecord {
   // it ran without a break from start to end (every batch job).
   std::span<const std::pair<Seconds, Seconds>> running_intervals() const;
   void set_running_intervals(std::vector<std::pair<Seconds, Seconds>> intervals);
+  // What the run-time model found when it started (its inflation and network figures); nullptr
+  // when the run had no model that measures.
+  const NetworkCost* network() const {
+    return uncommon_ && uncommon_->network ? &*uncommon_->network : nullptr;
+  }
+  void set_network(const NetworkCost& cost);
 
   Seconds wait() const { return start - submit; }
   // How long it held its nodes: the sum of its running intervals, or end - start.
@@ -80,13 +90,14 @@ struct JobRecord {
   static constexpr Seconds kBoundedSlowdownThreshold = 10;
 
  private:
-  // The box and the running intervals, which only some runs have, live out of line: a run's
-  // records are most of its memory, and every fresh page costs a fault (on the NASA iPSC trace
-  // keeping them inline made a cold `bench sim` run 15% slower). Shared and immutable, so a
-  // copied record is an independent value; the setters replace it.
+  // The box, the running intervals and the network figures, which only some runs have, live out of
+  // line: a run's records are most of its memory, and every fresh page costs a fault (on the NASA
+  // iPSC trace keeping them inline made a cold `bench sim` run 15% slower). Shared and immutable,
+  // so a copied record is an independent value; the setters replace it.
   struct Uncommon {
     std::optional<Box> box;
     std::vector<std::pair<Seconds, Seconds>> running_intervals;
+    std::optional<NetworkCost> network;
   };
   std::shared_ptr<const Uncommon> uncommon_;
 };
