@@ -11,6 +11,7 @@
 #include "sched/backfill.h"
 #include "sim/lublin.h"
 #include "sim/run_metrics.h"
+#include "sim/runtime_model.h"
 #include "sim/simulator.h"
 #include "sim/swf.h"
 #include "sim/workload.h"
@@ -34,12 +35,17 @@ struct Timed {
   RunSummary summary;
 };
 
+// One EASY run; `runtime_model` names a run-time model (sim/runtime_model.h), "trace" for none.
 Timed simulate_timed(const Machine& machine, const std::string& allocator_name,
-                     const std::vector<Job>& jobs, bool record) {
+                     const std::vector<Job>& jobs, bool record,
+                     const std::string& runtime_model = "trace") {
   auto allocator = AllocatorRegistry::builtin().create(allocator_name, machine);
   EasyPolicy easy;
   SimOptions options;
   options.record_placements = record;
+  auto model =
+      RuntimeModelRegistry::builtin().create(runtime_model, machine, RuntimeModelOptions{});
+  options.runtime_model = model->get();
   auto start = Clock::now();
   SimResult result = simulate(machine, **allocator, easy, jobs, options);
   double seconds = seconds_since(start);
@@ -92,6 +98,21 @@ int nasa(const SimBenchOptions& options, std::ostream& out) {
           << std::setprecision(1) << t.summary.mean_wait << std::setw(10) << std::setprecision(2)
           << t.summary.allocator_call_us << std::setw(12) << std::setprecision(2)
           << t.seconds / reference.seconds << "x\n";
+    }
+  }
+  // What a run-time model costs: each started job's placement is measured (hops, link loads).
+  out << "  run-time model (records, jobs killed at their limits as above)\n"
+      << "  allocator         model        wall (s)   mean wait (s)  vs trace\n";
+  for (const char* allocator : {"first-available", "contiguous"}) {
+    Timed trace = simulate_timed(machine, allocator, *workload, true);
+    for (const char* model : {"trace", "hop-bytes", "congestion"}) {
+      Timed t = std::string(model) == "trace"
+                    ? trace
+                    : simulate_timed(machine, allocator, *workload, true, model);
+      out << "  " << std::left << std::setw(18) << allocator << std::setw(12) << model << std::right
+          << std::setw(9) << std::setprecision(3) << t.seconds << std::setw(16)
+          << std::setprecision(1) << t.summary.mean_wait << std::setw(9) << std::setprecision(2)
+          << t.seconds / trace.seconds << "x\n";
     }
   }
   return 0;
