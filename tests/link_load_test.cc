@@ -15,14 +15,6 @@
 namespace trellis {
 namespace {
 
-NodeSet random_nodes(int size, int count, std::mt19937& rng) {
-  std::vector<NodeId> ids(static_cast<size_t>(size));
-  for (int i = 0; i < size; ++i) ids[i] = i;
-  std::shuffle(ids.begin(), ids.end(), rng);
-  ids.resize(static_cast<size_t>(count));
-  return NodeSet::of(size, ids);
-}
-
 std::map<int64_t, int64_t> as_map(const std::vector<LinkLoad>& loads) {
   std::map<int64_t, int64_t> out;
   for (const LinkLoad& l : loads) {

@@ -34,14 +34,6 @@ std::unique_ptr<RuntimeModel> model(const std::string& name, const Machine& m,
   return std::move(*made);
 }
 
-NodeSet random_nodes(int size, int count, std::mt19937& rng) {
-  std::vector<NodeId> ids(static_cast<size_t>(size));
-  for (int i = 0; i < size; ++i) ids[i] = i;
-  std::shuffle(ids.begin(), ids.end(), rng);
-  ids.resize(static_cast<size_t>(count));
-  return NodeSet::of(size, ids);
-}
-
 // The smallest average pairwise hops of any `n` of the machine's nodes, by trying every subset.
 double brute_force_min_hops(const Machine& m, int n) {
   const int size = m.node_count();
