@@ -292,10 +292,10 @@ TEST(CliAlloc, JsonGivesTheDecision) {
 TEST(CliOptions, SimCompareComparesRunsOverTheJobsEveryRunCompleted) {
   TempDir dir;
   const std::string out = (dir.path() / "cmp").string();
-  // On an 8x8 torus the contiguous allocator rejects sizes no box holds (11 nodes, say);
-  // first-available runs every job.
+  // On an 8x8 torus the contiguous allocator with --exact rejects sizes no box holds (11 nodes,
+  // say); first-available runs every job.
   CommandRun r = run_trellis(
-      "sim-compare -m torus:8x8 --generate lublin:80:3 --alloc "
+      "sim-compare -m torus:8x8 --generate lublin:80:3 --exact --alloc "
       "contiguous,first-available --sched easy --out " +
       out);
   ASSERT_EQ(r.status, 0) << r.output;
@@ -332,8 +332,8 @@ TEST(CliOptions, SimCompareComparesRunsOverTheJobsEveryRunCompleted) {
   EXPECT_FALSE(contains(seeds, "warning")) << seeds.output;
 
   CommandRun grouped = run_trellis(
-      "sim-compare -m torus:8x8 --generate lublin:80:3 --alloc contiguous,first-available "
-      "--seed 3,4 --out " +
+      "sim-compare -m torus:8x8 --generate lublin:80:3 --exact --alloc "
+      "contiguous,first-available --seed 3,4 --out " +
       out + "-grouped");
   ASSERT_EQ(grouped.status, 0) << grouped.output;
   auto g = nlohmann::json::parse(test::read_text(fs::path(out + "-grouped") / "compare.json"));

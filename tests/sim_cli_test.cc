@@ -7,8 +7,11 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <sstream>
 
 #include "browser.h"
+#include "sched/request_shaping.h"
+#include "topology/machine.h"
 
 #include "sim_test_support.h"
 
@@ -173,8 +176,9 @@ TEST(SimCli, GangPolicySavesTheWorkloadToo) {
 // Item 9: rejected jobs were only a count on the console.
 TEST(SimCli, RejectedJobsAreListedWithReasonsAndHints) {
   TempDir tmp;
-  CommandRun r = run_trellis("sim --machine torus:16x16 --workload " + kTrace +
-                             " --max-jobs 600 --alloc contiguous --out " + tmp.path().string());
+  CommandRun r =
+      run_trellis("sim --machine torus:16x16 --workload " + kTrace +
+                  " --max-jobs 600 --alloc contiguous --exact --out " + tmp.path().string());
   ASSERT_EQ(r.status, 0) << r.output;
   auto summary = nlohmann::json::parse(read_text(tmp.path() / "summary.json"));
   long rejected = summary["metrics"]["rejected"].get<long>();
@@ -185,7 +189,53 @@ TEST(SimCli, RejectedJobsAreListedWithReasonsAndHints) {
     ++rj_rows;
   EXPECT_EQ(rj_rows, rejected);
   EXPECT_NE(r.output.find("jobs were rejected and never ran"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("--shape-requests"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("without --exact"), std::string::npos) << r.output;
+}
+
+// (requested_nodes, nodes) of every job that ran, from jobs.csv.
+std::vector<std::pair<int, int>> requested_and_held(const std::string& csv) {
+  std::vector<std::pair<int, int>> out;
+  std::istringstream lines(csv);
+  std::string line;
+  std::getline(lines, line);  // header
+  while (std::getline(lines, line)) {
+    std::vector<std::string> fields;
+    std::istringstream cells(line);
+    for (std::string cell; fields.size() < 13 && std::getline(cells, cell, ',');)
+      fields.push_back(cell);
+    if (fields.size() == 13 && fields[12] != "RJ")
+      out.push_back({std::stoi(fields[9]), std::stoi(fields[10])});
+  }
+  return out;
+}
+
+// Issue 12: by default a count that no box holds exactly gets the smallest larger box.
+TEST(SimCli, CountsWithoutAnExactBoxGetTheSmallestLargerBox) {
+  TempDir tmp;
+  CommandRun r = run_trellis("sim --machine torus:16x16 --workload " + kTrace +
+                             " --max-jobs 600 --alloc contiguous --out " + tmp.path().string());
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("no box of torus:16x16 holds exactly"), std::string::npos) << r.output;
+  auto summary = nlohmann::json::parse(read_text(tmp.path() / "summary.json"));
+  EXPECT_EQ(summary["metrics"]["rejected"], 0);
+  EXPECT_EQ(summary["exact_counts"], false);
+  const Torus torus = *Machine::parse("torus:16x16")->torus();
+  long padded = 0;
+  auto jobs = requested_and_held(read_text(tmp.path() / "jobs.csv"));
+  EXPECT_EQ(jobs.size(), 600u);
+  for (auto [requested, held] : jobs) {
+    EXPECT_EQ(held, *smallest_box_volume(torus, requested)) << requested;
+    padded += held > requested;
+  }
+  EXPECT_GT(padded, 0);
+  // An allocator that takes any nodes gives every job its count.
+  CommandRun any =
+      run_trellis("sim --machine torus:16x16 --workload " + kTrace +
+                  " --max-jobs 600 --alloc first-available --out " + (tmp.path() / "any").string());
+  ASSERT_EQ(any.status, 0) << any.output;
+  EXPECT_EQ(any.output.find("holds exactly"), std::string::npos) << any.output;
+  for (auto [requested, held] : requested_and_held(read_text(tmp.path() / "any" / "jobs.csv")))
+    EXPECT_EQ(held, requested);
 }
 
 // Item 11: a trace recorded on a larger machine was not mentioned.

@@ -28,6 +28,9 @@ struct SimArgs {
   int procs_per_node = 1;
   std::string mode = "auto";  // auto: the machine's own mode (see cli/option_checks.h)
   bool shaped = false;
+  // Box-only allocators: reject counts that no box holds exactly instead of rounding them up to
+  // the smallest box that fits (sched/request_shaping.h).
+  bool exact = false;
   long max_jobs = 0;
   std::string out = "out/sim";
   std::string save_workload;  // write the workload as simulated (SWF) to this file
@@ -55,6 +58,8 @@ Result<SummaryOptions> summary_options(const SimArgs& args);
 // Tells the user (stderr) what they should know about the workload as read: records skipped,
 // estimates missing, a trace sized for a larger machine.
 void print_workload_notes(const Workload& workload, const Machine& machine, int procs_per_node);
+// Tells the user (stderr) how many counts were rounded up to a box (Request::padding).
+void print_padding_note(const Workload& workload, const std::string& machine);
 // Prints why jobs were rejected, grouped by reason, with what to try instead.
 void print_rejections(const SimResult& result, const SimArgs& args, const Machine& machine);
 // What one `trellis sim` run leaves, for either kind of policy; written by write_run_outputs.

@@ -134,12 +134,25 @@ void print_rejections(const SimResult& result, const SimArgs& args, const Machin
   bool too_big = std::any_of(result.rejected.begin(), result.rejected.end(), [&](const auto& r) {
     return r.requested_nodes > machine.node_count();
   });
-  if (machine.torus() && args.mode != "noncont")
-    std::cerr << "  hint: counts that no box holds exactly can be placed with --shape-requests "
-                 "(cube-like boxes) or --mode noncont with an allocator that takes any nodes\n";
+  if (machine.torus() && args.mode != "noncont" && args.exact)
+    std::cerr << "  hint: without --exact a count that no box holds exactly gets the smallest "
+                 "larger box; or use --mode noncont with an allocator that takes any nodes\n";
   if (too_big)
     std::cerr << "  hint: jobs larger than the machine need a larger --machine, or "
                  "--procs-per-node N when the trace counts processors\n";
+}
+
+void print_padding_note(const Workload& workload, const std::string& machine) {
+  long padded = 0;
+  const Job* example = nullptr;
+  for (const Job& job : workload.jobs)
+    if (job.request.padding > 0 && ++padded == 1) example = &job;
+  if (!padded) return;
+  std::cerr << "trellis sim: note: " << padded << " jobs ask for a count that no box of " << machine
+            << " holds exactly; each gets the smallest larger box (e.g. "
+            << example->request.asked_nodes() << " -> " << example->request.nodes
+            << " nodes), the extra nodes counted as internal fragmentation (--exact rejects "
+               "them instead)\n";
 }
 
 Status save_workload(const SimArgs& args, const Workload& workload, const Machine& machine) {
@@ -212,7 +225,10 @@ int run_sim(const SimArgs& args) {
   std::filesystem::create_directories(args.out, ec);
   if (ec) return usage_error(fail("--out " + args.out + ": " + ec.message()));
   if (is_gang_policy(args.policy)) return run_gang_policy_sim(args, *machine, *workload);
-  set_request_form(*workload, *machine, *mode, args.shaped);
+  const AllocatorInfo* alloc_info = AllocatorRegistry::builtin().find(alloc_name);
+  const bool pad_counts = !args.exact && alloc_info && alloc_info->places_only_boxes;
+  set_request_form(*workload, *machine, *mode, args.shaped, pad_counts);
+  if (!args.quiet) print_padding_note(*workload, machine->spec());
 
   auto allocator = AllocatorRegistry::builtin().create(alloc_name, *machine, alloc_options);
   if (!allocator) return usage_error(fail("--alloc: " + allocator.error().message));
@@ -239,6 +255,7 @@ int run_sim(const SimArgs& args) {
                {"load", args.load},
                {"mode", std::string(to_string(*mode))},
                {"shaped_requests", args.shaped},
+               {"exact_counts", args.exact},
                {"procs_per_node", args.procs_per_node},
                {"skipped_records", workload->skipped},
                {"kill_at_time_limit", !args.no_kill},
@@ -345,6 +362,11 @@ void add_sim_options(CLI::App& cmd, SimArgs& args) {
   cmd.add_flag("--shape-requests", args.shaped,
                "Turn node counts into cube-like boxes (for contiguous allocation by shape; mesh/"
                "torus only)");
+  cmd.add_flag("--exact", args.exact,
+               "With an allocator that places only boxes (contiguous), reject a count that no box "
+               "holds exactly; by default it gets the smallest box of larger volume that fits the "
+               "machine (17 nodes on torus:16x16 -> 18), the extra nodes counted as internal "
+               "fragmentation");
   cmd.add_option("--max-jobs", args.max_jobs, "Simulate only the first N jobs of the workload")
       ->check(positive_whole_number());
   cmd.add_option("--out,-o", args.out, "Output directory")->capture_default_str();

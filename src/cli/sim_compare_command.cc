@@ -90,6 +90,7 @@ std::vector<std::string> child_argv(const SimArgs& base, const GridPoint& p) {
   if (!base.workload.empty()) argv.insert(argv.end(), {"--workload", base.workload});
   if (!generate.empty()) argv.insert(argv.end(), {"--generate", generate});
   if (base.shaped) argv.push_back("--shape-requests");
+  if (base.exact) argv.push_back("--exact");
   if (base.metrics_only) argv.push_back("--metrics-only");
   if (base.max_jobs > 0) argv.insert(argv.end(), {"--max-jobs", std::to_string(base.max_jobs)});
   for (const auto& o : base.sched_options) argv.insert(argv.end(), {"--sched-opt", o});
@@ -366,7 +367,8 @@ int run_compare(CompareArgs args) {
       {"machine", machine->spec()},
       {"workload", args.base.workload.empty() ? args.base.generate : args.base.workload},
       {"mode", args.base.mode},
-      {"shaped_requests", args.base.shaped}};
+      {"shaped_requests", args.base.shaped},
+      {"exact_counts", args.base.exact}};
   nlohmann::json data = {
       {"title", "Trellis comparison on " + machine->spec()}, {"about", about}, {"runs", runs}};
 

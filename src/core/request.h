@@ -33,8 +33,13 @@ struct Request {
   Shape shape;         // empty: any nodes (count only)
   bool rotate = true;  // the shape may be permuted across axes
   PlacementMode mode = PlacementMode::kTorus;
+  // How many of `nodes` the job did not ask for: a count that no box holds exactly, rounded up to
+  // the smallest box that does (sched/request_shaping.h), so that policies count the nodes the
+  // job will hold. The job asked for nodes - padding; 0 when the count was not rounded.
+  int padding = 0;
 
   bool has_shape() const { return !shape.empty(); }
+  int asked_nodes() const { return nodes - padding; }
   static Request count(int nodes, PlacementMode mode = PlacementMode::kTorus);
   static Request box(Shape shape, bool rotate = true, PlacementMode mode = PlacementMode::kTorus);
 };

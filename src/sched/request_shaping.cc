@@ -25,7 +25,35 @@ void search(const Torus& machine, int axis, int left, Shape& current, std::optio
   }
 }
 
+// Whether `rest` is a product of one factor per axis from `axis` on, each within its extent.
+bool factorises(const Torus& machine, int axis, long rest) {
+  if (axis == machine.dims() - 1) return rest <= machine.extent(axis);
+  for (long f = 1; f <= std::min<long>(rest, machine.extent(axis)); ++f)
+    if (rest % f == 0 && factorises(machine, axis + 1, rest / f)) return true;
+  return false;
+}
+
 }  // namespace
+
+bool box_of_volume_fits(const Torus& machine, long volume) {
+  return volume >= 1 && volume <= machine.node_count() && factorises(machine, 0, volume);
+}
+
+std::optional<int> smallest_box_volume(const Torus& machine, int nodes) {
+  if (nodes < 1 || nodes > machine.node_count()) return std::nullopt;
+  int volume = nodes;
+  while (!box_of_volume_fits(machine, volume)) ++volume;  // ends: the whole machine is a box
+  return volume;
+}
+
+Request pad_to_box(const Torus& machine, Request request) {
+  if (request.has_shape() || request.mode == PlacementMode::kNonContiguous) return request;
+  if (auto volume = smallest_box_volume(machine, request.nodes)) {
+    request.padding += *volume - request.nodes;
+    request.nodes = *volume;
+  }
+  return request;
+}
 
 std::optional<Shape> cube_like_shape(const Torus& machine, int nodes) {
   if (nodes < 1 || nodes > machine.node_count()) return std::nullopt;

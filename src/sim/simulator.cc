@@ -124,7 +124,7 @@ class BatchJobs {
     record.run_time = job.run_time;
     record.time_limit = job.time_limit;
     record.nodes = job.request.nodes;
-    record.requested_nodes = job.request.nodes;
+    record.requested_nodes = job.request.asked_nodes();
     record.user = job.user;
     if (d.box) record.set_box(*d.box);
     Seconds run_time = job.run_time;  // on this placement
@@ -183,7 +183,7 @@ class BatchJobs {
 
 RejectedJob rejected_job(const Job& job, std::string reason) {
   return {job.id,         std::move(reason), job.submit, job.run_time,
-          job.time_limit, job.request.nodes, job.user};
+          job.time_limit, job.request.asked_nodes(), job.user};
 }
 
 void JobRecord::set_box(const Box& box) {

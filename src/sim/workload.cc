@@ -8,6 +8,7 @@
 #include <iomanip>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <unordered_map>
 
 #include "sched/request_shaping.h"
 #include "sim/swf.h"
@@ -254,11 +255,20 @@ SwfTrace workload_to_swf(const Workload& workload, const Machine& machine, int p
   return trace;
 }
 
-void set_request_form(Workload& workload, const Machine& machine, PlacementMode mode, bool shaped) {
+void set_request_form(Workload& workload, const Machine& machine, PlacementMode mode, bool shaped,
+                      bool pad_counts) {
+  const Torus* torus = mode == PlacementMode::kNonContiguous ? nullptr : machine.torus();
+  std::unordered_map<int, int> padded;  // count -> smallest box volume (traces repeat counts)
   for (Job& job : workload.jobs) {
     job.request.mode = mode;
-    if (shaped && machine.torus() && mode != PlacementMode::kNonContiguous)
-      job.request = shape_request(*machine.torus(), job.request);
+    if (!torus) continue;
+    if (pad_counts && !job.request.has_shape()) {
+      auto [it, fresh] = padded.try_emplace(job.request.nodes, job.request.nodes);
+      if (fresh) it->second = pad_to_box(*torus, job.request).nodes;
+      job.request.padding += it->second - job.request.nodes;
+      job.request.nodes = it->second;
+    }
+    if (shaped) job.request = shape_request(*torus, job.request);
   }
 }
 

@@ -61,9 +61,12 @@ void scale_load(Workload& workload, double factor);
 // ...) and notes where the file came from.
 SwfTrace workload_to_swf(const Workload& workload, const Machine& machine, int procs_per_node);
 
-// Sets the placement mode of every request and, when `shaped` and the machine is a mesh/torus,
-// gives count-only requests a cube-like box (sched/request_shaping.h).
-void set_request_form(Workload& workload, const Machine& machine, PlacementMode mode, bool shaped);
+// Sets the placement mode of every request. On a mesh/torus in torus or mesh mode it also, when
+// `pad_counts`, rounds each count up to the smallest box volume (pad_to_box: for allocators that
+// place only boxes) and, when `shaped`, gives count-only requests a cube-like box
+// (sched/request_shaping.h).
+void set_request_form(Workload& workload, const Machine& machine, PlacementMode mode, bool shaped,
+                      bool pad_counts = false);
 
 // Sorts by submit time (then id), as the event loop expects.
 void sort_by_submit(std::vector<Job>& jobs);

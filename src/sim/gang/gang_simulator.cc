@@ -329,7 +329,7 @@ class SlottedJobs {
     r.run_time = job.run_time;
     r.time_limit = job.time_limit;
     r.nodes = d.nodes.count();
-    r.requested_nodes = job.request.nodes;
+    r.requested_nodes = job.request.asked_nodes();
     r.user = job.user;
     r.timed_out = job.time_limit > 0 && job.run_time > job.time_limit;  // its work stops there
     if (seconds_->record_placements) {
