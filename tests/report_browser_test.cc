@@ -124,6 +124,30 @@ TEST(ReportBrowser, RunReportDrawsTheWholeRunAndEveryNode) {
   EXPECT_EQ(attribute(report_body(dom), "data-page-overflow"), "0");
   // Metrics not computed read n/a, not -1.
   EXPECT_NE(dom.find("Mean leaf switches (switches)</td><td>n/a</td>"), std::string::npos);
+  // No run-time model: no network figures, so no Network section.
+  EXPECT_TRUE(hidden(element_tag(dom, "network-section")));
+  EXPECT_NE(dom.find("Mean run-time inflation</td><td>n/a</td>"), std::string::npos);
+}
+
+TEST(ReportBrowser, RunReportDrawsTheRunTimeModelsNetworkFigures) {
+  if (!have_chromium()) GTEST_SKIP() << "/usr/bin/chromium is not installed";
+  TempDir tmp;
+  CommandRun r = run_trellis("sim --machine torus:8x8 --workload " + kTrace +
+                             " --max-jobs 400 --sched easy --alloc random --runtime-model "
+                             "hop-bytes --no-kill-at-limit --quiet --out " +
+                             tmp.path().string());
+  ASSERT_EQ(r.status, 0) << r.output;
+  // Gantt, timeline, slowdown, five occupancy maps and the two network charts.
+  std::string dom = expect_renders(tmp.path() / "report.html", tmp.path(), 10);
+  EXPECT_FALSE(hidden(element_tag(dom, "network-section")));
+  auto metrics = nlohmann::json::parse(read_text(tmp.path() / "summary.json"))["metrics"];
+  // Every job the model measured is a point: 400 are fewer than the scatter's cap.
+  EXPECT_EQ(int_attribute(element_tag(dom, "network-inflation"), "data-points"),
+            metrics["jobs"].get<int>());
+  EXPECT_GE(metrics["mean_inflation"].get<double>(), 1);
+  EXPECT_EQ(dom.find("Mean run-time inflation</td><td>n/a</td>"), std::string::npos);
+  EXPECT_NE(dom.find("Mean run-time inflation</td><td>"), std::string::npos);
+  expect_gantt_covers_run(dom, metrics, 64, tmp.path() / "jobs.csv");
 }
 
 TEST(ReportBrowser, ManyJobsAreSummedWithoutLosingBusyTime) {

@@ -99,6 +99,8 @@ constexpr std::string_view kRunBody = R"html(
 <h2>Gantt chart</h2><p id="gantt-note"></p><div id="gantt" class="chart" style="height:600px"></div>
 <h2>Utilization, queue length and largest free box</h2><p id="timeline-note"></p><div id="timeline" class="chart"></div>
 <h2>Bounded slowdown by job size</h2><div id="slowdown" class="chart"></div>
+<div id="network-section" style="display:none"><h2>Network</h2><p id="network-note"></p>
+<div class="grid"><div id="network-inflation" class="small"></div><div id="network-links" class="small"></div></div></div>
 <div id="occupancy-section"><h2>Occupancy</h2><p id="occupancy-note"></p><div id="occupancy" class="maps"></div>
 <div id="occupancy-explorer" style="display:none"><h3>Occupancy at any recorded instant</h3>
 <input id="occupancy-slider" type="range" min="0" max="0" value="0" style="width:100%">
@@ -114,7 +116,8 @@ document.getElementById('title').textContent = 'Trellis simulation: ' + (a.workl
 document.getElementById('about').textContent = aboutText(a);
 var occ = D.occupancy;
 var maps = occ && occ.instants && occ.instants.length ? occ.maps.length + 1 : 0;
-document.body.setAttribute('data-charts-expected', String(3 + maps));
+var net = D.network;  // a run-time model's per-job figures; absent without one
+document.body.setAttribute('data-charts-expected', String(3 + maps + (net ? 2 : 0)));
 
 // The summary: plain names with units and what each metric means.
 var DEFS = {
@@ -143,6 +146,10 @@ var DEFS = {
   mean_largest_free_box: ['Mean largest free box', 'nodes', 'time-weighted nodes in the largest free box (mesh/torus only)'],
   mean_pairwise_hops: ['Mean pairwise hops', 'hops', 'mean over jobs of two or more nodes of the mean hop distance between their nodes'],
   mean_leaf_switches: ['Mean leaf switches', 'switches', 'mean leaf switches a job spans (fat trees only)'],
+  mean_inflation: ['Mean run-time inflation', '', 'mean factor the run-time model multiplied recorded run times by (1: as on the most compact allocation; --runtime-model)'],
+  mean_hop_bytes: ['Mean hop-bytes', 'MiB × hops', 'mean over jobs of their all-to-all traffic × hops it travels, 1 MiB per ordered pair of nodes (--runtime-model)'],
+  mean_max_link_load: ['Mean max link load', '', "mean over jobs of the load on their most loaded link, their own traffic per unit of capacity (--runtime-model)"],
+  internal_fragmentation: ['Internal fragmentation', 'fraction', 'node-seconds held beyond the nodes asked for / node-seconds held (boxes or gang partitions larger than the request)'],
   allocator_calls: ['Allocator calls', '', 'allocate() calls made by the policy'],
   allocator_call_us: ['Allocator call time', 'µs', 'mean wall time of one allocate() call'],
   policy_passes: ['Policy passes', '', 'scheduling passes'],
@@ -325,6 +332,44 @@ drawChart('slowdown', {
   series: sd.bins.map(function (b, i) {
     return {name: 'bounded slowdown ' + b, type: 'bar', stack: 'all', data: sd.counts[i]}; })
 });
+
+// Network: per job, the run-time inflation against job size (the sampled jobs as points, the mean
+// over every job of each size as a line) and how loaded its most loaded link was.
+if (net) {
+  document.getElementById('network-section').style.display = '';
+  document.getElementById('network-note').textContent = 'What the run-time model (' +
+    (a.runtime_model || 'model') + ') found for the ' + net.measured + ' jobs it measured' +
+    (net.sampled ? ' (the scatter shows ' + net.jobs.length + ' of them, evenly spread in start order; ' +
+                   'the means by size and the histogram count every one)' : '') +
+    '. Inflation: the factor a recorded run time was multiplied by (1 = as on the most compact allocation of its size).';
+  var inflationEl = document.getElementById('network-inflation');
+  inflationEl.setAttribute('data-points', String(net.jobs.length));
+  drawChart('network-inflation', {
+    title: {text: 'Run-time inflation by job size', textStyle: {fontSize: 13}},
+    tooltip: {trigger: 'item', formatter: function (p) { var v = p.value;
+      return p.seriesIndex ? v[0] + ' nodes: mean inflation ' + fmt(v[1]) + ' over ' + v[2] + ' jobs'
+        : 'job ' + v[4] + ', ' + v[0] + ' nodes<br>inflation ' + fmt(v[1]) + '<br>max link load ' +
+          fmt(v[2]) + '<br>hop-bytes ' + fmt(v[3]); }},
+    legend: {top: 0, right: 10},
+    grid: {left: 60, right: 30, top: 50, bottom: 50},
+    xAxis: {type: 'log', logBase: 2, min: 1, name: 'job size (nodes)', nameLocation: 'middle', nameGap: 28},
+    yAxis: {type: 'value', name: 'inflation', scale: true},
+    series: [{name: 'job', type: 'scatter', symbolSize: 4, itemStyle: {opacity: 0.45}, data: net.jobs},
+             {name: 'mean by size', type: 'line', symbolSize: 5, data: net.by_size,
+              itemStyle: {color: palette[1]}}]
+  });
+  var ll = net.link_load;
+  drawChart('network-links', {
+    title: {text: "Jobs by their most loaded link's load", textStyle: {fontSize: 13}},
+    tooltip: {trigger: 'axis', axisPointer: {type: 'shadow'}},
+    grid: {left: 60, right: 30, top: 50, bottom: 50},
+    xAxis: {type: 'category', name: 'max link load (own traffic per unit of capacity)', nameLocation: 'middle',
+            nameGap: 28, axisLabel: {hideOverlap: true},
+            data: ll.counts.map(function (c, i) { return fmt(ll.edges[i]) + '–' + fmt(ll.edges[i + 1]); })},
+    yAxis: {type: 'value', name: 'jobs'},
+    series: [{name: 'jobs', type: 'bar', barCategoryGap: '5%', data: ll.counts}]
+  });
+}
 
 // Occupancy: every node a square cell (grey when free), each slice of the machine outlined.
 // The caption above the map says when it is (HTML, so long captions wrap instead of overlapping).
