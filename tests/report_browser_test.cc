@@ -240,8 +240,12 @@ TEST(ReportBrowser, ComparisonOfSeedsAndLoadsFitsThePageAndLinksEachRun) {
       "--alloc random,first-available --sched easy --load 1,2 --seed 1,2 --out " +
       tmp.path().string());
   ASSERT_EQ(r.status, 0) << r.output;
-  // Four bar charts with whiskers over seeds, four curves against load.
-  std::string dom = expect_renders(tmp.path() / "compare.html", tmp.path(), 8);
+  // Five bar charts with whiskers over seeds, five curves against load; no model, so none of the
+  // network charts.
+  std::string dom = expect_renders(tmp.path() / "compare.html", tmp.path(), 10);
+  EXPECT_EQ(int_attribute(report_body(dom), "data-charts-expected"), 10);
+  EXPECT_NE(dom.find("data-metric=\"makespan_s\""), std::string::npos);
+  EXPECT_EQ(dom.find("data-metric=\"mean_inflation\""), std::string::npos);
   EXPECT_EQ(attribute(report_body(dom), "data-page-overflow"), "0");
   EXPECT_FALSE(hidden(element_tag(dom, "groups-section")));
   EXPECT_FALSE(hidden(element_tag(dom, "load-section")));
@@ -253,6 +257,31 @@ TEST(ReportBrowser, ComparisonOfSeedsAndLoadsFitsThePageAndLinksEachRun) {
     EXPECT_NE(dom.find("href=\"" + href + "\""), std::string::npos) << href;
     EXPECT_TRUE(fs::exists(tmp.path() / href)) << href;
   }
+}
+
+TEST(ReportBrowser, ComparisonUnderARunTimeModelChartsItsNetworkFigures) {
+  if (!have_chromium()) GTEST_SKIP() << "/usr/bin/chromium is not installed";
+  TempDir tmp;
+  CommandRun r = run_trellis("sim-compare --machine torus:8x8 --workload " + kTrace +
+                             " --max-jobs 300 --alloc first-available,random --sched easy "
+                             "--runtime-model congestion --no-kill-at-limit --out " +
+                             tmp.path().string());
+  ASSERT_EQ(r.status, 0) << r.output;
+  // Wait, slowdown, utilization, makespan, hops, inflation, hop-bytes and link load; no job got
+  // more nodes than it asked for, so no internal fragmentation chart.
+  std::string dom = expect_renders(tmp.path() / "compare.html", tmp.path(), 8);
+  EXPECT_EQ(int_attribute(report_body(dom), "data-charts-expected"), 8);
+  for (const char* metric :
+       {"makespan_s", "mean_inflation", "mean_hop_bytes", "mean_max_link_load"})
+    EXPECT_NE(dom.find("data-metric=\"" + std::string(metric) + "\""), std::string::npos) << metric;
+  EXPECT_EQ(dom.find("data-metric=\"internal_fragmentation\""), std::string::npos);
+  EXPECT_NE(dom.find("<th title=\"mean run-time inflation"), std::string::npos);
+  // Each run's own report draws its Network section.
+  auto data = nlohmann::json::parse(read_text(tmp.path() / "compare.json"));
+  ASSERT_EQ(data["runs"].size(), 2u);
+  std::string run_dom =
+      expect_renders(tmp.path() / data["runs"][1]["report"].get<std::string>(), tmp.path(), 10);
+  EXPECT_FALSE(hidden(element_tag(run_dom, "network-section")));
 }
 
 TEST(ReportBrowser, CalendarAxisWhenTheTraceIsDated) {

@@ -486,6 +486,14 @@ function value(r, key) {
   var v = r.metrics ? r.metrics[key] : undefined;
   return typeof v === 'number' && v !== -1 ? v : null;
 }
+// Whether some run has a nonzero value of `key`: the metrics only some runs have (a run-time
+// model's network means, internal fragmentation) get a column and a chart only then.
+function reported(key) {
+  return runs.some(function (r) { var v = value(r, key); return v !== null && v !== 0; });
+}
+var OPTIONAL = {mean_inflation: true, mean_hop_bytes: true, mean_max_link_load: true,
+                internal_fragmentation: true};
+function shown(c) { return !OPTIONAL[c[0]] || reported(c[0]); }
 var COLS = [['jobs', 'jobs', 'jobs run'], ['rejected', 'rejected', 'jobs rejected'],
   ['mean_wait_s', 'wait (s)', 'mean wait, s'], ['mean_bounded_slowdown', 'bsld', 'mean bounded slowdown: mean of max(1, (wait + run) / max(run, 10 s))'],
   ['utilization', 'util', 'utilization: busy node-seconds / (nodes × makespan)'],
@@ -493,7 +501,11 @@ var COLS = [['jobs', 'jobs', 'jobs run'], ['rejected', 'rejected', 'jobs rejecte
   ['loss_of_capacity', 'LoC', 'loss of capacity: idle node-seconds while a job waits / (nodes × makespan)'],
   ['fragmented_time_fraction', 'frag', 'share of the makespan in which the queue head fits by count but not by shape'],
   ['mean_pairwise_hops', 'hops', 'mean pairwise hops within a job'], ['makespan_s', 'makespan (s)', 'last end − first submit'],
-  ['allocator_call_us', 'µs/alloc', 'mean wall time of one allocate() call'], ['wall_s', 'wall (s)', 'simulation wall time']];
+  ['mean_inflation', 'inflation', 'mean run-time inflation the run-time model applied (1: as on the most compact allocation)'],
+  ['mean_hop_bytes', 'hop-bytes', 'mean all-to-all hop-bytes of a job (MiB × hops)'],
+  ['mean_max_link_load', 'link load', "mean load of a job's most loaded link (its own traffic, per unit of capacity)"],
+  ['internal_fragmentation', 'int. frag', 'node-seconds held beyond the nodes asked for / node-seconds held (boxes or partitions larger than the request)'],
+  ['allocator_call_us', 'µs/alloc', 'mean wall time of one allocate() call'], ['wall_s', 'wall (s)', 'simulation wall time']].filter(shown);
 function header(first) {
   return first.concat(COLS.map(function (c) { return c[1]; }));
 }
@@ -559,7 +571,10 @@ if (runs.some(function (r) { return r.common_metrics && typeof r.common_metrics 
 }
 
 var CHARTS = [['mean_wait_s', 'Mean wait (s)'], ['mean_bounded_slowdown', 'Mean bounded slowdown'],
-              ['utilization', 'Utilization'], ['mean_pairwise_hops', 'Mean pairwise hops']];
+              ['utilization', 'Utilization'], ['makespan_s', 'Makespan (s)'],
+              ['mean_pairwise_hops', 'Mean pairwise hops'], ['mean_inflation', 'Mean run-time inflation'],
+              ['mean_hop_bytes', 'Mean hop-bytes (MiB × hops)'], ['mean_max_link_load', 'Mean max link load'],
+              ['internal_fragmentation', 'Internal fragmentation']].filter(shown);
 var curves = loads.length > 1;
 document.body.setAttribute('data-charts-expected', String(CHARTS.length * (curves ? 2 : 1)));
 document.getElementById('charts-note').textContent = seeded
@@ -577,10 +592,11 @@ function whiskers(points, color) {
         {type: 'line', shape: {x1: hi[0] - half, y1: hi[1], x2: hi[0] + half, y2: hi[1]}, style: style}]};
     }};
 }
-function addChart(parent, id) {
+function addChart(parent, id, metric) {
   var div = document.createElement('div');
   div.id = id;
   div.className = 'small';
+  div.setAttribute('data-metric', metric);  // which metric it plots, for readers and tests
   document.getElementById(parent).appendChild(div);
   return id;
 }
@@ -593,7 +609,7 @@ CHARTS.forEach(function (c, k) {
   if (seeded)
     series.push(whiskers(items.map(function (it, i) { return it.s ? [i, it.s.min, it.s.max] : [i, null, null]; })
                               .filter(function (p) { return p[1] !== null; })));
-  drawChart(addChart('bars', 'c-' + k), {
+  drawChart(addChart('bars', 'c-' + k, c[0]), {
     title: {text: c[1], textStyle: {fontSize: 13}},
     tooltip: {trigger: 'axis', formatter: function (ps) { var i = ps[0].dataIndex, it = items[i];
       return esc(it.label) + '<br>' + (it.s ? fmt(it.s.mean) + (it.s.n > 1 ? ' (' + fmt(it.s.min) + '..' + fmt(it.s.max) + ', ' + it.s.n + ' runs)' : '') : 'n/a'); }},
@@ -620,7 +636,7 @@ if (curves) {
       if (seeded) series.push(whiskers(points.map(function (p) { return [p.load, p.s.min, p.s.max]; }),
                                        palette[i % palette.length]));
     });
-    drawChart(addChart('curves', 'l-' + k), {
+    drawChart(addChart('curves', 'l-' + k, c[0]), {
       title: {text: c[1] + ' against load', textStyle: {fontSize: 13}},
       tooltip: {trigger: 'item'},
       legend: {type: 'scroll', bottom: 0, data: names},
