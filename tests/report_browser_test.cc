@@ -124,6 +124,30 @@ TEST(ReportBrowser, RunReportDrawsTheWholeRunAndEveryNode) {
   EXPECT_EQ(attribute(report_body(dom), "data-page-overflow"), "0");
   // Metrics not computed read n/a, not -1.
   EXPECT_NE(dom.find("Mean leaf switches (switches)</td><td>n/a</td>"), std::string::npos);
+  // No run-time model: no network figures, so no Network section.
+  EXPECT_TRUE(hidden(element_tag(dom, "network-section")));
+  EXPECT_NE(dom.find("Mean run-time inflation</td><td>n/a</td>"), std::string::npos);
+}
+
+TEST(ReportBrowser, RunReportDrawsTheRunTimeModelsNetworkFigures) {
+  if (!have_chromium()) GTEST_SKIP() << "/usr/bin/chromium is not installed";
+  TempDir tmp;
+  CommandRun r = run_trellis("sim --machine torus:8x8 --workload " + kTrace +
+                             " --max-jobs 400 --sched easy --alloc random --runtime-model "
+                             "hop-bytes --no-kill-at-limit --quiet --out " +
+                             tmp.path().string());
+  ASSERT_EQ(r.status, 0) << r.output;
+  // Gantt, timeline, slowdown, five occupancy maps and the two network charts.
+  std::string dom = expect_renders(tmp.path() / "report.html", tmp.path(), 10);
+  EXPECT_FALSE(hidden(element_tag(dom, "network-section")));
+  auto metrics = nlohmann::json::parse(read_text(tmp.path() / "summary.json"))["metrics"];
+  // Every job the model measured is a point: 400 are fewer than the scatter's cap.
+  EXPECT_EQ(int_attribute(element_tag(dom, "network-inflation"), "data-points"),
+            metrics["jobs"].get<int>());
+  EXPECT_GE(metrics["mean_inflation"].get<double>(), 1);
+  EXPECT_EQ(dom.find("Mean run-time inflation</td><td>n/a</td>"), std::string::npos);
+  EXPECT_NE(dom.find("Mean run-time inflation</td><td>"), std::string::npos);
+  expect_gantt_covers_run(dom, metrics, 64, tmp.path() / "jobs.csv");
 }
 
 TEST(ReportBrowser, ManyJobsAreSummedWithoutLosingBusyTime) {
@@ -216,8 +240,12 @@ TEST(ReportBrowser, ComparisonOfSeedsAndLoadsFitsThePageAndLinksEachRun) {
       "--alloc random,first-available --sched easy --load 1,2 --seed 1,2 --out " +
       tmp.path().string());
   ASSERT_EQ(r.status, 0) << r.output;
-  // Four bar charts with whiskers over seeds, four curves against load.
-  std::string dom = expect_renders(tmp.path() / "compare.html", tmp.path(), 8);
+  // Five bar charts with whiskers over seeds, five curves against load; no model, so none of the
+  // network charts.
+  std::string dom = expect_renders(tmp.path() / "compare.html", tmp.path(), 10);
+  EXPECT_EQ(int_attribute(report_body(dom), "data-charts-expected"), 10);
+  EXPECT_NE(dom.find("data-metric=\"makespan_s\""), std::string::npos);
+  EXPECT_EQ(dom.find("data-metric=\"mean_inflation\""), std::string::npos);
   EXPECT_EQ(attribute(report_body(dom), "data-page-overflow"), "0");
   EXPECT_FALSE(hidden(element_tag(dom, "groups-section")));
   EXPECT_FALSE(hidden(element_tag(dom, "load-section")));
@@ -229,6 +257,31 @@ TEST(ReportBrowser, ComparisonOfSeedsAndLoadsFitsThePageAndLinksEachRun) {
     EXPECT_NE(dom.find("href=\"" + href + "\""), std::string::npos) << href;
     EXPECT_TRUE(fs::exists(tmp.path() / href)) << href;
   }
+}
+
+TEST(ReportBrowser, ComparisonUnderARunTimeModelChartsItsNetworkFigures) {
+  if (!have_chromium()) GTEST_SKIP() << "/usr/bin/chromium is not installed";
+  TempDir tmp;
+  CommandRun r = run_trellis("sim-compare --machine torus:8x8 --workload " + kTrace +
+                             " --max-jobs 300 --alloc first-available,random --sched easy "
+                             "--runtime-model congestion --no-kill-at-limit --out " +
+                             tmp.path().string());
+  ASSERT_EQ(r.status, 0) << r.output;
+  // Wait, slowdown, utilization, makespan, hops, inflation, hop-bytes and link load; no job got
+  // more nodes than it asked for, so no internal fragmentation chart.
+  std::string dom = expect_renders(tmp.path() / "compare.html", tmp.path(), 8);
+  EXPECT_EQ(int_attribute(report_body(dom), "data-charts-expected"), 8);
+  for (const char* metric :
+       {"makespan_s", "mean_inflation", "mean_hop_bytes", "mean_max_link_load"})
+    EXPECT_NE(dom.find("data-metric=\"" + std::string(metric) + "\""), std::string::npos) << metric;
+  EXPECT_EQ(dom.find("data-metric=\"internal_fragmentation\""), std::string::npos);
+  EXPECT_NE(dom.find("<th title=\"mean run-time inflation"), std::string::npos);
+  // Each run's own report draws its Network section.
+  auto data = nlohmann::json::parse(read_text(tmp.path() / "compare.json"));
+  ASSERT_EQ(data["runs"].size(), 2u);
+  std::string run_dom =
+      expect_renders(tmp.path() / data["runs"][1]["report"].get<std::string>(), tmp.path(), 10);
+  EXPECT_FALSE(hidden(element_tag(run_dom, "network-section")));
 }
 
 TEST(ReportBrowser, CalendarAxisWhenTheTraceIsDated) {

@@ -312,6 +312,41 @@ TEST(ReportData, TimelineCountsBusyNodesFromTheJobsAndThinsFaithfully) {
   EXPECT_EQ(busy.back(), 0);
 }
 
+// The scatter keeps a sample of the jobs a run-time model measured; the means by size and the link
+// load histogram count all of them. Link loads 0, 1, 2, 3, 4 in turn over four bins of width 1:
+// loads 3 and 4 share the last bin (the largest lands in it, not past it).
+TEST(ReportData, NetworkFiguresAreSampledForTheScatterAndCountedInFull) {
+  Machine machine = *Machine::parse("torus:4x4");
+  SimResult r = tiled_run(12);  // 48 jobs of 4 nodes
+  EXPECT_FALSE(run_report_data(machine, r, summarize(r), json::object()).contains("network"));
+  r.jobs[0].nodes = 1;  // a second size
+  for (JobRecord& j : r.jobs)
+    j.set_network({.inflation = 1.0 + j.id % 3,
+                   .hop_bytes = 8.0 * j.id,
+                   .max_link_load = static_cast<double>(j.id % 5)});
+  ReportLimits limits;
+  limits.max_network_points = 10;
+  limits.link_load_bins = 4;
+  json net = run_report_data(machine, r, summarize(r), json::object(), limits)["network"];
+  EXPECT_EQ(net["measured"], 48);
+  EXPECT_TRUE(net["sampled"].get<bool>());
+  EXPECT_LE(net["jobs"].size(), 10u);
+  EXPECT_GE(net["jobs"].size(), 5u);
+  EXPECT_EQ(net["jobs"][0][0], r.jobs[0].nodes);
+  EXPECT_EQ(net["jobs"][0][4], r.jobs[0].id);
+  std::vector<long> counts = net["link_load"]["counts"];
+  std::vector<double> edges = net["link_load"]["edges"];
+  ASSERT_EQ(counts.size(), 4u);
+  EXPECT_EQ(edges, (std::vector<double>{0, 1, 2, 3, 4}));
+  std::vector<long> expected(4, 0);
+  for (const JobRecord& j : r.jobs) ++expected[std::min<long>(3, j.id % 5)];
+  EXPECT_EQ(counts, expected);
+  ASSERT_EQ(net["by_size"].size(), 2u);  // 1 node and 4 nodes
+  EXPECT_EQ(net["by_size"][0][0], 1);
+  EXPECT_DOUBLE_EQ(net["by_size"][0][1].get<double>(), 1.0 + r.jobs[0].id % 3);
+  EXPECT_EQ(net["by_size"][0][2].get<long>() + net["by_size"][1][2].get<long>(), 48);
+}
+
 TEST(ReportData, PagesCarryTheDataTheyWereGiven) {
   Machine machine = *Machine::parse("torus:4x4");
   SimResult r = tiled_run(3);

@@ -265,6 +265,61 @@ TEST(SimCli, RunsOnSixteenMillionNodes) {
   EXPECT_GT(m["mean_pairwise_hops"].get<double>(), 0);
 }
 
+// Issue 12 items 2 and 4: a run-time model's network means reach summary.json, compare.json and
+// both consoles; without a model they are null and take no column.
+TEST(SimCli, NetworkMetricsOnlyWithARunTimeModel) {
+  TempDir tmp;
+  const std::string base = "--machine torus:8x8 --workload " + kTrace + " --max-jobs 200 ";
+  const char* network_keys[] = {"mean_inflation", "mean_hop_bytes", "mean_max_link_load"};
+  for (bool model : {false, true}) {
+    const std::string extra = model ? "--runtime-model hop-bytes --no-kill-at-limit " : "";
+    const fs::path one = tmp.path() / (model ? "model" : "plain");
+    CommandRun sim = run_trellis("sim " + base + "--alloc random --metrics-only " + extra +
+                                 "--out " + one.string());
+    ASSERT_EQ(sim.status, 0) << sim.output;
+    auto metrics = nlohmann::json::parse(read_text(one / "summary.json"))["metrics"];
+    for (const char* key : network_keys)
+      EXPECT_EQ(metrics[key].is_number(), model) << key << ": " << metrics[key];
+    EXPECT_EQ(metrics["internal_fragmentation"], 0.0);  // every job got the count it asked for
+    EXPECT_EQ(sim.output.find("mean inflation") != std::string::npos, model) << sim.output;
+    EXPECT_EQ(sim.output.find("internal fragmentation"), std::string::npos) << sim.output;
+
+    const fs::path grid = tmp.path() / (model ? "model-grid" : "plain-grid");
+    CommandRun compare = run_trellis("sim-compare " + base +
+                                     "--alloc first-available,random --sched easy --metrics-only " +
+                                     extra + "--out " + grid.string());
+    ASSERT_EQ(compare.status, 0) << compare.output;
+    auto runs = nlohmann::json::parse(read_text(grid / "compare.json"))["runs"];
+    ASSERT_EQ(runs.size(), 2u);
+    for (const auto& run : runs)
+      for (const char* key : network_keys) EXPECT_EQ(run["metrics"][key].is_number(), model) << key;
+    EXPECT_NE(compare.output.find("makespan(s)"), std::string::npos) << compare.output;
+    for (const char* column : {"infl", "hop-bytes", "link"})
+      EXPECT_EQ(compare.output.find(column) != std::string::npos, model) << column << "\n"
+                                                                         << compare.output;
+    EXPECT_EQ(compare.output.find("ifrag"), std::string::npos) << compare.output;
+    // The point of a model: where a job lands changes how long it runs, hence the schedule.
+    if (model) {
+      EXPECT_NE(runs[0]["metrics"]["mean_wait_s"], runs[1]["metrics"]["mean_wait_s"]);
+    }
+  }
+}
+
+// A gang partition larger than its job holds nodes nobody asked for: internal fragmentation
+// (Lublin sizes are not all powers of two, the buddy allocator's partitions are).
+TEST(SimCli, GangPartitionsLargerThanTheJobAreInternalFragmentation) {
+  TempDir tmp;
+  CommandRun r = run_trellis(
+      "sim --machine flat:64 --generate lublin:300:3 --sched dqt-ffapa --alloc buddy "
+      "--metrics-only --out " +
+      tmp.path().string());
+  ASSERT_EQ(r.status, 0) << r.output;
+  auto metrics = nlohmann::json::parse(read_text(tmp.path() / "summary.json"))["metrics"];
+  EXPECT_GT(metrics["internal_fragmentation"].get<double>(), 0);
+  EXPECT_LT(metrics["internal_fragmentation"].get<double>(), 1);
+  EXPECT_NE(r.output.find("internal fragmentation"), std::string::npos) << r.output;
+}
+
 }  // namespace
 }  // namespace trellis
 

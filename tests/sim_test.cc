@@ -97,6 +97,76 @@ TEST(RunMetrics, FragmentationAndLossOfCapacity) {
   EXPECT_DOUBLE_EQ(s2.loss_of_capacity, (1.0 * 5 + 2.0 * 10) / (4 * 25));
 }
 
+// A record made by hand: `nodes` held of `requested` asked for, from start to end.
+JobRecord record(JobId id, Seconds start, Seconds end, int nodes, int requested) {
+  JobRecord j;
+  j.id = id;
+  j.start = start;
+  j.end = end;
+  j.run_time = end - start;
+  j.time_limit = end - start;
+  j.nodes = nodes;
+  j.requested_nodes = requested;
+  return j;
+}
+
+// flat:8, all submitted at 0.
+//   J1 0-10, 4 nodes for 3 asked (a larger box), inflation 1.5, hop-bytes 24, link load 2
+//   J2 0-20, 2 nodes, inflation 1, hop-bytes 2, link load 1
+//   J3 10-15, 1 node, no network figures (a model that measured only some jobs)
+//   J4 a gang job of 2 in a partition of 4, switched in over 20-25 and 30-35: held 10 s
+// Network means over J1 and J2: inflation 1.25, hop-bytes 13, link load 1.5.
+// Node-seconds held 4x10 + 2x20 + 1x5 + 4x10 = 125, of which not asked for (4-3)x10 + (4-2)x10
+// = 30: internal fragmentation 30/125.
+TEST(RunMetrics, NetworkMeansAndInternalFragmentation) {
+  SimResult r;
+  r.machine_nodes = 8;
+  r.jobs = {record(1, 0, 10, 4, 3), record(2, 0, 20, 2, 2), record(3, 10, 15, 1, 1),
+            record(4, 20, 35, 4, 2)};
+  r.jobs[0].set_network({.inflation = 1.5, .hop_bytes = 24, .max_link_load = 2});
+  r.jobs[1].set_network({.inflation = 1, .hop_bytes = 2, .max_link_load = 1});
+  r.jobs[3].set_running_intervals({{20, 25}, {30, 35}});
+  RunSummary s = summarize(r);
+  ASSERT_TRUE(s.mean_inflation && s.mean_hop_bytes && s.mean_max_link_load);
+  EXPECT_DOUBLE_EQ(*s.mean_inflation, 1.25);
+  EXPECT_DOUBLE_EQ(*s.mean_hop_bytes, 13);
+  EXPECT_DOUBLE_EQ(*s.mean_max_link_load, 1.5);
+  EXPECT_DOUBLE_EQ(s.internal_fragmentation, 30.0 / 125);
+  nlohmann::json json = to_json(s);
+  EXPECT_DOUBLE_EQ(json["mean_inflation"].get<double>(), 1.25);
+  EXPECT_DOUBLE_EQ(json["internal_fragmentation"].get<double>(), 0.24);
+
+  // Only the jobs in the window count: with J1 and J4 submitted before it, J2 and J3, so the
+  // means are J2's figures and no node-second held was not asked for.
+  r.jobs[0].submit = r.jobs[3].submit = -1;
+  SummaryOptions window;
+  window.from = 0;
+  s = summarize(r, window);
+  EXPECT_EQ(s.jobs, 2);
+  EXPECT_DOUBLE_EQ(s.mean_inflation.value_or(-1), 1);
+  EXPECT_DOUBLE_EQ(s.mean_hop_bytes.value_or(-1), 2);
+  EXPECT_DOUBLE_EQ(s.internal_fragmentation, 0);
+}
+
+// Without a model's figures and with every job given what it asked for: the network means are
+// absent (null in JSON, not 0 or 1, which would read as results) and no node-second is wasted.
+TEST(RunMetrics, NetworkMeansAbsentWithoutAModel) {
+  SimResult r;
+  r.machine_nodes = 8;
+  r.jobs = {record(1, 0, 10, 4, 4), record(2, 0, 20, 2, 2)};
+  RunSummary s = summarize(r);
+  EXPECT_FALSE(s.mean_inflation);
+  EXPECT_FALSE(s.mean_hop_bytes);
+  EXPECT_FALSE(s.mean_max_link_load);
+  EXPECT_DOUBLE_EQ(s.internal_fragmentation, 0);
+  nlohmann::json json = to_json(s);
+  for (const char* key : {"mean_inflation", "mean_hop_bytes", "mean_max_link_load"})
+    EXPECT_TRUE(json[key].is_null()) << key;
+  EXPECT_EQ(json["internal_fragmentation"], 0.0);
+  // An empty run has nothing to divide by.
+  EXPECT_DOUBLE_EQ(summarize(SimResult{}).internal_fragmentation, 0);
+}
+
 TEST(Simulator, IsDeterministic) {
   Machine m = *Machine::parse("torus:8x8");
   auto alloc = AllocatorRegistry::builtin().create("random", m);

@@ -88,6 +88,21 @@ std::string metric_text(const std::optional<double>& value) {
   return s.str();
 }
 
+// The console lines of the metrics only some runs have: the run-time model's network means and
+// internal fragmentation. Empty when the run has neither, so a plain run's output stays as it was.
+std::string optional_metric_lines(const RunSummary& summary) {
+  std::ostringstream s;
+  s << std::fixed << std::setprecision(3);
+  if (summary.mean_inflation)
+    s << "  mean inflation " << *summary.mean_inflation << ", mean hop-bytes "
+      << std::setprecision(0) << *summary.mean_hop_bytes << std::setprecision(3)
+      << " MiB x hops, mean max link load " << *summary.mean_max_link_load << "\n";
+  if (summary.internal_fragmentation > 0)
+    s << "  internal fragmentation " << summary.internal_fragmentation
+      << " (node-seconds held beyond the request)\n";
+  return s.str();
+}
+
 }  // namespace
 
 Result<SummaryOptions> summary_options(const SimArgs& args) {
@@ -319,7 +334,7 @@ int write_run_outputs(const SimArgs& args, const Machine& machine, const RunOutp
               << "  mean pairwise hops " << metric_text(summary.mean_pairwise_hops)
               << (summary.mean_pairwise_hops ? "" : " (placements not recorded: --metrics-only)")
               << ", fragmented time " << summary.fragmented_fraction << "\n"
-              << "  " << run.console_line << "\n"
+              << optional_metric_lines(summary) << "  " << run.console_line << "\n"
               << "  wrote " << base << "summary.json"
               << (args.metrics_only ? "" : ", " + base + "jobs.csv, " + base + "report.html")
               << (run.slot_trace.empty() ? "" : ", " + base + "slots.txt") << "\n";

@@ -226,6 +226,17 @@ Result<std::vector<CompletedJob>> completed_jobs_of(const std::string& dir,
   return jobs;
 }
 
+// Whether some run has a nonzero value of the metric `key` (absent, null and 0 all say "nothing
+// to show": no model, no box larger than its request).
+bool any_run_reports(const nlohmann::json& runs, const std::string& key) {
+  for (const auto& r : runs) {
+    const auto& metrics = r["metrics"];
+    if (metrics.contains(key) && metrics[key].is_number() && metrics[key].get<double>() != 0)
+      return true;
+  }
+  return false;
+}
+
 void print_table(const nlohmann::json& runs,
                  const std::vector<std::pair<std::string, std::string>>& columns,
                  const std::string& metrics_key) {
@@ -241,12 +252,21 @@ void print_table(const nlohmann::json& runs,
     for (const auto& [key, title] : columns) {
       const auto& v = r[metrics_key][key];
       std::cout << std::right << std::setw(12);
-      if (v.is_number_integer())
+      if (v.is_number_integer()) {
         std::cout << v.get<long>();
-      else if (v.is_number())
-        std::cout << std::fixed << std::setprecision(3) << v.get<double>();
-      else
+      } else if (v.is_number()) {
+        // Three decimals, unless that leaves no space before the next column (hop-bytes, long
+        // waits): then whole numbers.
+        std::ostringstream text;
+        text << std::fixed << std::setprecision(3) << v.get<double>();
+        if (text.str().size() > 11) {
+          text.str("");
+          text << std::setprecision(0) << v.get<double>();
+        }
+        std::cout << text.str();
+      } else {
         std::cout << "n/a";
+      }
     }
     std::cout << "\n";
   }
@@ -349,19 +369,26 @@ int run_compare(CompareArgs args) {
     runs.push_back(std::move(run));
   }
 
-  print_table(runs,
-              {{"jobs", "jobs"},
-               {"rejected", "rejected"},
-               {"mean_wait_s", "wait(s)"},
-               {"mean_bounded_slowdown", "bsld"},
-               {"utilization", "util"},
-               {"steady_utilization", "steady"},
-               {"loss_of_capacity", "LoC"},
-               {"fragmented_time_fraction", "frag"},
-               {"mean_pairwise_hops", "hops"},
-               {"allocator_call_us", "us/alloc"},
-               {"wall_s", "wall(s)"}},
-              "metrics");
+  std::vector<std::pair<std::string, std::string>> columns = {{"jobs", "jobs"},
+                                                              {"rejected", "rejected"},
+                                                              {"mean_wait_s", "wait(s)"},
+                                                              {"mean_bounded_slowdown", "bsld"},
+                                                              {"utilization", "util"},
+                                                              {"steady_utilization", "steady"},
+                                                              {"loss_of_capacity", "LoC"},
+                                                              {"fragmented_time_fraction", "frag"},
+                                                              {"makespan_s", "makespan(s)"},
+                                                              {"mean_pairwise_hops", "hops"}};
+  // A run-time model's network means and internal fragmentation only when some run has them, so
+  // that the table of a plain grid stays as narrow as it was.
+  for (const auto& [key, title] :
+       std::vector<std::pair<std::string, std::string>>{{"mean_inflation", "infl"},
+                                                        {"mean_hop_bytes", "hop-bytes"},
+                                                        {"mean_max_link_load", "link"},
+                                                        {"internal_fragmentation", "ifrag"}})
+    if (any_run_reports(runs, key)) columns.emplace_back(key, title);
+  columns.insert(columns.end(), {{"allocator_call_us", "us/alloc"}, {"wall_s", "wall(s)"}});
+  print_table(runs, columns, "metrics");
 
   nlohmann::json about = {
       {"machine", machine->spec()},

@@ -99,6 +99,8 @@ constexpr std::string_view kRunBody = R"html(
 <h2>Gantt chart</h2><p id="gantt-note"></p><div id="gantt" class="chart" style="height:600px"></div>
 <h2>Utilization, queue length and largest free box</h2><p id="timeline-note"></p><div id="timeline" class="chart"></div>
 <h2>Bounded slowdown by job size</h2><div id="slowdown" class="chart"></div>
+<div id="network-section" style="display:none"><h2>Network</h2><p id="network-note"></p>
+<div class="grid"><div id="network-inflation" class="small"></div><div id="network-links" class="small"></div></div></div>
 <div id="occupancy-section"><h2>Occupancy</h2><p id="occupancy-note"></p><div id="occupancy" class="maps"></div>
 <div id="occupancy-explorer" style="display:none"><h3>Occupancy at any recorded instant</h3>
 <input id="occupancy-slider" type="range" min="0" max="0" value="0" style="width:100%">
@@ -114,7 +116,8 @@ document.getElementById('title').textContent = 'Trellis simulation: ' + (a.workl
 document.getElementById('about').textContent = aboutText(a);
 var occ = D.occupancy;
 var maps = occ && occ.instants && occ.instants.length ? occ.maps.length + 1 : 0;
-document.body.setAttribute('data-charts-expected', String(3 + maps));
+var net = D.network;  // a run-time model's per-job figures; absent without one
+document.body.setAttribute('data-charts-expected', String(3 + maps + (net ? 2 : 0)));
 
 // The summary: plain names with units and what each metric means.
 var DEFS = {
@@ -143,6 +146,10 @@ var DEFS = {
   mean_largest_free_box: ['Mean largest free box', 'nodes', 'time-weighted nodes in the largest free box (mesh/torus only)'],
   mean_pairwise_hops: ['Mean pairwise hops', 'hops', 'mean over jobs of two or more nodes of the mean hop distance between their nodes'],
   mean_leaf_switches: ['Mean leaf switches', 'switches', 'mean leaf switches a job spans (fat trees only)'],
+  mean_inflation: ['Mean run-time inflation', '', 'mean factor the run-time model multiplied recorded run times by (1: as on the most compact allocation; --runtime-model)'],
+  mean_hop_bytes: ['Mean hop-bytes', 'MiB × hops', 'mean over jobs of their all-to-all traffic × hops it travels, 1 MiB per ordered pair of nodes (--runtime-model)'],
+  mean_max_link_load: ['Mean max link load', '', "mean over jobs of the load on their most loaded link, their own traffic per unit of capacity (--runtime-model)"],
+  internal_fragmentation: ['Internal fragmentation', 'fraction', 'node-seconds held beyond the nodes asked for / node-seconds held (boxes or gang partitions larger than the request)'],
   allocator_calls: ['Allocator calls', '', 'allocate() calls made by the policy'],
   allocator_call_us: ['Allocator call time', 'µs', 'mean wall time of one allocate() call'],
   policy_passes: ['Policy passes', '', 'scheduling passes'],
@@ -326,6 +333,44 @@ drawChart('slowdown', {
     return {name: 'bounded slowdown ' + b, type: 'bar', stack: 'all', data: sd.counts[i]}; })
 });
 
+// Network: per job, the run-time inflation against job size (the sampled jobs as points, the mean
+// over every job of each size as a line) and how loaded its most loaded link was.
+if (net) {
+  document.getElementById('network-section').style.display = '';
+  document.getElementById('network-note').textContent = 'What the run-time model (' +
+    (a.runtime_model || 'model') + ') found for the ' + net.measured + ' jobs it measured' +
+    (net.sampled ? ' (the scatter shows ' + net.jobs.length + ' of them, evenly spread in start order; ' +
+                   'the means by size and the histogram count every one)' : '') +
+    '. Inflation: the factor a recorded run time was multiplied by (1 = as on the most compact allocation of its size).';
+  var inflationEl = document.getElementById('network-inflation');
+  inflationEl.setAttribute('data-points', String(net.jobs.length));
+  drawChart('network-inflation', {
+    title: {text: 'Run-time inflation by job size', textStyle: {fontSize: 13}},
+    tooltip: {trigger: 'item', formatter: function (p) { var v = p.value;
+      return p.seriesIndex ? v[0] + ' nodes: mean inflation ' + fmt(v[1]) + ' over ' + v[2] + ' jobs'
+        : 'job ' + v[4] + ', ' + v[0] + ' nodes<br>inflation ' + fmt(v[1]) + '<br>max link load ' +
+          fmt(v[2]) + '<br>hop-bytes ' + fmt(v[3]); }},
+    legend: {top: 0, right: 10},
+    grid: {left: 60, right: 30, top: 50, bottom: 50},
+    xAxis: {type: 'log', logBase: 2, min: 1, name: 'job size (nodes)', nameLocation: 'middle', nameGap: 28},
+    yAxis: {type: 'value', name: 'inflation', scale: true},
+    series: [{name: 'job', type: 'scatter', symbolSize: 4, itemStyle: {opacity: 0.45}, data: net.jobs},
+             {name: 'mean by size', type: 'line', symbolSize: 5, data: net.by_size,
+              itemStyle: {color: palette[1]}}]
+  });
+  var ll = net.link_load;
+  drawChart('network-links', {
+    title: {text: "Jobs by their most loaded link's load", textStyle: {fontSize: 13}},
+    tooltip: {trigger: 'axis', axisPointer: {type: 'shadow'}},
+    grid: {left: 60, right: 30, top: 50, bottom: 50},
+    xAxis: {type: 'category', name: 'max link load (own traffic per unit of capacity)', nameLocation: 'middle',
+            nameGap: 28, axisLabel: {hideOverlap: true},
+            data: ll.counts.map(function (c, i) { return fmt(ll.edges[i]) + '–' + fmt(ll.edges[i + 1]); })},
+    yAxis: {type: 'value', name: 'jobs'},
+    series: [{name: 'jobs', type: 'bar', barCategoryGap: '5%', data: ll.counts}]
+  });
+}
+
 // Occupancy: every node a square cell (grey when free), each slice of the machine outlined.
 // The caption above the map says when it is (HTML, so long captions wrap instead of overlapping).
 function occupancyMap(el, inst, title) {
@@ -441,6 +486,14 @@ function value(r, key) {
   var v = r.metrics ? r.metrics[key] : undefined;
   return typeof v === 'number' && v !== -1 ? v : null;
 }
+// Whether some run has a nonzero value of `key`: the metrics only some runs have (a run-time
+// model's network means, internal fragmentation) get a column and a chart only then.
+function reported(key) {
+  return runs.some(function (r) { var v = value(r, key); return v !== null && v !== 0; });
+}
+var OPTIONAL = {mean_inflation: true, mean_hop_bytes: true, mean_max_link_load: true,
+                internal_fragmentation: true};
+function shown(c) { return !OPTIONAL[c[0]] || reported(c[0]); }
 var COLS = [['jobs', 'jobs', 'jobs run'], ['rejected', 'rejected', 'jobs rejected'],
   ['mean_wait_s', 'wait (s)', 'mean wait, s'], ['mean_bounded_slowdown', 'bsld', 'mean bounded slowdown: mean of max(1, (wait + run) / max(run, 10 s))'],
   ['utilization', 'util', 'utilization: busy node-seconds / (nodes × makespan)'],
@@ -448,7 +501,11 @@ var COLS = [['jobs', 'jobs', 'jobs run'], ['rejected', 'rejected', 'jobs rejecte
   ['loss_of_capacity', 'LoC', 'loss of capacity: idle node-seconds while a job waits / (nodes × makespan)'],
   ['fragmented_time_fraction', 'frag', 'share of the makespan in which the queue head fits by count but not by shape'],
   ['mean_pairwise_hops', 'hops', 'mean pairwise hops within a job'], ['makespan_s', 'makespan (s)', 'last end − first submit'],
-  ['allocator_call_us', 'µs/alloc', 'mean wall time of one allocate() call'], ['wall_s', 'wall (s)', 'simulation wall time']];
+  ['mean_inflation', 'inflation', 'mean run-time inflation the run-time model applied (1: as on the most compact allocation)'],
+  ['mean_hop_bytes', 'hop-bytes', 'mean all-to-all hop-bytes of a job (MiB × hops)'],
+  ['mean_max_link_load', 'link load', "mean load of a job's most loaded link (its own traffic, per unit of capacity)"],
+  ['internal_fragmentation', 'int. frag', 'node-seconds held beyond the nodes asked for / node-seconds held (boxes or partitions larger than the request)'],
+  ['allocator_call_us', 'µs/alloc', 'mean wall time of one allocate() call'], ['wall_s', 'wall (s)', 'simulation wall time']].filter(shown);
 function header(first) {
   return first.concat(COLS.map(function (c) { return c[1]; }));
 }
@@ -514,7 +571,10 @@ if (runs.some(function (r) { return r.common_metrics && typeof r.common_metrics 
 }
 
 var CHARTS = [['mean_wait_s', 'Mean wait (s)'], ['mean_bounded_slowdown', 'Mean bounded slowdown'],
-              ['utilization', 'Utilization'], ['mean_pairwise_hops', 'Mean pairwise hops']];
+              ['utilization', 'Utilization'], ['makespan_s', 'Makespan (s)'],
+              ['mean_pairwise_hops', 'Mean pairwise hops'], ['mean_inflation', 'Mean run-time inflation'],
+              ['mean_hop_bytes', 'Mean hop-bytes (MiB × hops)'], ['mean_max_link_load', 'Mean max link load'],
+              ['internal_fragmentation', 'Internal fragmentation']].filter(shown);
 var curves = loads.length > 1;
 document.body.setAttribute('data-charts-expected', String(CHARTS.length * (curves ? 2 : 1)));
 document.getElementById('charts-note').textContent = seeded
@@ -532,10 +592,11 @@ function whiskers(points, color) {
         {type: 'line', shape: {x1: hi[0] - half, y1: hi[1], x2: hi[0] + half, y2: hi[1]}, style: style}]};
     }};
 }
-function addChart(parent, id) {
+function addChart(parent, id, metric) {
   var div = document.createElement('div');
   div.id = id;
   div.className = 'small';
+  div.setAttribute('data-metric', metric);  // which metric it plots, for readers and tests
   document.getElementById(parent).appendChild(div);
   return id;
 }
@@ -548,7 +609,7 @@ CHARTS.forEach(function (c, k) {
   if (seeded)
     series.push(whiskers(items.map(function (it, i) { return it.s ? [i, it.s.min, it.s.max] : [i, null, null]; })
                               .filter(function (p) { return p[1] !== null; })));
-  drawChart(addChart('bars', 'c-' + k), {
+  drawChart(addChart('bars', 'c-' + k, c[0]), {
     title: {text: c[1], textStyle: {fontSize: 13}},
     tooltip: {trigger: 'axis', formatter: function (ps) { var i = ps[0].dataIndex, it = items[i];
       return esc(it.label) + '<br>' + (it.s ? fmt(it.s.mean) + (it.s.n > 1 ? ' (' + fmt(it.s.min) + '..' + fmt(it.s.max) + ', ' + it.s.n + ' runs)' : '') : 'n/a'); }},
@@ -575,7 +636,7 @@ if (curves) {
       if (seeded) series.push(whiskers(points.map(function (p) { return [p.load, p.s.min, p.s.max]; }),
                                        palette[i % palette.length]));
     });
-    drawChart(addChart('curves', 'l-' + k), {
+    drawChart(addChart('curves', 'l-' + k, c[0]), {
       title: {text: c[1] + ' against load', textStyle: {fontSize: 13}},
       tooltip: {trigger: 'item'},
       legend: {type: 'scroll', bottom: 0, data: names},

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <numeric>
 #include <string>
 #include <vector>
@@ -363,6 +364,48 @@ json occupancy(const Torus& torus, const SimResult& result, Seconds t_min, Secon
   return out;
 }
 
+// The run-time model's per-job figures; null when no job has them (no model, or `trace`).
+json network(const SimResult& result, const ReportLimits& limits) {
+  std::vector<const JobRecord*> measured;
+  for (const JobRecord& j : result.jobs)
+    if (j.network()) measured.push_back(&j);
+  if (measured.empty()) return nullptr;
+  // The scatter keeps every k-th job so that a long trace stays a few hundred kilobytes; the
+  // means by size and the histogram count every job, so nothing the sampling drops is lost.
+  const size_t cap = std::max<size_t>(1, limits.max_network_points);
+  const size_t stride = (measured.size() + cap - 1) / cap;
+  json jobs = json::array();
+  for (size_t i = 0; i < measured.size(); i += stride) {
+    const NetworkCost& n = *measured[i]->network();
+    jobs.push_back(
+        {measured[i]->nodes, n.inflation, n.max_link_load, n.hop_bytes, measured[i]->id});
+  }
+  std::map<int, std::pair<double, long>> by_size;  // nodes -> (sum of inflation, jobs)
+  double top_load = 0;
+  for (const JobRecord* j : measured) {
+    auto& [sum, count] = by_size[j->nodes];
+    sum += j->network()->inflation;
+    ++count;
+    top_load = std::max(top_load, j->network()->max_link_load);
+  }
+  json sizes = json::array();
+  for (const auto& [nodes, sum_count] : by_size)
+    sizes.push_back({nodes, sum_count.first / sum_count.second, sum_count.second});
+  // Equal bins from 0 to the largest load; with no load at all (single-node jobs) one bin [0, 1].
+  const int bins = std::max(1, limits.link_load_bins);
+  const double width = top_load > 0 ? top_load / bins : 1.0 / bins;
+  std::vector<long> counts(bins, 0);
+  for (const JobRecord* j : measured)
+    ++counts[std::min(bins - 1, static_cast<int>(j->network()->max_link_load / width))];
+  json edges = json::array();
+  for (int b = 0; b <= bins; ++b) edges.push_back(b * width);
+  return {{"measured", measured.size()},
+          {"sampled", stride > 1},
+          {"jobs", std::move(jobs)},
+          {"by_size", std::move(sizes)},
+          {"link_load", {{"edges", std::move(edges)}, {"counts", counts}}}};
+}
+
 }  // namespace
 
 std::vector<std::pair<Seconds, Seconds>> held_intervals(const JobRecord& job) {
@@ -380,6 +423,7 @@ json run_report_data(const Machine& machine, const SimResult& result, const RunS
   data["gantt"] = gantt(result, summary, machine.node_count(), limits);
   data["timeline"] = timeline(result, limits.max_timeline_points);
   data["slowdown"] = slowdown(result);
+  if (json net = network(result, limits); !net.is_null()) data["network"] = std::move(net);
   if (const Torus* torus = machine.torus())
     data["occupancy"] = occupancy(*torus, result, summary.first_submit,
                                   std::max(summary.last_end, summary.first_submit), limits);

@@ -17,6 +17,12 @@
 //               3-D machine side by side; higher axes folded into z) and, at up to a few hundred of
 //               the run's instants, the job holding each node (-1: free); `maps` names the instants
 //               at quantiles of busy node-seconds, where the machine is doing the run's work
+//   network     only when jobs have a run-time model's figures (JobRecord::network()): `jobs`
+//               [nodes, inflation, max link load, hop-bytes, job id] of at most max_network_points
+//               of them (every k-th in start order when there are more; `sampled`, `measured` the
+//               number with figures), `by_size` [nodes, mean inflation, jobs] over every measured
+//               job of each size, and `link_load` a histogram of every measured job's max link
+//               load: `edges` (link_load_bins + 1 of them, from 0) and `counts`
 #pragma once
 
 #include <cstddef>
@@ -39,6 +45,8 @@ struct ReportLimits {
   size_t max_occupancy_instants = 300;  // for the slider
   size_t max_occupancy_cells = 300000;  // instants x nodes
   size_t max_occupancy_nodes = 65536;   // larger machines get no map (one cell per node)
+  size_t max_network_points = 4000;     // jobs in the inflation scatter
+  int link_load_bins = 20;
 };
 
 // The intervals `job` held its nodes: running_intervals, or [start, end) when it ran unbroken.

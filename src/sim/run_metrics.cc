@@ -45,8 +45,9 @@ RunSummary summarize(const SimResult& r, const SummaryOptions& options) {
   const double n = r.machine_nodes;
   s.first_submit = std::numeric_limits<double>::infinity();
   double node_seconds = 0, demanded = 0, hops = 0, switches = 0;
+  double unrequested_node_seconds = 0, inflation = 0, hop_bytes = 0, link_load = 0;
   Seconds last_submit = 0;
-  long multi = 0, tree_jobs = 0;
+  long multi = 0, tree_jobs = 0, measured = 0;
   bool recorded = false;
   std::vector<Seconds> submits;
   submits.reserve(counted.size());
@@ -63,16 +64,24 @@ RunSummary summarize(const SimResult& r, const SummaryOptions& options) {
     double bsld = j.bounded_slowdown(options.bsld_threshold);
     s.mean_bounded_slowdown += bsld;
     s.max_bounded_slowdown = std::max(s.max_bounded_slowdown, bsld);
-    node_seconds += j.nodes * j.held_seconds();
+    const Seconds held = j.held_seconds();
+    node_seconds += j.nodes * held;
+    unrequested_node_seconds += std::max(0, j.nodes - j.requested_nodes) * held;
     demanded += j.requested_nodes * time_ran(j);
     recorded |= !j.runs.empty();
     if (j.nodes > 1 && !j.runs.empty()) hops += j.average_hops, ++multi;
     if (j.leaf_switches) switches += *j.leaf_switches, ++tree_jobs;
+    if (const NetworkCost* network = j.network()) {
+      inflation += network->inflation;
+      hop_bytes += network->hop_bytes;
+      link_load += network->max_link_load;
+      ++measured;
+    }
     submits.push_back(j.submit);
     UserSummary& u = users[j.user];
     u.user = j.user;
     ++u.jobs;
-    u.node_seconds += j.nodes * j.held_seconds();
+    u.node_seconds += j.nodes * held;
     u.mean_wait += j.wait();
     u.mean_bounded_slowdown += bsld;
   }
@@ -82,6 +91,12 @@ RunSummary summarize(const SimResult& r, const SummaryOptions& options) {
   s.mean_bounded_slowdown /= count;
   if (recorded) s.mean_pairwise_hops = multi ? hops / multi : 0;
   if (tree_jobs) s.mean_leaf_switches = switches / tree_jobs;
+  if (measured) {
+    s.mean_inflation = inflation / measured;
+    s.mean_hop_bytes = hop_bytes / measured;
+    s.mean_max_link_load = link_load / measured;
+  }
+  if (node_seconds > 0) s.internal_fragmentation = unrequested_node_seconds / node_seconds;
   for (auto& [id, u] : users) {
     u.mean_wait /= u.jobs;
     u.mean_bounded_slowdown /= u.jobs;
@@ -158,6 +173,10 @@ nlohmann::json to_json(const RunSummary& s) {
       {"largest_free_box_sampled", s.largest_free_box_sampled},
       {"mean_pairwise_hops", optional_number(s.mean_pairwise_hops)},
       {"mean_leaf_switches", optional_number(s.mean_leaf_switches)},
+      {"mean_inflation", optional_number(s.mean_inflation)},
+      {"mean_hop_bytes", optional_number(s.mean_hop_bytes)},
+      {"mean_max_link_load", optional_number(s.mean_max_link_load)},
+      {"internal_fragmentation", s.internal_fragmentation},
       {"allocator_calls", s.allocator_calls},
       {"allocator_call_us", s.allocator_call_us},
       {"policy_passes", s.passes},

@@ -21,6 +21,13 @@
 //                         when placements are recorded)
 //   pairwise hops         mean over jobs of two or more nodes of the mean hop distance between
 //                         the job's nodes (when placements are recorded)
+//   network figures       with a run-time model that measures (sim/runtime_model.h): the mean over
+//                         the jobs it measured of their run-time inflation, all-to-all hop-bytes
+//                         and most loaded link (JobRecord::network())
+//   internal fragmentation  node-seconds held beyond the request / node-seconds held:
+//                         sum (nodes - requested nodes) x held / sum nodes x held, for boxes larger
+//                         than the count asked for and gang partitions larger than the job (0 when
+//                         every job got what it asked for)
 //   decision time         wall time per allocator call and per policy pass
 // A metric that was not computed (placements not recorded, not a mesh/torus, not a fat tree) is
 // absent (std::nullopt; null in JSON), never a number that could be mistaken for a result.
@@ -70,6 +77,11 @@ struct RunSummary {
   bool largest_free_box_sampled = false;  // see TimelineSample::largest_free_box
   std::optional<double> mean_pairwise_hops;
   std::optional<double> mean_leaf_switches;
+  // Means over the jobs with network figures; absent when no counted job has them (no model).
+  std::optional<double> mean_inflation;
+  std::optional<double> mean_hop_bytes;
+  std::optional<double> mean_max_link_load;
+  double internal_fragmentation = 0;
   double allocator_call_us = 0;  // mean wall time of one allocate() call
   double mean_pass_us = 0, max_pass_us = 0;
   long allocator_calls = 0, passes = 0;
