@@ -44,15 +44,15 @@ class CompactReference {
   std::map<int, Figures> by_size_;
 };
 
-// A job's own figures on `nodes`; `loads` receives its link loads.
-NetworkCost own_cost(const Machine& machine, const NodeSet& nodes, double* hops,
-                     std::vector<LinkLoad>* loads) {
+// A job's own figures on `nodes`, whose traffic gives `loads`.
+NetworkCost own_cost(const Machine& machine, const NodeSet& nodes,
+                     const std::vector<LinkLoad>& loads, double* hops) {
   NetworkCost cost;
   const double n = nodes.count();
-  *hops = average_pairwise_hops(machine, nodes);
+  cost.average_hops = average_pairwise_hops(machine, nodes);
+  *hops = cost.average_hops;
   cost.hop_bytes = *hops * n * (n - 1);  // 1 MiB per ordered pair
-  *loads = all_to_all_link_loads(machine, nodes);
-  cost.max_link_load = max_link_load(machine, *loads);
+  cost.max_link_load = max_link_load(machine, loads);
   return cost;
 }
 
@@ -68,12 +68,11 @@ double job_draw(uint64_t seed, JobId job) {
 class HopBytesModel final : public RuntimeModel {
  public:
   HopBytesModel(const Machine& machine, double a, double b, double c, uint64_t seed)
-      : machine_(machine), reference_(machine), a_(a), b_(b), c_(c), seed_(seed) {}
+      : machine_(machine), reference_(machine), links_(machine), a_(a), b_(b), c_(c), seed_(seed) {}
 
   NetworkCost started(const Job& job, const NodeSet& nodes) override {
     double hops = 0;
-    std::vector<LinkLoad> loads;
-    NetworkCost cost = own_cost(machine_, nodes, &hops, &loads);
+    NetworkCost cost = own_cost(machine_, nodes, links_.loads(nodes), &hops);
     const double compact = reference_.of(nodes.count()).hops;
     const double excess = compact > 0 ? std::max(0.0, hops / compact - 1) : 0;
     const double exponent = b_ + c_ * job_draw(seed_, job.id);
@@ -84,6 +83,7 @@ class HopBytesModel final : public RuntimeModel {
  private:
   const Machine& machine_;
   CompactReference reference_;
+  LinkLoadCalculator links_;
   double a_, b_, c_;
   uint64_t seed_;
 };
@@ -93,13 +93,14 @@ class CongestionModel final : public RuntimeModel {
   CongestionModel(const Machine& machine, double comm)
       : machine_(machine),
         reference_(machine),
+        links_(machine),
         comm_(comm),
         traffic_(static_cast<size_t>(link_id_bound(machine)), 0) {}
 
   NetworkCost started(const Job& job, const NodeSet& nodes) override {
     double hops = 0;
-    std::vector<LinkLoad> loads;
-    NetworkCost cost = own_cost(machine_, nodes, &hops, &loads);
+    const std::vector<LinkLoad>& loads = links_.loads(nodes);
+    NetworkCost cost = own_cost(machine_, nodes, loads, &hops);
     // Every node injects one unit in all, split over its n - 1 destinations: a large job's
     // messages are smaller, so neighbours compare by bandwidth, not by message counts.
     const double weight = nodes.count() > 1 ? 1.0 / (nodes.count() - 1) : 0;
@@ -111,24 +112,44 @@ class CongestionModel final : public RuntimeModel {
     }
     const double compact = weight * reference_.of(nodes.count()).max_link_load;
     if (compact > 0) cost.inflation = std::max(1.0, (1 - comm_) + comm_ * shared / compact);
-    running_[job.id] = {weight, std::move(loads)};
+    size_t slot = held_.size();
+    if (free_slots_.empty()) {
+      held_.emplace_back();
+    } else {
+      slot = free_slots_.back();
+      free_slots_.pop_back();
+    }
+    held_[slot].weight = weight;
+    held_[slot].loads.assign(loads.begin(), loads.end());  // reuses the slot's capacity
+    slot_of_[job.id] = slot;
     return cost;
   }
 
   void ended(JobId id) override {
-    auto it = running_.find(id);
-    if (it == running_.end()) return;
-    const auto& [weight, loads] = it->second;
-    for (const LinkLoad& l : loads) traffic_[l.link] -= weight * static_cast<double>(l.messages);
-    running_.erase(it);
+    auto it = slot_of_.find(id);
+    if (it == slot_of_.end()) return;
+    const Held& held = held_[it->second];
+    for (const LinkLoad& l : held.loads)
+      traffic_[l.link] -= held.weight * static_cast<double>(l.messages);
+    free_slots_.push_back(it->second);
+    slot_of_.erase(it);
   }
 
  private:
   const Machine& machine_;
   CompactReference reference_;
+  LinkLoadCalculator links_;
   double comm_;
   std::vector<double> traffic_;  // by link id: the running jobs' traffic, weighted
-  std::unordered_map<JobId, std::pair<double, std::vector<LinkLoad>>> running_;  // weight, loads
+  // The traffic each running job put on the links, to take off when it ends. Slots are reused, so
+  // a long run does not allocate a fresh vector per job.
+  struct Held {
+    double weight = 0;
+    std::vector<LinkLoad> loads;
+  };
+  std::vector<Held> held_;
+  std::vector<size_t> free_slots_;
+  std::unordered_map<JobId, size_t> slot_of_;
 };
 
 RuntimeModelRegistry make_builtin() {

@@ -48,6 +48,7 @@ struct NetworkCost {
   double inflation = 1;      // run time = recorded x inflation (before the time limit)
   double hop_bytes = 0;      // all-to-all hop-bytes: sum over ordered pairs of hops x 1 MiB
   double max_link_load = 0;  // messages per unit of capacity on its most loaded link (own traffic)
+  double average_hops = 0;   // mean hops between two of its nodes (alloc/metrics.h)
 };
 
 class RuntimeModel {

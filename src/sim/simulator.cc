@@ -128,16 +128,17 @@ class BatchJobs {
     record.user = job.user;
     if (d.box) record.set_box(*d.box);
     Seconds run_time = job.run_time;  // on this placement
+    std::optional<double> hops;       // when the model measured them
     if (RuntimeModel* model = options_.runtime_model) {
       NetworkCost cost = model->started(job, d.nodes);
       run_time *= cost.inflation;
-      if (model->measures()) record.set_network(cost);
+      if (model->measures()) record.set_network(cost), hops = cost.average_hops;
     }
     record.timed_out = options_.kill_at_time_limit && run_time > job.time_limit;
     record.end = now + (record.timed_out ? job.time_limit : run_time);
     if (options_.record_placements) {
       record.runs = d.nodes.runs();
-      record.average_hops = average_pairwise_hops(machine_, d.nodes);
+      record.average_hops = hops ? *hops : average_pairwise_hops(machine_, d.nodes);
       if (const FatTree* tree = machine_.fat_tree())
         record.leaf_switches = leaf_switches_spanned(*tree, d.nodes);
     }
@@ -182,7 +183,7 @@ class BatchJobs {
 }  // namespace
 
 RejectedJob rejected_job(const Job& job, std::string reason) {
-  return {job.id,         std::move(reason), job.submit, job.run_time,
+  return {job.id,         std::move(reason),         job.submit, job.run_time,
           job.time_limit, job.request.asked_nodes(), job.user};
 }
 

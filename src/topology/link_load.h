@@ -20,6 +20,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "core/node_set.h"
@@ -34,6 +35,26 @@ struct LinkLoad {
 
 // The links the traffic of `nodes` crosses, each once, in increasing link id (no zero loads).
 std::vector<LinkLoad> all_to_all_link_loads(const Machine& machine, const NodeSet& nodes);
+
+// The same loads, computed with buffers kept from call to call: a simulator measures every job it
+// starts, and allocating per job cost more than the arithmetic. all_to_all_link_loads uses it.
+class LinkLoadCalculator {
+ public:
+  explicit LinkLoadCalculator(const Machine& machine);
+  ~LinkLoadCalculator();
+  LinkLoadCalculator(const LinkLoadCalculator&) = delete;
+  LinkLoadCalculator& operator=(const LinkLoadCalculator&) = delete;
+
+  // The links the traffic of `nodes` crosses, each once, in no particular order (no zero loads);
+  // valid until the next call.
+  const std::vector<LinkLoad>& loads(const NodeSet& nodes);
+
+ private:
+  struct Scratch;
+  const Machine& machine_;
+  std::unique_ptr<Scratch> scratch_;
+  std::vector<LinkLoad> loads_;
+};
 
 // Link ids are below this bound on `machine` (for dense per-link arrays).
 int64_t link_id_bound(const Machine& machine);
