@@ -4,6 +4,7 @@
 // snapshot (what a restarted controller does) gives exactly the run without the restart.
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <random>
 
 #include "sched/gang/registry.h"
@@ -89,14 +90,61 @@ TEST(GangCoreSnapshot, RestoredAtRandomSlotsTheRunIsIdentical) {
     ASSERT_GT(whole->slots, 100) << setup.policy;
     for (int trial = 0; trial < 4; ++trial) {
       GangSimConfig restarting = config;
-      restarting.restart_after_slot = 1 + static_cast<long>(rng() % (whole->slots - 1));
+      ASSERT_GT(whole->passes, 10) << setup.policy;
+      restarting.restart_after_pass = 1 + static_cast<long>(rng() % (whole->passes - 1));
       auto restarted = gangsim::simulate_gang(*setup.jobs, make, restarting);
       ASSERT_TRUE(restarted) << restarted.error().message;
       expect_same_run(*whole, *restarted,
-                      std::string(setup.policy) + " restarted after slot " +
-                          std::to_string(restarting.restart_after_slot));
+                      std::string(setup.policy) + " restarted after pass " +
+                          std::to_string(restarting.restart_after_pass));
     }
   }
+}
+
+// A space-sharing policy's slot runs from one event to the next in one pass (repeat_slot). The
+// oracle is the same run decided slot by slot: recording the slot trace keeps one pass per slot.
+TEST(GangCore, ASlotRunForManySlotsGivesTheSlotBySlotRun) {
+  workload::ThesisModel model;
+  model.processors = 64;
+  model.load = 0.9;
+  model.arrival_end = 20000;
+  model.seed = 11;
+  auto jobs = workload::generate_thesis_workload(model);
+  ASSERT_TRUE(jobs);
+  const std::vector<gangsim::SimJob> batch = gangsim::batch_jobs(*jobs);
+  for (const char* name : {"fcfs-bb", "scan-up-bb"}) {
+    for (long slice : {1L, 3L}) {
+      for (long end_time : {-1L, 15000L}) {
+        GangSimConfig config;
+        config.slice = slice;
+        config.end_time = end_time;
+        config.record_activity = true;
+        config.load_samples = 500;
+        GangSimConfig slot_by_slot = config;
+        slot_by_slot.trace_slots = std::numeric_limits<int>::max();
+        auto fast_policy = policy(name, 64), slow_policy = policy(name, 64);
+        auto fast = gangsim::simulate_gang(batch, *fast_policy, config);
+        auto slow = gangsim::simulate_gang(batch, *slow_policy, slot_by_slot);
+        ASSERT_TRUE(fast && slow);
+        const std::string what = std::string(name) + " slice " + std::to_string(slice) + " end " +
+                                 std::to_string(end_time);
+        expect_same_run(*fast, *slow, what);
+        EXPECT_GE(slow->passes, slow->slots) << what;  // and passes with nothing to run
+        EXPECT_LT(fast->passes * 2, fast->slots) << what;  // the point of it
+        EXPECT_EQ(fast->activity, slow->activity) << what;
+        EXPECT_EQ(fast->load_series, slow->load_series) << what;
+        EXPECT_DOUBLE_EQ(fast->mean_max_tqlb, slow->mean_max_tqlb) << what;
+        EXPECT_DOUBLE_EQ(fast->useful_utilization, slow->useful_utilization) << what;
+      }
+    }
+  }
+  // A policy that decides every slot afresh cannot run one for longer.
+  auto dqt = policy("dqt-ffapa", 64);
+  GangCore core(*dqt, Curve::identity(64), GangCoreOptions{1, 1, false});
+  ASSERT_TRUE(core.submit(job(1, 8), 0).ok());
+  core.pass(0);
+  EXPECT_FALSE(core.repeats_slots());
+  EXPECT_THROW(core.repeat_slot(3), std::logic_error);
 }
 
 TEST(GangCore, PassesSwitchJobsOutAndInOnTheirPartitions) {

@@ -171,6 +171,20 @@ const PassResult& GangCore::pass(Seconds now) {
   return result_;
 }
 
+void GangCore::repeat_slot(long extra) {
+  if (extra <= 0) return;
+  if (!repeats_slots() || calls_.empty() || calls_.back().kind != PolicyCall::Kind::kNextSlot ||
+      slot_view_->empty())
+    throw std::logic_error(
+        "GangCore::repeat_slot: not right after a pass of a policy that repeats "
+        "its slots");
+  calls_.back().job += extra;  // the log's run of next_slot() calls, replayed by restore()
+  slots_ += extra;
+  for (const gang::SlotJob& r : *slot_view_)
+    if (SlotState* j = jobs_.find(r.job)) j->last_slot = slots_;
+  slot_end_ += static_cast<Seconds>(extra) * options_.slice;
+}
+
 const std::vector<gang::SlotJob>& GangCore::drop_withdrawn(const std::vector<gang::SlotJob>* next) {
   // A withdrawn job leaves the policy when it is first picked; the slot is decided again.
   // Finishing it must not copy the policy's new slot as the last one (which, with reports,

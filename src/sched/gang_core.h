@@ -72,6 +72,13 @@ class GangCore final : public SchedulingCore {
   const PassResult& pass(Seconds now) override;
   // Gang policies make no promises.
   const std::vector<Reservation>& reservations() const override { return no_reservations_; }
+  // Runs the slot the last pass decided for `extra` more slots, as if `extra` more passes (with no
+  // event between) had decided it again: next_wakeup() moves by extra slices. Only for policies
+  // whose slots change only on calls (repeats_slots()), right after a pass that decided a
+  // non-empty slot; throws std::logic_error otherwise (a programming error). A simulator uses it
+  // to skip the passes of a space-sharing policy between events.
+  void repeat_slot(long extra);
+  bool repeats_slots() const { return policy_.slots_change_only_on_calls(); }
   // The end of the current slot while jobs are in the system.
   std::optional<Seconds> next_wakeup() const override {
     if (jobs_.empty()) return std::nullopt;

@@ -117,6 +117,7 @@ EventLoopStats run_event_loop(std::span<const Job* const> arrivals, Model& model
     }
     wake = core->next_wakeup();
     model.after_pass(*decided, *core, wake, next_arrival < arrivals.size());
+    wake = core->next_wakeup();  // the model may have run the slot for longer (repeat_slot)
   }
   return stats;
 }

@@ -34,6 +34,7 @@ struct SlotJob {
 struct LoadIndex {
   int max = 0;
   int min = 0;
+  friend bool operator==(const LoadIndex&, const LoadIndex&) = default;
 };
 
 class GangScheduler {
@@ -49,6 +50,10 @@ class GangScheduler {
   // valid, and the slot unchanged, until the next call of a non-const method (GangCore reads the
   // slot from there after load()).
   virtual const std::vector<SlotJob>& next_slot() = 0;
+  // True when the slot next_slot() decides changes only through submit(), finish(), suspend() and
+  // resume() (space sharing): calling next_slot() again with no call between returns the same
+  // slot. A simulator may then run one decided slot for many slots (GangCore::repeat_slot).
+  virtual bool slots_change_only_on_calls() const { return false; }
   // The job ran in the last slot and is finished (or was removed, e.g. deadlocked).
   virtual void finish(JobId job) = 0;
   // Global idle detection: the job ran in the last slot and now waits for input. Returns true

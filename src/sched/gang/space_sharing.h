@@ -28,6 +28,8 @@ class SpaceSharing : public GangScheduler {
   int processors() const override { return processors_; }
   Status submit(JobId job, int size) override;
   const std::vector<SlotJob>& next_slot() override;
+  // The slot is the running jobs; it changes when one starts (after a submit or a finish).
+  bool slots_change_only_on_calls() const override { return true; }
   void finish(JobId job) override;
   // A batch system cannot skip an idle job: it keeps its processors.
   bool suspend(JobId) override { return false; }

@@ -134,12 +134,14 @@ class SlottedJobs {
         [&](JobId, const Progress& p) { return p.stopped() && !p.waiting_input(now_); });
   }
   void rejected(const Job& job, const Error& why) {
+    ++arrivals_seen_;
     if (!error_)
       error_ =
           fail(why.code, "job " + std::to_string(job.id) + " (" +
                              std::to_string(job.request.nodes) + " processors): " + why.message);
   }
   void admitted(const Job& job, Seconds /*now*/) {
+    ++arrivals_seen_;
     const std::size_t index = static_cast<std::size_t>(&job - arrivals_.data());
     const SimJob& sim = jobs_[index];
     JobOutcome outcome;
@@ -228,28 +230,63 @@ class SlottedJobs {
       for (const CoreDecision& d : pass.decisions)
         if (d.kind == CoreDecision::Kind::kStart) record_start(d);
 
-    const std::vector<gang::SlotJob>& running = core.slot();
-    const long wake = static_cast<long>(*next_switch);
+    const std::vector<gang::SlotJob>* running = &core.slot();
+    long wake = static_cast<long>(*next_switch);
+    long slots = 1;  // slots of this pass: more when the policy repeats its slot until an event
+    if (core.repeats_slots() && !running->empty()) {
+      slots = slots_until_event(*running, now, wake - now);
+      if (slots > 1) {
+        core.repeat_slot(slots - 1);
+        running = &core.slot();
+        wake = static_cast<long>(*core.next_wakeup());
+      }
+    }
     const long slot_end = drain_ ? wake : std::min(wake, config_.end_time);
     if (static_cast<int>(result_.trace.size()) < config_.trace_slots) {
       // Schedulers name a slot's jobs in any order; the trace reads left to right.
-      SlotRecord record{now, running};
+      SlotRecord record{now, *running};
       std::sort(record.running.begin(), record.running.end(),
                 [](const gang::SlotJob& a, const gang::SlotJob& b) { return a.first < b.first; });
       result_.trace.push_back(std::move(record));
     }
     record_load(recorded_until_, now, gang::LoadIndex{});  // the time nothing was in the system
     record_load(now, slot_end, core.load());
-    ++result_.slots;
+    result_.slots += slots;
     if (config_.record_activity) {
-      ActivitySample a{now, 0, static_cast<int>(running.size()), core.jobs_in_system()};
-      for (const gang::SlotJob& r : running) a.active_processors += r.size;
+      ActivitySample a{now, 0, static_cast<int>(running->size()), core.jobs_in_system()};
+      for (const gang::SlotJob& r : *running) a.active_processors += r.size;
       const ActivitySample* last = result_.activity.empty() ? nullptr : &result_.activity.back();
       if (!last || last->active_processors != a.active_processors ||
           last->running_jobs != a.running_jobs || last->jobs_in_system != a.jobs_in_system)
         result_.activity.push_back(a);
     }
-    run_slot(running, now, slot_end);
+    run_slot(*running, now, slot_end);
+  }
+
+  // How many slots of `slice` units, from `now`, the slot just decided can run before anything
+  // could change it: until the first of its jobs finishes, the next arrival is due, the run ends
+  // or the progress report is due. 1 when a job's progress is not plain computing (interactive or
+  // deadlocking jobs, idle detection) or the slot trace is still being recorded.
+  long slots_until_event(const std::vector<gang::SlotJob>& running, long now, long slice) const {
+    if (slice < 1 || config_.idle_detection || !waiting_input_.empty() ||
+        static_cast<int>(result_.trace.size()) < config_.trace_slots)
+      return 1;
+    long slots = std::max(1L, 100000 / slice);  // the progress report's period
+    for (const gang::SlotJob& r : running) {
+      const Progress* p = in_system_.find(r.job);
+      if (!p || !p->job->interactions.empty() || p->job->deadlock_after >= 0 || p->input_at >= 0)
+        return 1;
+      const long left = p->job->work - p->done;  // it finishes in slot ceil(left / slice)
+      if (left < 1) return 1;
+      slots = std::min(slots, (left + slice - 1) / slice);
+    }
+    if (arrivals_seen_ < arrivals_.size()) {  // taken at the first slot end at or after it
+      const long due = static_cast<long>(std::ceil(arrivals_[arrivals_seen_].submit));
+      slots = std::min(slots, std::max(1L, (due - now + slice - 1) / slice));
+    }
+    if (!drain_)
+      slots = std::min(slots, std::max(1L, (config_.end_time - now + slice - 1) / slice));
+    return slots;
   }
 
   // The measures, once the loop has stopped at `end`.
@@ -414,6 +451,7 @@ class SlottedJobs {
   long last_progress_ = 0;
   double active_units_ = 0, useful_units_ = 0, max_tqlb_units_ = 0, min_tqlb_units_ = 0;
   std::size_t recorded_spans_ = 0;
+  std::size_t arrivals_seen_ = 0;  // admitted or rejected: arrivals_[arrivals_seen_] is next
   std::optional<Error> error_;
 };
 
@@ -465,7 +503,7 @@ Result<GangSimResult> run_slotted(std::span<const SimJob> all_jobs,
     first_made = true;
     return std::make_unique<GangCore>(*policy, order, core_options);
   };
-  if (config.restart_after_slot >= 0 && make) loop.restart_after_pass = config.restart_after_slot;
+  if (config.restart_after_pass >= 0 && make) loop.restart_after_pass = config.restart_after_pass;
   if (!(config.end_time < 0 || config.drain)) loop.stop_at = static_cast<double>(config.end_time);
   loop.time_passes = false;  // a pass per slot: the gang results have no pass timings
 
@@ -473,6 +511,7 @@ Result<GangSimResult> run_slotted(std::span<const SimJob> all_jobs,
   EventLoopStats stats = run_event_loop<GangCore>(pointers, model, loop);
   if (model.error()) return *model.error();
   GangSimResult result = model.finish(static_cast<long>(stats.end));
+  result.passes = stats.passes;
   if (seconds_out != nullptr) *seconds_out = model.seconds_result(result);
   return result;
 }

@@ -51,9 +51,10 @@ struct GangSimConfig {
   // running have spans_complete = false and record no more.
   std::size_t max_active_spans = std::size_t{1} << 21;
   std::function<void(long now, long end)> progress;  // called now and then on long runs
-  // After this many slots, carry on with a fresh policy and core restored from the old core's
-  // snapshot (-1: never); the run must not change (tests check it).
-  long restart_after_slot = -1;
+  // After this many scheduling passes (GangSimResult::passes), carry on with a fresh policy and
+  // core restored from the old core's snapshot (-1: never); the run must not change (tests check
+  // it).
+  long restart_after_pass = -1;
 };
 
 enum class JobFate { kFinished, kDeadlocked, kUnfinished };
@@ -87,11 +88,13 @@ struct ActivitySample {
   int active_processors = 0;  // in active partitions
   int running_jobs = 0;
   int jobs_in_system = 0;
+  friend bool operator==(const ActivitySample&, const ActivitySample&) = default;
 };
 
 struct LoadSample {
   long time = 0;
   gang::LoadIndex load;
+  friend bool operator==(const LoadSample&, const LoadSample&) = default;
 };
 
 struct GangSimResult {
@@ -99,6 +102,9 @@ struct GangSimResult {
   int processors = 0;
   long duration = 0;  // time units simulated
   long slots = 0;
+  // Scheduling passes: one per slot, but a space-sharing policy's slot runs from one event (an
+  // arrival, a job's end) to the next in one pass (GangCore::repeat_slot).
+  long passes = 0;
   double offered_load = 0;        // W_actual
   double utilization = 0;         // processors in active partitions / P
   double useful_utilization = 0;  // processors doing work (not waiting for input) / P
@@ -121,7 +127,7 @@ struct GangSimResult {
 Result<GangSimResult> simulate_gang(const std::vector<SimJob>& jobs, gang::GangScheduler& scheduler,
                                     const GangSimConfig& config);
 
-// A fresh gang policy, for a restart (GangSimConfig::restart_after_slot).
+// A fresh gang policy, for a restart (GangSimConfig::restart_after_pass).
 using GangPolicyFactory = std::function<std::unique_ptr<gang::GangScheduler>()>;
 Result<GangSimResult> simulate_gang(const std::vector<SimJob>& jobs,
                                     const GangPolicyFactory& make_policy,
