@@ -16,7 +16,10 @@ std::string job_text(JobId job) {
 }  // namespace
 
 GangCore::GangCore(gang::GangScheduler& policy, Curve order, GangCoreOptions options)
-    : policy_(policy), order_(std::move(order)), options_(options) {
+    : policy_(policy),
+      repeats_slots_(policy.slots_change_only_on_calls()),
+      order_(std::move(order)),
+      options_(options) {
   if (order_.size() != policy_.processors())
     throw std::invalid_argument("GangCore: the node order has " + std::to_string(order_.size()) +
                                 " ranks, the policy " + std::to_string(policy_.processors()) +

@@ -78,7 +78,7 @@ class GangCore final : public SchedulingCore {
   // non-empty slot; throws std::logic_error otherwise (a programming error). A simulator uses it
   // to skip the passes of a space-sharing policy between events.
   void repeat_slot(long extra);
-  bool repeats_slots() const { return policy_.slots_change_only_on_calls(); }
+  bool repeats_slots() const { return repeats_slots_; }
   // The end of the current slot while jobs are in the system.
   std::optional<Seconds> next_wakeup() const override {
     if (jobs_.empty()) return std::nullopt;
@@ -161,6 +161,7 @@ class GangCore final : public SchedulingCore {
   void call_resume(JobId job);
 
   gang::GangScheduler& policy_;
+  const bool repeats_slots_;  // the policy's slots_change_only_on_calls(), read once
   Curve order_;
   bool identity_order_ = false;  // processor p is node p
   GangCoreOptions options_;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cassert>
 #include <cmath>
+#include <cstdint>
 #include <optional>
 #include <queue>
 #include <span>
@@ -31,6 +32,11 @@ struct Progress {
   bool started = false;  // has run in some slot (its outcome records where)
 
   bool stopped() const { return job->deadlock_after >= 0 && done >= job->deadlock_after; }
+  // A batch job that never deadlocks and waits for nothing: every unit it runs computes, so a
+  // slot's units can be counted at once (run_slot).
+  bool plain() const {
+    return job->interactions.empty() && job->deadlock_after < 0 && input_at < 0 && !finished;
+  }
   bool waiting_input(long now) const { return input_at >= 0 && input_at > now; }
 
   // One time unit [now, now + 1) on the processors. Returns whether it computed.
@@ -274,8 +280,7 @@ class SlottedJobs {
     long slots = std::max(1L, 100000 / slice);  // the progress report's period
     for (const gang::SlotJob& r : running) {
       const Progress* p = in_system_.find(r.job);
-      if (!p || !p->job->interactions.empty() || p->job->deadlock_after >= 0 || p->input_at >= 0)
-        return 1;
+      if (!p || !p->plain()) return 1;
       const long left = p->job->work - p->done;  // it finishes in slot ceil(left / slice)
       if (left < 1) return 1;
       slots = std::min(slots, (left + slice - 1) / slice);
@@ -303,10 +308,12 @@ class SlottedJobs {
       for (const SimJob& j : jobs_)
         if (j.submit < end) demand += static_cast<double>(j.size) * static_cast<double>(j.work);
       result_.offered_load = demand / (processors * static_cast<double>(end));
-      result_.utilization = active_units_ / (processors * static_cast<double>(end));
-      result_.useful_utilization = useful_units_ / (processors * static_cast<double>(end));
-      result_.mean_max_tqlb = max_tqlb_units_ / static_cast<double>(end);
-      result_.mean_min_tqlb = min_tqlb_units_ / static_cast<double>(end);
+      result_.utilization =
+          static_cast<double>(active_units_) / (processors * static_cast<double>(end));
+      result_.useful_utilization =
+          static_cast<double>(useful_units_) / (processors * static_cast<double>(end));
+      result_.mean_max_tqlb = static_cast<double>(max_tqlb_units_) / static_cast<double>(end);
+      result_.mean_min_tqlb = static_cast<double>(min_tqlb_units_) / static_cast<double>(end);
     }
     std::vector<double> log_size, retr;
     for (const JobOutcome& o : result_.jobs) {
@@ -381,8 +388,8 @@ class SlottedJobs {
   // Called for every slot: the samples, due about load_samples times a run, are out of line.
   void record_load(long from, long to, gang::LoadIndex load) {
     if (to <= from) return;
-    max_tqlb_units_ += static_cast<double>(load.max) * (to - from);
-    min_tqlb_units_ += static_cast<double>(load.min) * (to - from);
+    max_tqlb_units_ += static_cast<int64_t>(load.max) * (to - from);
+    min_tqlb_units_ += static_cast<int64_t>(load.min) * (to - from);
     result_.max_tqlb = std::max(result_.max_tqlb, load.max);
     if (next_sample_ < to) sample_load(from, to, load);
     recorded_until_ = to;
@@ -407,14 +414,29 @@ class SlottedJobs {
         placed.partition = r.size;
       }
       long active_until = now;
-      for (long t = now; t < slot_end && !p.finished; ++t) {
-        active_units_ += r.size;
-        active_until = t + 1;
-        if (p.run_unit(t)) {
-          useful_units_ += r.size;
+      if (p.plain()) {
+        // Computing and nothing else: the units of the slot in one step (a slot of a space-
+        // sharing policy may last from one event to the next).
+        const long units = std::min(slot_end - now, p.job->work - p.done);
+        if (units > 0) {
+          p.done += units;
+          p.finished = p.done >= p.job->work;
+          active_until = now + units;
+          active_units_ += static_cast<int64_t>(r.size) * units;
+          useful_units_ += static_cast<int64_t>(r.size) * units;
           any_progress_ = true;
+          if (p.finished) finished_.emplace_back(r.job, active_until);
         }
-        if (p.finished) finished_.emplace_back(r.job, t + 1);
+      } else {
+        for (long t = now; t < slot_end && !p.finished; ++t) {
+          active_units_ += r.size;
+          active_until = t + 1;
+          if (p.run_unit(t)) {
+            useful_units_ += r.size;
+            any_progress_ = true;
+          }
+          if (p.finished) finished_.emplace_back(r.job, t + 1);
+        }
       }
       if (config_.record_activity && active_until > now) {
         JobOutcome& o = result_.jobs[p.outcome];
@@ -449,7 +471,9 @@ class SlottedJobs {
   long next_sample_ = 0;
   long recorded_until_ = 0;
   long last_progress_ = 0;
-  double active_units_ = 0, useful_units_ = 0, max_tqlb_units_ = 0, min_tqlb_units_ = 0;
+  // Processor-units and load-units, summed as integers (exact, and an integer add is cheaper on
+  // a path run for every job of every slot).
+  int64_t active_units_ = 0, useful_units_ = 0, max_tqlb_units_ = 0, min_tqlb_units_ = 0;
   std::size_t recorded_spans_ = 0;
   std::size_t arrivals_seen_ = 0;  // admitted or rejected: arrivals_[arrivals_seen_] is next
   std::optional<Error> error_;
