@@ -51,15 +51,21 @@ void expect_same_run(const GangSimResult& a, const GangSimResult& b, const std::
   EXPECT_DOUBLE_EQ(a.utilization, b.utilization) << what;
 }
 
-TEST(GangCoreSnapshot, RestoredAtRandomSlotsTheRunIsIdentical) {
+// The DQT study's batch workload on 64 processors at load 0.9, arrivals over 20,000 units.
+std::vector<gangsim::SimJob> thesis_batch_jobs(uint64_t seed) {
   workload::ThesisModel model;
   model.processors = 64;
   model.load = 0.9;
   model.arrival_end = 20000;
-  model.seed = 5;
+  model.seed = seed;
   auto jobs = workload::generate_thesis_workload(model);
-  ASSERT_TRUE(jobs);
-  const std::vector<gangsim::SimJob> batch = gangsim::batch_jobs(*jobs);
+  EXPECT_TRUE(jobs);
+  return jobs ? gangsim::batch_jobs(*jobs) : std::vector<gangsim::SimJob>{};
+}
+
+TEST(GangCoreSnapshot, RestoredAtRandomSlotsTheRunIsIdentical) {
+  const std::vector<gangsim::SimJob> batch = thesis_batch_jobs(5);
+  ASSERT_FALSE(batch.empty());
   gangsim::InteractiveModel interactive;
   interactive.jobs = 4;
   interactive.size = 16;
@@ -104,14 +110,8 @@ TEST(GangCoreSnapshot, RestoredAtRandomSlotsTheRunIsIdentical) {
 // A space-sharing policy's slot runs from one event to the next in one pass (repeat_slot). The
 // oracle is the same run decided slot by slot: recording the slot trace keeps one pass per slot.
 TEST(GangCore, ASlotRunForManySlotsGivesTheSlotBySlotRun) {
-  workload::ThesisModel model;
-  model.processors = 64;
-  model.load = 0.9;
-  model.arrival_end = 20000;
-  model.seed = 11;
-  auto jobs = workload::generate_thesis_workload(model);
-  ASSERT_TRUE(jobs);
-  const std::vector<gangsim::SimJob> batch = gangsim::batch_jobs(*jobs);
+  const std::vector<gangsim::SimJob> batch = thesis_batch_jobs(11);
+  ASSERT_FALSE(batch.empty());
   for (const char* name : {"fcfs-bb", "scan-up-bb"}) {
     for (long slice : {1L, 3L}) {
       for (long end_time : {-1L, 15000L}) {
@@ -129,7 +129,7 @@ TEST(GangCore, ASlotRunForManySlotsGivesTheSlotBySlotRun) {
         const std::string what = std::string(name) + " slice " + std::to_string(slice) + " end " +
                                  std::to_string(end_time);
         expect_same_run(*fast, *slow, what);
-        EXPECT_GE(slow->passes, slow->slots) << what;  // and passes with nothing to run
+        EXPECT_GE(slow->passes, slow->slots) << what;      // and passes with nothing to run
         EXPECT_LT(fast->passes * 2, fast->slots) << what;  // the point of it
         EXPECT_EQ(fast->activity, slow->activity) << what;
         EXPECT_EQ(fast->load_series, slow->load_series) << what;
