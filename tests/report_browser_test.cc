@@ -284,6 +284,21 @@ TEST(ReportBrowser, ComparisonUnderARunTimeModelChartsItsNetworkFigures) {
   EXPECT_FALSE(hidden(element_tag(run_dom, "network-section")));
 }
 
+// --metrics-only measures no hops: no empty hops chart.
+TEST(ReportBrowser, ComparisonWithoutPlacementsDrawsNoHopsChart) {
+  if (!have_chromium()) GTEST_SKIP() << "/usr/bin/chromium is not installed";
+  TempDir tmp;
+  CommandRun r = run_trellis(
+      "sim-compare --machine torus:8x8 --generate lublin:100 --alloc first-available,random "
+      "--sched easy --metrics-only --out " +
+      tmp.path().string());
+  ASSERT_EQ(r.status, 0) << r.output;
+  std::string dom = expect_renders(tmp.path() / "compare.html", tmp.path(), 4);
+  EXPECT_EQ(int_attribute(report_body(dom), "data-charts-expected"), 4);  // wait ... makespan
+  EXPECT_EQ(dom.find("data-metric=\"mean_pairwise_hops\""), std::string::npos);
+  EXPECT_NE(dom.find("data-metric=\"makespan_s\""), std::string::npos);
+}
+
 TEST(ReportBrowser, CalendarAxisWhenTheTraceIsDated) {
   if (!have_chromium()) GTEST_SKIP() << "/usr/bin/chromium is not installed";
   TempDir tmp;

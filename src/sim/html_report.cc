@@ -494,6 +494,8 @@ function reported(key) {
 var OPTIONAL = {mean_inflation: true, mean_hop_bytes: true, mean_max_link_load: true,
                 internal_fragmentation: true};
 function shown(c) { return !OPTIONAL[c[0]] || reported(c[0]); }
+// Hops stay a table column (n/a under --metrics-only) but get a chart only when measured.
+function charted(c) { return shown(c) && (c[0] !== 'mean_pairwise_hops' || reported(c[0])); }
 var COLS = [['jobs', 'jobs', 'jobs run'], ['rejected', 'rejected', 'jobs rejected'],
   ['mean_wait_s', 'wait (s)', 'mean wait, s'], ['mean_bounded_slowdown', 'bsld', 'mean bounded slowdown: mean of max(1, (wait + run) / max(run, 10 s))'],
   ['utilization', 'util', 'utilization: busy node-seconds / (nodes × makespan)'],
@@ -574,7 +576,7 @@ var CHARTS = [['mean_wait_s', 'Mean wait (s)'], ['mean_bounded_slowdown', 'Mean 
               ['utilization', 'Utilization'], ['makespan_s', 'Makespan (s)'],
               ['mean_pairwise_hops', 'Mean pairwise hops'], ['mean_inflation', 'Mean run-time inflation'],
               ['mean_hop_bytes', 'Mean hop-bytes (MiB × hops)'], ['mean_max_link_load', 'Mean max link load'],
-              ['internal_fragmentation', 'Internal fragmentation']].filter(shown);
+              ['internal_fragmentation', 'Internal fragmentation']].filter(charted);
 var curves = loads.length > 1;
 document.body.setAttribute('data-charts-expected', String(CHARTS.length * (curves ? 2 : 1)));
 document.getElementById('charts-note').textContent = seeded
