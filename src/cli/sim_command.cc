@@ -207,9 +207,9 @@ int run_sim(const SimArgs& args) {
                             "advance slot by slot; use --runtime-model trace)"));
   const std::string alloc_name =
       args.allocator.empty() ? default_allocator_for(*machine) : args.allocator;
-  if (const AllocatorInfo* info = AllocatorRegistry::builtin().find(alloc_name);
-      info && !is_gang_policy(args.policy))
-    if (auto ok = check_allocator_takes_mode(*info, *mode, *machine); !ok)
+  const AllocatorInfo* alloc_info = AllocatorRegistry::builtin().find(alloc_name);
+  if (alloc_info && !is_gang_policy(args.policy))
+    if (auto ok = check_allocator_takes_mode(*alloc_info, *mode, *machine); !ok)
       return usage_error(fail("--alloc: " + ok.error().message));
 
   AllocatorOptions alloc_options;
@@ -240,7 +240,6 @@ int run_sim(const SimArgs& args) {
   std::filesystem::create_directories(args.out, ec);
   if (ec) return usage_error(fail("--out " + args.out + ": " + ec.message()));
   if (is_gang_policy(args.policy)) return run_gang_policy_sim(args, *machine, *workload);
-  const AllocatorInfo* alloc_info = AllocatorRegistry::builtin().find(alloc_name);
   const bool pad_counts = !args.exact && alloc_info && alloc_info->places_only_boxes;
   set_request_form(*workload, *machine, *mode, args.shaped, pad_counts);
   if (!args.quiet) print_padding_note(*workload, machine->spec());
