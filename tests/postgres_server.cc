@@ -363,9 +363,10 @@ Result<pid_t> spawn(const PostgresTools& tools, std::vector<std::string> args,
 // An fd open for writing `path` (truncated; O_APPEND, as the server's processes share it).
 Result<int> open_output(const fs::path& path) {
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0600);
-  if (fd < 0)
-    return fail(Error::Code::kUnavailable,
-                "postgres: cannot create " + path.string() + ": " + errno_text(errno));
+  if (fd < 0) {
+    std::string why = errno_text(errno);
+    return fail(Error::Code::kUnavailable, "postgres: cannot create " + path.string() + ": " + why);
+  }
   return fd;
 }
 
@@ -427,14 +428,16 @@ Result<std::unique_ptr<PostgresServer>> PostgresServer::start() {
   if (ec || !(*tools)->can_reach(base)) base = "/tmp";
   std::string pattern = (base / "trellis-postgres-XXXXXX").string();
   if (!::mkdtemp(pattern.data())) {
+    std::string why = errno_text(errno);
     return fail(Error::Code::kUnavailable,
-                "postgres: cannot create a folder like " + pattern + ": " + errno_text(errno));
+                "postgres: cannot create a folder like " + pattern + ": " + why);
   }
   // Owned from here on: a failure below stops what was started and removes the folder.
   std::unique_ptr<PostgresServer> server(new PostgresServer(pattern, *tools));
   if ((*tools)->switch_user && ::chown(pattern.c_str(), (*tools)->uid, (*tools)->gid) != 0) {
-    return fail(Error::Code::kUnavailable, "postgres: cannot chown " + pattern + " to " +
-                                               (*tools)->user + ": " + errno_text(errno));
+    std::string why = errno_text(errno);
+    return fail(Error::Code::kUnavailable,
+                "postgres: cannot chown " + pattern + " to " + (*tools)->user + ": " + why);
   }
   if (Status init = server->init_cluster(); !init) return init.error();
   if (Status launched = server->launch(); !launched) return launched.error();

@@ -7,9 +7,8 @@
 //     if (postgres_required()) FAIL() << server.error().message;
 //     GTEST_SKIP() << server.error().message;
 //   }
-//   Result<std::string> url = (*server)->new_database();  //
-//   postgresql://trellis@127.0.0.1:P/trellis_1 std::string read_only = (*server)->reader_url(*url);
-//   // the same database as trellis_reader
+//   Result<std::string> url = (*server)->new_database();  // postgresql://trellis@...
+//   std::string read_only = (*server)->reader_url(*url);  // as trellis_reader
 //
 // The server refuses to run as root, so as root it runs as the `postgres` system user that
 // Debian's postgresql-common package creates (the temporary folder is chowned to it); otherwise
@@ -30,12 +29,16 @@
 // (ALTER DEFAULT PRIVILEGES for objects that `trellis` or `postgres` create), and nothing else.
 // Authentication is `trust`: the server listens on 127.0.0.1 and in the private socket folder
 // only.
+//
+// One thread at a time may call a PostgresServer's methods (psql() writes its script and output
+// to files in the folder); connections to its databases may be used from any thread.
 #pragma once
 
 #include <sys/types.h>
 
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "core/result.h"
 
