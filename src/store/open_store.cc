@@ -1,28 +1,30 @@
-// open_store(): picks the backend from the URL (state_store.h).
-#include "store/sqlite_store.h"
+// open_store(): picks the engine from the URL (state_store.h).
+#include "store/postgres_session.h"
+#include "store/sql_store.h"
+#include "store/sqlite_session.h"
 
 namespace trellis {
 
 Result<std::unique_ptr<StateStore>> open_store(std::string_view url, StoreOptions options) {
-  std::string path;
+  Result<std::unique_ptr<sql::Session>> session = fail("no store");
   if (url.starts_with("sqlite:")) {
-    path = url.substr(std::string_view("sqlite:").size());
+    std::string path(url.substr(std::string_view("sqlite:").size()));
     if (path.empty()) return fail("store URL '" + std::string(url) + "' names no file");
+    session = sql::open_sqlite_session(path, options.read_only);
   } else if (url.starts_with("postgresql://") || url.starts_with("postgres://")) {
-    return fail("store URL '" + std::string(url) +
-                "': PostgreSQL (postgresql://) is not supported yet in this build; use "
-                "sqlite:PATH");
+    session = sql::open_postgres_session(std::string(url), options.read_only);
   } else if (url.find("://") != std::string_view::npos) {
     return fail("store URL '" + std::string(url) + "' has an unknown scheme '" +
                 std::string(url.substr(0, url.find("://"))) +
-                "' (expected sqlite:PATH or a path ending in .db)");
+                "' (expected sqlite:PATH, a path ending in .db, or postgresql://...)");
   } else if (url.ends_with(".db")) {
-    path = url;
+    session = sql::open_sqlite_session(std::string(url), options.read_only);
   } else {
     return fail("store URL '" + std::string(url) +
-                "' is neither sqlite:PATH nor a path ending in .db");
+                "' is neither sqlite:PATH, a path ending in .db, nor postgresql://...");
   }
-  Result<std::unique_ptr<SqliteStore>> store = SqliteStore::open(path, options);
+  if (!session) return session.error();
+  Result<std::unique_ptr<SqlStore>> store = SqlStore::open(std::move(*session));
   if (!store) return store.error();
   return std::unique_ptr<StateStore>(std::move(*store));
 }

@@ -1,5 +1,7 @@
-// What the SqliteStore tests share: result helpers, small builders of jobs and passes, a raw
-// view of the database file, and the fixture (a store on torus:4x4 in a fresh directory).
+// What the store tests share: result helpers, small builders of jobs and passes, a raw view of
+// the database, and the fixtures: a store on torus:4x4 in a fresh SQLite file or a fresh
+// PostgreSQL database (StoreTest runs each test on both engines), or in an SQLite file only
+// (SqliteStoreTest, for what only a file has: paths, locks, WAL).
 #pragma once
 
 #include <gtest/gtest.h>
@@ -10,7 +12,11 @@
 #include <vector>
 
 #include "../cli_run.h"
-#include "store/sqlite_store.h"
+#include "../store_engines.h"
+#include "store/postgres_session.h"
+#include "store/sql_schema.h"
+#include "store/sql_store.h"
+#include "store/sqlite_session.h"
 
 namespace trellis::store_test {
 
@@ -76,6 +82,16 @@ class RawDb {
   sqlite3* db_ = nullptr;
 };
 
+// The SQLite store at `path`, as open_store("sqlite:PATH") opens it, with a busy timeout of choice.
+inline Result<std::unique_ptr<SqlStore>> open_sqlite(
+    const std::string& path, StoreOptions options = {},
+    int busy_timeout_ms = sql::kSqliteBusyTimeoutMs) {
+  Result<std::unique_ptr<sql::Session>> session =
+      sql::open_sqlite_session(path, options.read_only, busy_timeout_ms);
+  if (!session) return session.error();
+  return SqlStore::open(std::move(*session));
+}
+
 // "n3": built by appending, which GCC 12's -Wrestrict does not misread as "n" + to_string does.
 inline std::string numbered(std::string prefix, int i) {
   prefix += std::to_string(i);
@@ -132,19 +148,55 @@ inline PassCommit pass_of(std::vector<JobStart> starts) {
   return p;
 }
 
-class SqliteStoreTest : public ::testing::Test {
+using test::Engine;
+
+// A store on torus:4x4, of either engine, and what the tests do to it beside the store.
+class StoreFixture {
  protected:
-  void SetUp() override {
-    ASSERT_FALSE(dir_.str().empty());
-    path_ = (dir_.path() / "state.db").string();
-    store_ = value_of(SqliteStore::open(path_), "open");
+  // Opens a fresh store; skips the test (or fails it, where PostgreSQL is required) when the
+  // engine is PostgreSQL and no server can start.
+  void open_fresh(Engine engine) {
+    engine_ = engine;
+    if (engine == Engine::kSqlite) {
+      ASSERT_FALSE(dir_.str().empty());
+      path_ = (dir_.path() / "state.db").string();
+      where_ = path_;
+    } else {
+      test::fresh_postgres_database(url_, &server_);
+      if (url_.empty()) return;  // skipped, or failed
+      where_ = sql::redact_password(url_);
+    }
+    store_ = value_of(open_another(false), "open");
     ASSERT_TRUE(store_);
     EXPECT_OK(store_->init_cluster("torus:4x4", node_names(16)));
   }
 
-  std::unique_ptr<SqliteStore> open_reader() {
-    return value_of(SqliteStore::open(path_, {.read_only = true}), "open read-only");
+  // Another connection to the same store (read-only: on PostgreSQL, as the read-only role).
+  Result<std::unique_ptr<SqlStore>> open_another(bool read_only) {
+    Result<std::unique_ptr<sql::Session>> session = raw_session(read_only);
+    if (!session) return session.error();
+    return SqlStore::open(std::move(*session));
   }
+  // A second, empty store of the same engine (no cluster yet).
+  Result<std::unique_ptr<SqlStore>> open_empty_store() {
+    Result<std::unique_ptr<sql::Session>> session = fail("no engine");
+    if (engine_ == Engine::kSqlite) {
+      session = sql::open_sqlite_session((dir_.path() / "empty.db").string(), false);
+    } else {
+      Result<std::string> url = server_->new_database();
+      if (!url) return url.error();
+      session = sql::open_postgres_session(*url, false);
+    }
+    if (!session) return session.error();
+    return SqlStore::open(std::move(*session));
+  }
+  std::unique_ptr<SqlStore> open_reader() { return value_of(open_another(true), "open read-only"); }
+  // A session on the store's database, for SQL written by hand.
+  Result<std::unique_ptr<sql::Session>> raw_session(bool read_only = false) {
+    if (engine_ == Engine::kSqlite) return sql::open_sqlite_session(path_, read_only);
+    return sql::open_postgres_session(read_only ? server_->reader_url(url_) : url_, read_only);
+  }
+
   JobId add(const StoredJob& job, Seconds now = 10) { return value_of(store_->add_job(job, now)); }
   StoredJob get(JobId id) { return value_of(store_->job(id)); }
   int64_t version() { return value_of(store_->version()); }
@@ -155,9 +207,25 @@ class SqliteStoreTest : public ::testing::Test {
     return kinds;
   }
 
+  Engine engine_ = Engine::kSqlite;
   TempDir dir_;
-  std::string path_;
-  std::unique_ptr<SqliteStore> store_;
+  std::string path_;   // SQLite
+  std::string url_;    // PostgreSQL
+  std::string where_;  // how messages name the store: the path or the URL
+  test::PostgresServer* server_ = nullptr;
+  std::unique_ptr<SqlStore> store_;
+};
+
+// Each test on both engines.
+class StoreTest : public ::testing::TestWithParam<Engine>, public StoreFixture {
+ protected:
+  void SetUp() override { open_fresh(GetParam()); }
+};
+
+// Tests of what only an SQLite file has.
+class SqliteStoreTest : public ::testing::Test, public StoreFixture {
+ protected:
+  void SetUp() override { open_fresh(Engine::kSqlite); }
 };
 
 }  // namespace trellis::store_test

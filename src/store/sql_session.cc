@@ -1,0 +1,73 @@
+#include "store/sql_session.h"
+
+#include <charconv>
+
+namespace trellis::sql {
+namespace {
+
+int64_t parse_int64(const std::string& text) {
+  int64_t v = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec == std::errc() && end == text.data() + text.size()) return v;
+  // "3.0" (a REAL read as an integer) or "t"/"f" (a PostgreSQL boolean).
+  if (text == "t") return 1;
+  if (text == "f") return 0;
+  double d = 0;
+  auto [dend, dec] = std::from_chars(text.data(), text.data() + text.size(), d);
+  if (dec == std::errc()) return static_cast<int64_t>(d);
+  return 0;
+}
+
+double parse_double(const std::string& text) {
+  double d = 0;
+  std::from_chars(text.data(), text.data() + text.size(), d);
+  return d;
+}
+
+}  // namespace
+
+std::string Param::to_text() const {
+  if (const auto* i = std::get_if<int64_t>(&value_)) return std::to_string(*i);
+  if (const auto* d = std::get_if<double>(&value_)) {
+    char buf[64];
+    auto [end, ec] = std::to_chars(buf, buf + sizeof buf, *d);
+    return std::string(buf, ec == std::errc() ? end : buf);
+  }
+  return std::get<std::string>(value_);
+}
+
+bool Rows::is_null(size_t row, int col) const {
+  return std::holds_alternative<std::monostate>(rows_.at(row).at(col));
+}
+
+int64_t Rows::int64(size_t row, int col) const {
+  const Cell& cell = rows_.at(row).at(col);
+  if (const auto* i = std::get_if<int64_t>(&cell)) return *i;
+  if (const auto* d = std::get_if<double>(&cell)) return static_cast<int64_t>(*d);
+  if (const auto* s = std::get_if<std::string>(&cell)) return parse_int64(*s);
+  return 0;
+}
+
+double Rows::real(size_t row, int col) const {
+  const Cell& cell = rows_.at(row).at(col);
+  if (const auto* d = std::get_if<double>(&cell)) return *d;
+  if (const auto* i = std::get_if<int64_t>(&cell)) return static_cast<double>(*i);
+  if (const auto* s = std::get_if<std::string>(&cell)) return parse_double(*s);
+  return 0;
+}
+
+std::string Rows::text(size_t row, int col) const {
+  const Cell& cell = rows_.at(row).at(col);
+  if (const auto* s = std::get_if<std::string>(&cell)) return *s;
+  if (const auto* i = std::get_if<int64_t>(&cell)) return std::to_string(*i);
+  if (const auto* d = std::get_if<double>(&cell)) return Param(*d).to_text();
+  return {};
+}
+
+Error Session::fail(Error::Code code, std::string_view what) const {
+  std::string message = name_ + ": ";
+  if (!operation_.empty()) message += std::string(operation_) + ": ";
+  return Error{message + std::string(what), code};
+}
+
+}  // namespace trellis::sql
