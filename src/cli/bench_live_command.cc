@@ -104,6 +104,7 @@ struct BenchLiveArgs {
   double rate = 20;
   std::string machine = "torus:4x4x4";
   std::string dir;
+  std::string store;          // empty: the cluster's own SQLite file
   std::string slurm_harness;  // ../shared/peers/slurm, to measure Slurm in the same run
   bool no_slurm = false;
 };
@@ -216,6 +217,8 @@ int run_bench_live(const BenchLiveArgs& args) {
     return usage_error(
         fail("--jobs, --clients: at least 1; --latency-jobs: at least 0; --rate: "
              "positive"));
+  if (args.store.find('\'') != std::string::npos)
+    return usage_error(fail("--store: a URL with a quote (') is not supported here"));
   Cleanup cleanup;
   std::cout << "fork/exec limit: measuring for 2 s..." << std::flush;
   double limit = fork_exec_limit(2.0);
@@ -229,7 +232,8 @@ int run_bench_live(const BenchLiveArgs& args) {
   std::string self = fs::read_symlink("/proc/self/exe", error).string();
   // A locality allocator takes any node count (`contiguous` only boxes).
   std::string up = self + " cluster up --machine " + args.machine + " --dir " + dir.string() +
-                   " --allocator linear-bestfit-hilbert";
+                   " --allocator linear-bestfit-hilbert" +
+                   (args.store.empty() ? "" : " --store '" + args.store + "'");
   std::string down_command = self + " cluster down --dir " + dir.string() + " > /dev/null";
   cleanup.set(down_command);
   if (std::system(up.c_str()) != 0) return kExitFailure;
@@ -370,6 +374,10 @@ void add_bench_live_command(CLI::App& app, int& status) {
                   "Jobs in the trickle (default 200; 0 skips it)");
   cmd->add_option("--rate", args->rate, "Trickle submissions per second (default 20)");
   cmd->add_option("--machine", args->machine, "The cluster's machine (default torus:4x4x4)");
+  cmd->add_option(
+      "--store", args->store,
+      "The cluster's store (default sqlite:DIR/state.db; e.g. postgresql://USER@HOST/DB, "
+      "an empty database)");
   cmd->add_option("--dir", args->dir, "Where the cluster lives (default: a fresh temp dir)");
   cmd->add_option("--slurm-harness", args->slurm_harness,
                   "Slurm's 64-node peer harness (default: ../shared/peers/slurm when found). When "

@@ -3,7 +3,7 @@
 // under one directory:
 //
 //   DIR/trellis.toml     the config every client finds through TRELLIS_CONF
-//   DIR/state.db         the SQLite store
+//   DIR/state.db         the SQLite store (unless --store names another, e.g. PostgreSQL)
 //   DIR/munge/           munged's key, socket, pid and log
 //   DIR/trellisd.{pid,log,port}, DIR/agent-K.{pid,log} and DIR/agent-K/ (its state)
 //
@@ -166,6 +166,7 @@ struct UpArgs {
   std::string policy = "easy";
   std::string allocator;
   std::string node_failure = "requeue";
+  std::string store;  // empty: sqlite:DIR/state.db
   double heartbeat = 1.0;
   double kill_grace = 2.0;
 };
@@ -192,7 +193,7 @@ int run_up(const UpArgs& args) {
   if (!port) return failure(port.error().message);
   ClusterConfig config;
   config.machine = machine->spec();
-  config.store = "sqlite:" + (dir / "state.db").string();
+  config.store = args.store.empty() ? "sqlite:" + (dir / "state.db").string() : args.store;
   config.munge_socket = munge->socket();
   config.controller.listen = "127.0.0.1:" + std::to_string(*port);
   config.controllers = {config.controller.listen};
@@ -337,6 +338,9 @@ void add_cluster_command(CLI::App& app, int& status) {
   u->add_option("--machine", up->machine, "The machine spec (trellis topo --help)")->required();
   u->add_option("--dir", up->dir, "Where everything of the cluster is kept")->required();
   u->add_option("--agents", up->agents, "How many agents share the nodes (default 1)");
+  u->add_option("--store", up->store,
+                "The store's URL (default sqlite:DIR/state.db; or postgresql://USER@HOST/DB, "
+                "an empty database or one of this same cluster)");
   u->add_option("--policy", up->policy, "The queue policy (default easy)");
   u->add_option("--allocator", up->allocator, "The allocator (default: the machine's)");
   u->add_option("--node-failure", up->node_failure, "A failed node's jobs: requeue or fail")

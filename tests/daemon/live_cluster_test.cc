@@ -14,6 +14,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include "../cli_run.h"
+#include "../store_engines.h"
 #include "daemon/config.h"
 #include "daemon/controller_client.h"
 #include "daemon/process.h"
@@ -76,8 +77,33 @@ class LiveCluster {
   CommandRun up_;
 };
 
-TEST(LiveCluster, RunsAJobOnEveryNodeWithItsVariablesAndOutput) {
-  LiveCluster cluster("--machine torus:4x4x4");
+// Each test runs on both stores: SQLite (the default) and a fresh PostgreSQL database.
+class LiveClusterTest : public ::testing::TestWithParam<test::Engine> {
+ protected:
+  void SetUp() override {
+    if (GetParam() == test::Engine::kPostgres) {
+      std::string url;
+      test::PostgresServer* server = nullptr;
+      test::fresh_postgres_database(url, &server);
+      if (url.empty()) return;  // skipped, or failed
+      store_option_ = " --store " + url;
+      reader_url_ = server->reader_url(url);
+    }
+  }
+  // The store as a reader sees it: the read-only role's URL on PostgreSQL; the file on SQLite.
+  std::string reader_store(const LiveCluster& cluster) const {
+    return reader_url_.empty() ? "sqlite:" + (cluster.dir() / "state.db") : reader_url_;
+  }
+  // The options of `cluster up` with this test's store.
+  std::string with_store(const std::string& options) const { return options + store_option_; }
+
+ private:
+  std::string store_option_;
+  std::string reader_url_;
+};
+
+TEST_P(LiveClusterTest, RunsAJobOnEveryNodeWithItsVariablesAndOutput) {
+  LiveCluster cluster(with_store("--machine torus:4x4x4"));
   ASSERT_EQ(cluster.up().status, 0) << cluster.up().output;
   std::string out = cluster.dir() / "job-%j.out";
   CommandRun r = cluster.trellis("submit -N 4 --wait -o " + out +
@@ -109,8 +135,8 @@ TEST(LiveCluster, RunsAJobOnEveryNodeWithItsVariablesAndOutput) {
   EXPECT_EQ(failed.status, 3) << failed.output;
 }
 
-TEST(LiveCluster, AShapeRequestGetsABoxAndShowmeshDrawsItWithTheControllerStopped) {
-  LiveCluster cluster("--machine torus:4x4x4");
+TEST_P(LiveClusterTest, AShapeRequestGetsABoxAndShowmeshDrawsItWithTheControllerStopped) {
+  LiveCluster cluster(with_store("--machine torus:4x4x4"));
   ASSERT_EQ(cluster.up().status, 0) << cluster.up().output;
   int64_t id = cluster.submit("--shape 2x2x2 -- sleep 600");
   ASSERT_GT(id, 0);
@@ -129,10 +155,15 @@ TEST(LiveCluster, AShapeRequestGetsABoxAndShowmeshDrawsItWithTheControllerStoppe
   EXPECT_NE(mesh.output.find("8 allocated, 56 idle"), std::string::npos) << mesh.output;
   EXPECT_EQ(std::count(mesh.output.begin(), mesh.output.end(), 'A'), 8 + 1) << mesh.output;
   EXPECT_NE(mesh.output.find("job " + std::to_string(id)), std::string::npos);
+  // And the queue, read as a role that may only read.
+  CommandRun queue = cluster.trellis("queue --store " + reader_store(cluster));
+  ASSERT_EQ(queue.status, 0) << queue.output;
+  EXPECT_NE(queue.output.find(std::to_string(id)), std::string::npos) << queue.output;
+  EXPECT_NE(queue.output.find(" R "), std::string::npos) << queue.output;
 }
 
-TEST(LiveCluster, CancelKillsTheWholeProcessGroupAndTimeLimitsEndJobsAsTO) {
-  LiveCluster cluster("--machine torus:4x4x4 --kill-grace 1");
+TEST_P(LiveClusterTest, CancelKillsTheWholeProcessGroupAndTimeLimitsEndJobsAsTO) {
+  LiveCluster cluster(with_store("--machine torus:4x4x4 --kill-grace 1"));
   ASSERT_EQ(cluster.up().status, 0) << cluster.up().output;
   std::string child_file = cluster.dir() / "child.pid";
   int64_t id = cluster.submit("-- sh -c 'sleep 1000 & echo $! > " + child_file + "; wait'");
@@ -150,8 +181,8 @@ TEST(LiveCluster, CancelKillsTheWholeProcessGroupAndTimeLimitsEndJobsAsTO) {
   EXPECT_GE(job["end_time"].get<double>() - job["start_time"].get<double>(), 1.0);
 }
 
-TEST(LiveCluster, AKilledAgentsNodesGoDownAndItsJobIsRequeuedElsewhere) {
-  LiveCluster cluster("--machine torus:4x4x4 --agents 2 --heartbeat 0.2");
+TEST_P(LiveClusterTest, AKilledAgentsNodesGoDownAndItsJobIsRequeuedElsewhere) {
+  LiveCluster cluster(with_store("--machine torus:4x4x4 --agents 2 --heartbeat 0.2"));
   ASSERT_EQ(cluster.up().status, 0) << cluster.up().output;
   int64_t id = cluster.submit("-N 2 -- sleep 600");
   ASSERT_TRUE(eventually([&] { return cluster.state(id) == "R"; }));
@@ -173,8 +204,9 @@ TEST(LiveCluster, AKilledAgentsNodesGoDownAndItsJobIsRequeuedElsewhere) {
   EXPECT_EQ(nodelist.find("n[0-"), std::string::npos) << nodelist;
 }
 
-TEST(LiveCluster, WithNodeFailureFailTheJobEndsNF) {
-  LiveCluster cluster("--machine flat:8 --agents 2 --heartbeat 0.2 --node-failure fail");
+TEST_P(LiveClusterTest, WithNodeFailureFailTheJobEndsNF) {
+  LiveCluster cluster(
+      with_store("--machine flat:8 --agents 2 --heartbeat 0.2 --node-failure fail"));
   ASSERT_EQ(cluster.up().status, 0) << cluster.up().output;
   int64_t id = cluster.submit("-N 6 -- sleep 600");
   ASSERT_TRUE(eventually([&] { return cluster.state(id) == "R"; }));
@@ -182,8 +214,8 @@ TEST(LiveCluster, WithNodeFailureFailTheJobEndsNF) {
   ASSERT_TRUE(eventually([&] { return cluster.state(id) == "NF"; }));
 }
 
-TEST(LiveCluster, RefusesUnauthenticatedCallsAndOtherUsersCancelsAndKeepsServing) {
-  LiveCluster cluster("--machine torus:4x4x4");
+TEST_P(LiveClusterTest, RefusesUnauthenticatedCallsAndOtherUsersCancelsAndKeepsServing) {
+  LiveCluster cluster(with_store("--machine torus:4x4x4"));
   ASSERT_EQ(cluster.up().status, 0) << cluster.up().output;
   int64_t id = cluster.submit("-- sleep 600");
   ASSERT_TRUE(eventually([&] { return cluster.state(id) == "R"; }));
@@ -213,8 +245,8 @@ TEST(LiveCluster, RefusesUnauthenticatedCallsAndOtherUsersCancelsAndKeepsServing
   EXPECT_TRUE(eventually([&] { return cluster.state(id) == "CA"; }));
 }
 
-TEST(LiveCluster, MalformedRequestsGetAClearErrorAndChangeNothing) {
-  LiveCluster cluster("--machine torus:4x4x4");
+TEST_P(LiveClusterTest, MalformedRequestsGetAClearErrorAndChangeNothing) {
+  LiveCluster cluster(with_store("--machine torus:4x4x4"));
   ASSERT_EQ(cluster.up().status, 0) << cluster.up().output;
   ControllerClient client = cluster.client();
   auto count_jobs = [&] {
@@ -267,8 +299,9 @@ TEST(LiveCluster, MalformedRequestsGetAClearErrorAndChangeNothing) {
   EXPECT_EQ(cluster.submit("--wait -- true"), 1);  // and it still serves
 }
 
-TEST(LiveCluster, ControllerKilledDuringASubmissionStreamLosesNoAcknowledgedJobAndRunsNoneTwice) {
-  LiveCluster cluster("--machine torus:4x4x4 --allocator linear-bestfit-hilbert");
+TEST_P(LiveClusterTest,
+       ControllerKilledDuringASubmissionStreamLosesNoAcknowledgedJobAndRunsNoneTwice) {
+  LiveCluster cluster(with_store("--machine torus:4x4x4 --allocator linear-bestfit-hilbert"));
   ASSERT_EQ(cluster.up().status, 0) << cluster.up().output;
   const std::string out_dir = cluster.dir() / "out";
   std::filesystem::create_directories(out_dir);
@@ -366,6 +399,10 @@ TEST(LiveCluster, ControllerKilledDuringASubmissionStreamLosesNoAcknowledgedJobA
   EXPECT_EQ(lost, 0);
   EXPECT_EQ(ran_twice, 0);
 }
+
+INSTANTIATE_TEST_SUITE_P(Engines, LiveClusterTest,
+                         ::testing::Values(test::Engine::kSqlite, test::Engine::kPostgres),
+                         test::engine_name);
 
 // `make run`'s demo, small: every job of the trace runs for real, both runs are written as
 // `trellis sim` writes one, and the live run's metrics are those of the jobs that ran.
