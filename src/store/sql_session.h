@@ -141,7 +141,10 @@ auto transaction(Session& db, std::string_view op, bool write, Body&& body)
       return db.fail(Error::Code::kInvalidArgument,
                      "the store is open read-only, it takes no changes");
     }
-    if (Status s = db.begin(write); !s) return s.error();
+    if (Status s = db.begin(write); !s) {
+      if (attempt < kTransactionAttempts && db.connection_lost()) continue;  // reconnects
+      return s.error();
+    }
     bool changed = false;
     auto result = body(changed);
     Status done = Ok{};

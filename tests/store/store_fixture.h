@@ -222,6 +222,12 @@ class StoreTest : public ::testing::TestWithParam<Engine>, public StoreFixture {
   void SetUp() override { open_fresh(GetParam()); }
 };
 
+// Tests of what only a PostgreSQL server has.
+class PostgresStoreTest : public ::testing::Test, public StoreFixture {
+ protected:
+  void SetUp() override { open_fresh(Engine::kPostgres); }
+};
+
 // Tests of what only an SQLite file has.
 class SqliteStoreTest : public ::testing::Test, public StoreFixture {
  protected:

@@ -617,6 +617,33 @@ TEST_P(StoreTest, Throughput) {
               engine_ == Engine::kSqlite ? "sqlite" : "postgres", kJobs / add_s, kJobs / pass_s);
 }
 
+// --- PostgreSQL's connections
+
+// A connection that the server drops (a server restart, a network cut, an administrator's
+// pg_terminate_backend) is reconnected by the next call, which then runs whole, once.
+TEST_F(PostgresStoreTest, ALostConnectionIsReconnectedAndTheCallRunsWholeOnce) {
+  JobId a = add(simple_job("a"));
+  std::string database = url_.substr(url_.rfind('/') + 1);
+  auto drop_connections = [&] {
+    Result<std::string> dropped = server_->psql(
+        "postgres",
+        "SELECT count(*) FROM (SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE "
+        "datname = '" +
+            database + "' AND pid <> pg_backend_pid()) t;");
+    ASSERT_TRUE(dropped) << dropped.error().message;
+    EXPECT_NE(*dropped, "0\n") << "no connection was dropped";
+  };
+  ASSERT_NO_FATAL_FAILURE(drop_connections());
+  JobId b = add(simple_job("b"), 20);  // a write
+  EXPECT_EQ(b, a + 1);
+  ASSERT_NO_FATAL_FAILURE(drop_connections());
+  EXPECT_OK(store_->commit_pass(pass_of({start_of(a, {1, 2})}), 30));
+  ASSERT_NO_FATAL_FAILURE(drop_connections());
+  EXPECT_EQ(get(a).state, JobState::kRunning);  // a read
+  EXPECT_EQ(value_of(store_->list_nodes())[2].jobs, std::vector<JobId>{a});
+  EXPECT_EQ(event_kinds(), (std::vector<std::string>{"submit", "submit", "start"}));
+}
+
 INSTANTIATE_TEST_SUITE_P(Engines, StoreTest, ::testing::Values(Engine::kSqlite, Engine::kPostgres),
                          test::engine_name);
 
