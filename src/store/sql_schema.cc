@@ -7,38 +7,35 @@ namespace {
 
 // Each step brings a database from the previous version to `version`; a new one runs them all.
 // A later schema appends a step here and bumps kStoreSchemaVersion; released steps are never
-// edited, since stores in the field have run them. Each step is written for both engines, side
-// by side, with the same tables, columns, constraints and meaning:
-// - SQLite's untyped meta.value is TEXT in PostgreSQL; REAL is DOUBLE PRECISION; AUTOINCREMENT
-//   is an identity column (an id is never given twice in either);
-// - the trigger that keeps an exclusive allocation alone is a PL/pgSQL function in PostgreSQL.
-// Events get their seq from the store's code (max + 1, under the write lock), not from the
-// engine, so that the log is gap-free and in commit order in both.
+// edited, since stores in the field have run them. A step is written once, for both engines: the
+// words in braces are spelled per engine by kSpellings below, the one place where the two
+// schemas differ (types, the identity column, the trigger's language). Events get their seq from
+// the store's code (max + 1, under the write lock), not from the engine, so that the log is
+// gap-free and in commit order in both.
 struct Migration {
   int version;
-  const char* sqlite;
-  const char* postgresql;
+  const char* sql;
 };
 
-constexpr const char* kSqliteSchemaV1 = R"sql(
+constexpr const char* kSchemaV1 = R"sql(
 CREATE TABLE meta (
   key TEXT PRIMARY KEY,
-  value            -- schema_version, version (the change counter), machine_spec, core_state
+  value {untyped}  -- schema_version, version (the change counter), machine_spec, core_state
 );
-INSERT INTO meta (key, value) VALUES ('version', 0);
+INSERT INTO meta (key, value) VALUES ('version', '0');
 
 CREATE TABLE nodes (
-  id INTEGER PRIMARY KEY,          -- the machine's node index
+  id {int64} PRIMARY KEY,          -- the machine's node index
   name TEXT NOT NULL UNIQUE,
   up INTEGER NOT NULL DEFAULT 0,
   drained INTEGER NOT NULL DEFAULT 0,
   agent TEXT NOT NULL DEFAULT '',
-  last_heartbeat REAL NOT NULL DEFAULT 0,
+  last_heartbeat {real} NOT NULL DEFAULT 0,
   reason TEXT NOT NULL DEFAULT ''
 );
 
 CREATE TABLE jobs (
-  id INTEGER PRIMARY KEY AUTOINCREMENT,  -- an id is never given twice
+  id {identity},  -- an id is never given twice
   uid INTEGER NOT NULL,
   gid INTEGER NOT NULL,
   user_name TEXT NOT NULL,
@@ -48,7 +45,7 @@ CREATE TABLE jobs (
   request_rotate INTEGER NOT NULL,
   request_mode TEXT NOT NULL,      -- torus, mesh, noncont
   share INTEGER NOT NULL,
-  time_limit REAL NOT NULL,
+  time_limit {real} NOT NULL,
   argv TEXT NOT NULL,              -- JSON list of strings
   cwd TEXT NOT NULL,
   stdout_path TEXT NOT NULL,
@@ -56,10 +53,10 @@ CREATE TABLE jobs (
   env TEXT NOT NULL,               -- JSON object
   state TEXT NOT NULL,             -- the state's letter: PD R S CG CD F CA TO NF
   reason TEXT NOT NULL,
-  submit_time REAL NOT NULL,
-  start_time REAL NOT NULL,
-  end_time REAL NOT NULL,
-  expected_start REAL NOT NULL,
+  submit_time {real} NOT NULL,
+  start_time {real} NOT NULL,
+  end_time {real} NOT NULL,
+  expected_start {real} NOT NULL,
   attempt INTEGER NOT NULL,
   nodes TEXT NOT NULL,             -- JSON list of node ids, ascending
   box_anchor TEXT NOT NULL,        -- JSON lists, [] when no box
@@ -74,91 +71,41 @@ CREATE INDEX jobs_by_uid ON jobs (uid);
 -- exclusively: at most one exclusive allocation per node (the unique index), and no shared one
 -- beside it (the trigger).
 CREATE TABLE allocations (
-  job_id INTEGER NOT NULL REFERENCES jobs (id),
-  node_id INTEGER NOT NULL REFERENCES nodes (id),
+  job_id {int64} NOT NULL REFERENCES jobs (id),
+  node_id {int64} NOT NULL REFERENCES nodes (id),
   exclusive INTEGER NOT NULL CHECK (exclusive IN (0, 1)),
   PRIMARY KEY (job_id, node_id)
-) WITHOUT ROWID;
+) {without_rowid};
 CREATE UNIQUE INDEX allocations_one_exclusive ON allocations (node_id) WHERE exclusive = 1;
 CREATE INDEX allocations_by_node ON allocations (node_id, job_id);
-CREATE TRIGGER allocations_exclusive_alone BEFORE INSERT ON allocations
-WHEN EXISTS (SELECT 1 FROM allocations WHERE node_id = NEW.node_id AND exclusive <> NEW.exclusive)
-BEGIN
-  SELECT RAISE(ABORT, 'a node held exclusively is shared with no other allocation');
-END;
+{exclusive_alone_trigger}
 
 CREATE TABLE events (
-  seq INTEGER PRIMARY KEY AUTOINCREMENT,
-  time REAL NOT NULL,
+  seq {int64} PRIMARY KEY,
+  time {real} NOT NULL,
   kind TEXT NOT NULL,
-  job INTEGER NOT NULL DEFAULT 0,
+  job {int64} NOT NULL DEFAULT 0,
   node TEXT NOT NULL DEFAULT '',
   detail TEXT NOT NULL DEFAULT ''
 );
 )sql";
 
-constexpr const char* kPostgresSchemaV1 = R"sql(
-CREATE TABLE meta (
-  key TEXT PRIMARY KEY,
-  value TEXT       -- schema_version, version (the change counter), machine_spec, core_state
-);
-INSERT INTO meta (key, value) VALUES ('version', '0');
+constexpr std::array<Migration, 1> kMigrations{{{1, kSchemaV1}}};
+static_assert(kMigrations.back().version == kStoreSchemaVersion,
+              "the last migration step must bring a store to kStoreSchemaVersion");
 
-CREATE TABLE nodes (
-  id BIGINT PRIMARY KEY,           -- the machine's node index
-  name TEXT NOT NULL UNIQUE,
-  up INTEGER NOT NULL DEFAULT 0,
-  drained INTEGER NOT NULL DEFAULT 0,
-  agent TEXT NOT NULL DEFAULT '',
-  last_heartbeat DOUBLE PRECISION NOT NULL DEFAULT 0,
-  reason TEXT NOT NULL DEFAULT ''
-);
-
-CREATE TABLE jobs (
-  id BIGINT GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY,  -- an id is never given twice
-  uid INTEGER NOT NULL,
-  gid INTEGER NOT NULL,
-  user_name TEXT NOT NULL,
-  name TEXT NOT NULL,
-  request_nodes INTEGER NOT NULL,
-  request_shape TEXT NOT NULL,     -- JSON list of extents, [] for a node count
-  request_rotate INTEGER NOT NULL,
-  request_mode TEXT NOT NULL,      -- torus, mesh, noncont
-  share INTEGER NOT NULL,
-  time_limit DOUBLE PRECISION NOT NULL,
-  argv TEXT NOT NULL,              -- JSON list of strings
-  cwd TEXT NOT NULL,
-  stdout_path TEXT NOT NULL,
-  stderr_path TEXT NOT NULL,
-  env TEXT NOT NULL,               -- JSON object
-  state TEXT NOT NULL,             -- the state's letter: PD R S CG CD F CA TO NF
-  reason TEXT NOT NULL,
-  submit_time DOUBLE PRECISION NOT NULL,
-  start_time DOUBLE PRECISION NOT NULL,
-  end_time DOUBLE PRECISION NOT NULL,
-  expected_start DOUBLE PRECISION NOT NULL,
-  attempt INTEGER NOT NULL,
-  nodes TEXT NOT NULL,             -- JSON list of node ids, ascending
-  box_anchor TEXT NOT NULL,        -- JSON lists, [] when no box
-  box_extents TEXT NOT NULL,
-  exit_code INTEGER NOT NULL,
-  signal INTEGER NOT NULL
-);
-CREATE INDEX jobs_by_state ON jobs (state);
-CREATE INDEX jobs_by_uid ON jobs (uid);
-
--- The nodes each running job holds. A job that may not share (jobs.share = 0) holds its nodes
--- exclusively: at most one exclusive allocation per node (the unique index), and no shared one
--- beside it (the trigger).
-CREATE TABLE allocations (
-  job_id BIGINT NOT NULL REFERENCES jobs (id),
-  node_id BIGINT NOT NULL REFERENCES nodes (id),
-  exclusive INTEGER NOT NULL CHECK (exclusive IN (0, 1)),
-  PRIMARY KEY (job_id, node_id)
-);
-CREATE UNIQUE INDEX allocations_one_exclusive ON allocations (node_id) WHERE exclusive = 1;
-CREATE INDEX allocations_by_node ON allocations (node_id, job_id);
-CREATE FUNCTION allocations_exclusive_alone() RETURNS trigger LANGUAGE plpgsql AS $$
+// How each engine spells the words in braces.
+struct Spelling {
+  std::string_view word, sqlite, postgresql;
+};
+constexpr std::string_view kSqliteTrigger =
+    R"sql(CREATE TRIGGER allocations_exclusive_alone BEFORE INSERT ON allocations
+WHEN EXISTS (SELECT 1 FROM allocations WHERE node_id = NEW.node_id AND exclusive <> NEW.exclusive)
+BEGIN
+  SELECT RAISE(ABORT, 'a node held exclusively is shared with no other allocation');
+END;)sql";
+constexpr std::string_view kPostgresTrigger =
+    R"sql(CREATE FUNCTION allocations_exclusive_alone() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   IF EXISTS (SELECT 1 FROM allocations WHERE node_id = NEW.node_id
              AND exclusive <> NEW.exclusive) THEN
@@ -168,24 +115,33 @@ BEGIN
   RETURN NEW;
 END $$;
 CREATE TRIGGER allocations_exclusive_alone BEFORE INSERT ON allocations
-FOR EACH ROW EXECUTE FUNCTION allocations_exclusive_alone();
-
-CREATE TABLE events (
-  seq BIGINT PRIMARY KEY,
-  time DOUBLE PRECISION NOT NULL,
-  kind TEXT NOT NULL,
-  job BIGINT NOT NULL DEFAULT 0,
-  node TEXT NOT NULL DEFAULT '',
-  detail TEXT NOT NULL DEFAULT ''
-);
-)sql";
-
-constexpr std::array<Migration, 1> kMigrations{{{1, kSqliteSchemaV1, kPostgresSchemaV1}}};
-static_assert(kMigrations.back().version == kStoreSchemaVersion,
-              "the last migration step must bring a store to kStoreSchemaVersion");
+FOR EACH ROW EXECUTE FUNCTION allocations_exclusive_alone();)sql";
+constexpr std::array<Spelling, 6> kSpellings{{
+    {"{untyped}", "", "TEXT"},  // SQLite's meta.value takes any type
+    {"{int64}", "INTEGER", "BIGINT"},
+    {"{real}", "REAL", "DOUBLE PRECISION"},
+    // An id is never given twice in either.
+    {"{identity}", "INTEGER PRIMARY KEY AUTOINCREMENT",
+     "BIGINT GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY"},
+    {"{without_rowid}", "WITHOUT ROWID", ""},
+    {"{exclusive_alone_trigger}", kSqliteTrigger, kPostgresTrigger},
+}};
 
 bool is_postgres(const Session& db) {
   return db.dialect().engine == "PostgreSQL";
+}
+
+// A step's SQL as `db`'s engine spells it.
+std::string spelled(const Session& db, std::string_view sql) {
+  std::string out(sql);
+  for (const Spelling& s : kSpellings) {
+    std::string_view with = is_postgres(db) ? s.postgresql : s.sqlite;
+    for (size_t at = out.find(s.word); at != std::string::npos; at = out.find(s.word, at)) {
+      out.replace(at, s.word.size(), with);
+      at += with.size();
+    }
+  }
+  return out;
 }
 
 Error newer_schema(const Session& db, int version) {
@@ -259,7 +215,7 @@ Status migrate(Session& db) {
   }
   for (const Migration& m : kMigrations) {
     if (m.version <= *version) continue;
-    Status s = db.exec_script(is_postgres(db) ? m.postgresql : m.sqlite,
+    Status s = db.exec_script(spelled(db, m.sql),
                               "migration to schema version " + std::to_string(m.version));
     if (s) s = set_meta(db, "schema_version", std::to_string(m.version));
     if (!s) {
