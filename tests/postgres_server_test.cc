@@ -232,11 +232,20 @@ TEST(PostgresServerLifetimeTest, DestructorStopsTheServerAndRemovesItsFolder) {
   ASSERT_TRUE(url) << url.error().message;
 
   // A client still connected, in a transaction, does not hold the shutdown up; its backend
-  // goes with the server.
+  // goes with the server. (The transaction is opened with a plain BEGIN: a pqxx::work would try
+  // a ROLLBACK on the dead connection when destroyed, in which libpqxx 6.4 leaks a PGresult.)
   pqxx::connection client(*url);
-  pqxx::work work(client);
-  work.exec("CREATE TABLE t (x int); INSERT INTO t VALUES (1)");
-  pid_t backend = work.exec1("SELECT pg_backend_pid()")[0].as<int>();
+  pid_t backend = -1;
+  {
+    pqxx::nontransaction statements(client);
+    statements.exec("BEGIN; CREATE TABLE t (x int); INSERT INTO t VALUES (1)");
+    backend = statements.exec1("SELECT pg_backend_pid()")[0].as<int>();
+  }
+  Result<std::string> state = server->psql(
+      "postgres",
+      "SELECT state FROM pg_stat_activity WHERE pid = " + std::to_string(backend) + ";");
+  ASSERT_TRUE(state) << state.error().message;
+  EXPECT_EQ(*state, "idle in transaction\n");
   ASSERT_TRUE(process_exists(backend));
   ASSERT_FALSE(connection_refused(port));
 
@@ -249,7 +258,6 @@ TEST(PostgresServerLifetimeTest, DestructorStopsTheServerAndRemovesItsFolder) {
   EXPECT_FALSE(process_exists(backend)) << "the client's backend " << backend << " is still there";
   EXPECT_TRUE(connection_refused(port)) << "port " << port << " still accepts connections";
   EXPECT_FALSE(fs::exists(dir)) << dir;
-  EXPECT_THROW(work.exec("SELECT 1"), pqxx::broken_connection);
 }
 
 TEST(PostgresServerLifetimeTest, ServersRunSideBySide) {
