@@ -70,7 +70,7 @@ class PostgresSession final : public Session {
     return kPostgres;
   }
 
-  // Connects (again), with backoff; false after the last attempt, with the reason in `error`.
+  // Connects (again), with backoff; kUnavailable, with libpq's reason, after the last attempt.
   Status connect() {
     auto pause = kFirstPause;
     std::string last;

@@ -9,9 +9,7 @@ int64_t parse_int64(const std::string& text) {
   int64_t v = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
   if (ec == std::errc() && end == text.data() + text.size()) return v;
-  // "3.0" (a REAL read as an integer) or "t"/"f" (a PostgreSQL boolean).
-  if (text == "t") return 1;
-  if (text == "f") return 0;
+  // "3.0": a REAL read as an integer.
   double d = 0;
   auto [dend, dec] = std::from_chars(text.data(), text.data() + text.size(), d);
   if (dec == std::errc()) return static_cast<int64_t>(d);
