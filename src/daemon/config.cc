@@ -125,9 +125,10 @@ Result<ClusterConfig> parse_cluster_config(std::string_view text, std::string_vi
 
   ControllerSettings& c = config.controller;
   TableReader controller(root["controller"].as_table(), std::string(origin) + ": [controller]");
-  TRELLIS_TRY(controller.no_unknown_keys(
-      {"listen", "port_file", "policy", "allocator", "heartbeat_interval", "heartbeat_misses",
-       "node_failure", "default_time_limit", "max_time_limit", "kill_grace", "admins"}));
+  TRELLIS_TRY(controller.no_unknown_keys({"listen", "port_file", "policy", "allocator",
+                                          "heartbeat_interval", "heartbeat_misses", "node_failure",
+                                          "default_time_limit", "max_time_limit", "kill_grace",
+                                          "admins", "scheduler_lease"}));
   TRELLIS_TRY(controller.string("listen", c.listen));
   TRELLIS_TRY(controller.string("port_file", c.port_file));
   TRELLIS_TRY(controller.string("policy", c.policy));
@@ -147,6 +148,7 @@ Result<ClusterConfig> parse_cluster_config(std::string_view text, std::string_vi
   TRELLIS_TRY(controller.number("max_time_limit", c.max_time_limit, 0));
   TRELLIS_TRY(controller.number("kill_grace", c.kill_grace, 0));
   TRELLIS_TRY(controller.integers("admins", c.admins));
+  TRELLIS_TRY(controller.number("scheduler_lease", c.scheduler_lease, 0.05));
   if (config.controllers.empty()) config.controllers.push_back(c.listen);
   return config;
 }
@@ -181,7 +183,8 @@ std::string format_cluster_config(const ClusterConfig& config) {
                                  {"default_time_limit", c.default_time_limit},
                                  {"max_time_limit", c.max_time_limit},
                                  {"kill_grace", c.kill_grace},
-                                 {"admins", admins}}},
+                                 {"admins", admins},
+                                 {"scheduler_lease", c.scheduler_lease}}},
   };
   std::ostringstream out;
   out << "# Trellis cluster config (see trellisd --help)\n" << root << "\n";

@@ -21,6 +21,8 @@
 //   max_time_limit = 0                   # seconds; 0 = no maximum
 //   kill_grace = 5.0                     # seconds between SIGTERM and SIGKILL
 //   admins = [0]                         # uids that may act on any job and drain nodes
+//   scheduler_lease = 0.5                # seconds: how long the controller that schedules holds
+//                                        # its role unrenewed before another takes over
 #pragma once
 
 #include <string>
@@ -46,6 +48,7 @@ struct ControllerSettings {
   Seconds max_time_limit = 0;
   Seconds kill_grace = 5.0;
   std::vector<int> admins = {0};
+  Seconds scheduler_lease = 0.5;
 };
 
 struct ClusterConfig {

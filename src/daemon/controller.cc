@@ -80,10 +80,17 @@ Controller::Controller(const ClusterConfig& config, StateStore& store, AgentLink
     : config_(config), store_(store), agents_(agents), machine_(std::move(machine)) {}
 
 Result<std::unique_ptr<Controller>> Controller::open(const ClusterConfig& config, StateStore& store,
-                                                     AgentLink& agents, Seconds now) {
+                                                     AgentLink& agents, Seconds now,
+                                                     std::string identity) {
   Result<Machine> machine = Machine::parse(config.machine);
   if (!machine) return fail("[cluster] machine: " + machine.error().message);
   std::unique_ptr<Controller> c(new Controller(config, store, agents, *machine));
+  if (identity.empty()) {
+    char host[256] = {};
+    gethostname(host, sizeof host - 1);
+    identity = std::string(host) + ":" + std::to_string(getpid());
+  }
+  c->identity_ = std::move(identity);
   const Machine& m = c->machine_;
   std::string allocator_name =
       config.controller.allocator.empty() ? default_allocator_for(m) : config.controller.allocator;
@@ -100,7 +107,9 @@ Result<std::unique_ptr<Controller>> Controller::open(const ClusterConfig& config
   std::vector<std::string> names;
   for (NodeId n = 0; n < m.node_count(); ++n) names.push_back(c->node_name(n));
   if (Status ok = store.init_cluster(m.spec(), names); !ok) return ok.error();
-  if (Status ok = c->rebuild(now); !ok) return ok.error();
+  // The memory is read now, so that a store that cannot be read fails the start; launches are
+  // sent again only by the controller that takes the scheduler lease (sync()).
+  if (Status ok = c->rebuild(now, /*relaunch=*/false); !ok) return ok.error();
   return c;
 }
 
@@ -128,12 +137,19 @@ Job Controller::core_job(const StoredJob& s) const {
   return job;
 }
 
-Status Controller::rebuild(Seconds now) {
+Status Controller::rebuild(Seconds now, bool relaunch) {
   const int n = machine_.node_count();
+  synced_version_ = -1;
+  // The version is read first: a change committed while the rest is read makes the next sync()
+  // rebuild again, never miss it.
+  Result<int64_t> version = store_.version();
+  if (!version) return version.error();
   Result<std::vector<StoredNode>> nodes = store_.list_nodes();
   if (!nodes) return nodes.error();
   agent_of_.assign(n, "");
-  last_seen_.assign(n, now);  // every agent gets its full heartbeat window after a restart
+  // Every agent gets its full heartbeat window after a restart; later rebuilds keep what this
+  // controller has heard and add what others recorded.
+  if (static_cast<int>(last_seen_.size()) != n) last_seen_.assign(n, now);
   up_.assign(n, false);
   drained_.assign(n, false);
   for (const StoredNode& node : *nodes) {
@@ -141,6 +157,7 @@ Status Controller::rebuild(Seconds now) {
     agent_of_[node.id] = node.agent;
     up_[node.id] = node.up;
     drained_[node.id] = node.drained;
+    last_seen_[node.id] = std::max(last_seen_[node.id], node.last_heartbeat);
   }
 
   JobQuery active;
@@ -154,7 +171,7 @@ Status Controller::rebuild(Seconds now) {
   snapshot.last_pass = now;
   running_.clear();
   pending_.clear();
-  std::vector<const StoredJob*> relaunch;
+  std::vector<const StoredJob*> relaunch_jobs;
   for (const StoredJob& job : *jobs) {
     if (job.state == JobState::kPending) {
       snapshot.queue.push_back(core_job(job));
@@ -166,8 +183,7 @@ Status Controller::rebuild(Seconds now) {
     live.start = job.start_time;
     live.limit_at = job.start_time + job.time_limit;
     live.nodes = job.nodes;
-    live.unreported = std::set<NodeId>(job.nodes.begin(), job.nodes.end());
-    if (job.state == JobState::kCompleting) live.stop = StopReason::kCancel;
+    live.stop = job.stop;
     RunningJob r;
     r.id = job.id;
     r.start = job.start_time;
@@ -177,21 +193,73 @@ Status Controller::rebuild(Seconds now) {
     snapshot.running.push_back(std::move(r));
     snapshot.running_jobs.push_back(core_job(job));
     running_[job.id] = std::move(live);
-    relaunch.push_back(&job);
+    relaunch_jobs.push_back(&job);
   }
   Result<std::optional<std::string>> state = store_.core_state();
-  if (state && *state) snapshot.reservations = reservations_from_text(**state, n, pending_);
+  if (state && *state) {
+    reservations_text_ = **state;
+    snapshot.reservations = reservations_from_text(**state, n, pending_);
+  }
   if (Status ok = core_->restore(snapshot); !ok)
     return fail(Error::Code::kInternal,
                 "rebuilding the scheduler from the store: " + ok.error().message);
+  notes_.clear();
+  for (const auto& [id, job] : pending_)
+    notes_[id] = PendingNote{id, job.reason, job.expected_start};
+  synced_version_ = *version;
   // Reconciliation: a launch that never reached its agent is delivered now; one that did is a
   // no-op there (same job and attempt), and an agent re-reports a task that has ended.
-  for (const StoredJob* job : relaunch) {
-    send_launch(*job, job->attempt, job->nodes);
-    if (running_[job->id].stop == StopReason::kCancel) send_signal(job->id, running_[job->id], 0);
+  if (relaunch) {
+    for (const StoredJob* job : relaunch_jobs) {
+      send_launch(*job, job->attempt, job->nodes);
+      if (job->stop != StopCause::kNone) send_signal(job->id, job->attempt, job->nodes, 0);
+    }
   }
   pass_wanted_ = true;
   return Ok{};
+}
+
+Status Controller::sync(Seconds now) {
+  const Seconds ttl = config_.controller.scheduler_lease;
+  // The lease is renewed when half of it is left, and sought at every look while another has it.
+  if (!scheduler_ || now >= lease_until_ - ttl / 2) {
+    Result<bool> held = store_.hold_lease(identity_, now, ttl);
+    if (!held) return held.error();
+    bool took_over = *held && !scheduler_;
+    scheduler_ = *held;
+    if (scheduler_) lease_until_ = now + ttl;
+    if (took_over) return rebuild(now, /*relaunch=*/true);
+  }
+  if (!scheduler_) {
+    synced_version_ = -1;  // another controller schedules; this one keeps no memory of jobs
+    return Ok{};
+  }
+  Result<int64_t> version = store_.version();
+  if (!version) return version.error();
+  if (*version != synced_version_) return rebuild(now, /*relaunch=*/false);
+  return Ok{};
+}
+
+void Controller::note_write() {
+  int64_t committed = store_.last_commit_version();
+  if (committed == own_commit_) return;  // nothing was committed
+  own_commit_ = committed;
+  // Writers run one at a time, so a commit right after the remembered version means no other
+  // controller changed anything in between.
+  synced_version_ = tracking() && committed == synced_version_ + 1 ? committed : -1;
+}
+
+bool Controller::is_scheduler() const {
+  std::lock_guard lock(mutex_);
+  return scheduler_;
+}
+
+void Controller::resign() {
+  std::lock_guard lock(mutex_);
+  if (!scheduler_) return;
+  (void)store_.release_lease(identity_);
+  scheduler_ = false;
+  synced_version_ = -1;
 }
 
 bool Controller::is_admin(const Caller& caller) const {
@@ -217,6 +285,9 @@ Result<JobId> Controller::submit(const v1::JobSpec& spec, const Caller& caller, 
   std::lock_guard lock(mutex_);
   Result<JobId> id = store_.add_job(job, now);
   if (!id) return id.error();
+  note_write();
+  pass_wanted_ = true;
+  if (!tracking()) return *id;  // the scheduler reads it from the store
   job.id = *id;
   job.submit_time = now;
   if (Status queued = core_->submit(core_job(job), now); !queued) {
@@ -227,7 +298,6 @@ Result<JobId> Controller::submit(const v1::JobSpec& spec, const Caller& caller, 
                 "queueing job " + std::to_string(job.id) + ": " + queued.error().message);
   }
   pending_[job.id] = std::move(job);
-  pass_wanted_ = true;
   return *id;
 }
 
@@ -250,35 +320,46 @@ Result<std::vector<JobId>> Controller::cancel(const std::vector<JobId>& ids, int
   std::vector<JobId> acted;
   for (const StoredJob& job : targets) {
     if (is_final(job.state)) continue;
-    if (job.state == JobState::kPending) {
-      if (signal != 0) continue;  // nothing runs to deliver it to
-      if (Status ok = store_.set_job_state(job.id, JobState::kCancelled, "cancelled", now); !ok)
-        return ok.error();
-      (void)core_->cancel(job.id, now);
-      pending_.erase(job.id);
-      notes_.erase(job.id);
-      pass_wanted_ = true;
+    if (signal != 0) {  // delivered only, to a job that runs
+      if (job.state == JobState::kPending) continue;
+      send_signal(job.id, job.attempt, job.nodes, signal);
       acted.push_back(job.id);
       continue;
     }
-    auto live = running_.find(job.id);
-    if (live == running_.end()) continue;
-    if (signal == 0) {
-      if (live->second.stop == StopReason::kNone) live->second.stop = StopReason::kCancel;
-      if (Status ok = store_.set_job_state(job.id, JobState::kCompleting, "cancelled", now); !ok)
-        return ok.error();
+    // The store decides from the job's state at the commit: another controller may have started
+    // or ended it since it was read above.
+    Result<JobState> after = store_.stop_job(job.id, 0, StopCause::kCancel, "cancelled", now);
+    if (!after) return after.error();
+    note_write();
+    if (*after == JobState::kCancelled) {
+      if (tracking()) {
+        (void)core_->cancel(job.id, now);
+        pending_.erase(job.id);
+        notes_.erase(job.id);
+      }
+      pass_wanted_ = true;
+      acted.push_back(job.id);
+    } else if (*after == JobState::kCompleting) {
+      Result<StoredJob> stopping = store_.job(job.id);
+      if (!stopping) return stopping.error();
+      if (tracking())
+        if (auto live = running_.find(job.id); live != running_.end())
+          live->second.stop = StopCause::kCancel;
+      send_signal(job.id, stopping->attempt, stopping->nodes, 0);
+      acted.push_back(job.id);
     }
-    send_signal(job.id, live->second, signal);
-    acted.push_back(job.id);
   }
   return acted;
 }
 
 Result<std::vector<JobId>> Controller::run_pass(Seconds now) {
   std::lock_guard lock(mutex_);
+  if (Status ok = sync(now); !ok) return ok.error();
+  if (!scheduler_) return std::vector<JobId>{};
   pass_wanted_ = false;
   PassResult decided = core_->pass(now);
   PassCommit commit;
+  commit.scheduler = identity_;
   std::vector<JobId> started;
   for (const CoreDecision& d : decided.decisions) {
     if (d.kind != CoreDecision::Kind::kStart) continue;
@@ -302,10 +383,11 @@ Result<std::vector<JobId>> Controller::run_pass(Seconds now) {
   if (Status ok = store_.commit_pass(commit, now); !ok) {
     // Nothing was committed: the core must forget the starts too, or it would believe nodes are
     // held that the store says are free. Rebuilding from the store is the one way back.
-    Status rebuilt = rebuild(now);
+    Status rebuilt = rebuild(now, /*relaunch=*/false);
     if (!rebuilt) return rebuilt.error();
     return ok.error();
   }
+  note_write();
   if (commit.core_state) reservations_text_ = *commit.core_state;
   for (const PendingNote& note : commit.notes) notes_[note.job] = note;
   for (const JobStart& start : commit.starts) {
@@ -322,8 +404,8 @@ Result<std::vector<JobId>> Controller::run_pass(Seconds now) {
     live.start = now;
     live.limit_at = now + stored.time_limit;
     live.nodes = start.nodes;
-    live.unreported = std::set<NodeId>(start.nodes.begin(), start.nodes.end());
     running_[start.job] = std::move(live);
+    // Launched even when another controller's change came in between: the start is committed.
     send_launch(stored, start.attempt, start.nodes);
     started.push_back(start.job);
   }
@@ -388,92 +470,119 @@ void Controller::send_launch(const StoredJob& job, int attempt, const std::vecto
   }
 }
 
-void Controller::send_signal(JobId id, const LiveJob& live, int signal) {
+std::set<std::string> Controller::agents_of(const std::vector<NodeId>& nodes) {
+  auto unknown = [&] {
+    return std::any_of(nodes.begin(), nodes.end(), [&](NodeId n) {
+      return n >= 0 && n < machine_.node_count() && agent_of_[n].empty();
+    });
+  };
+  if (unknown()) {  // registered with another controller since this one last read the store
+    if (Result<std::vector<StoredNode>> stored = store_.list_nodes(); stored)
+      for (const StoredNode& node : *stored)
+        if (node.id >= 0 && node.id < machine_.node_count() && !node.agent.empty())
+          agent_of_[node.id] = node.agent;
+  }
   std::set<std::string> agents;
-  for (NodeId node : live.nodes)
-    if (live.unreported.count(node) && !agent_of_[node].empty()) agents.insert(agent_of_[node]);
+  for (NodeId node : nodes)
+    if (node >= 0 && node < machine_.node_count() && !agent_of_[node].empty())
+      agents.insert(agent_of_[node]);
+  return agents;
+}
+
+void Controller::send_signal(JobId id, int attempt, const std::vector<NodeId>& nodes, int signal) {
+  std::set<std::string> agents = agents_of(nodes);
   v1::SignalRequest request;
   request.set_job_id(id);
-  request.set_attempt(live.attempt);
+  request.set_attempt(attempt);
   request.set_signal(signal);
   request.set_grace_seconds(config_.controller.kill_grace);
   for (const std::string& agent : agents) agents_.signal(agent, request);
 }
 
-Status Controller::finish(JobId id, LiveJob& live, JobState state, std::string reason,
-                          Seconds now) {
-  Result<bool> ended = store_.end_job(
-      {id, live.attempt, state, live.exit_code, live.signal, std::move(reason)}, now);
+Status Controller::finish(JobId id, int attempt, JobState state, std::string reason, Seconds now) {
+  Result<bool> ended = store_.end_job({id, attempt, state, 0, 0, std::move(reason)}, now);
   if (!ended) return ended.error();
+  note_write();
+  if (!*ended) return Ok{};  // that attempt was over already
+  return apply_end(id, state, now);
+}
+
+Status Controller::apply_end(JobId id, JobState state, Seconds now) {
+  pass_wanted_ = true;
+  if (!tracking()) return Ok{};
   (void)core_->ended(id, now);
+  running_.erase(id);
   if (state == JobState::kPending) {
     Result<StoredJob> again = store_.job(id);
     if (!again) return again.error();
     (void)core_->submit(core_job(*again), now);
     pending_[id] = std::move(*again);
   }
-  running_.erase(id);
-  pass_wanted_ = true;
   return Ok{};
 }
 
 Status Controller::launch_failed(JobId id, int attempt, const Error& error, Seconds now) {
   std::lock_guard lock(mutex_);
-  auto live = running_.find(id);
-  if (live == running_.end() || live->second.attempt != attempt) return Ok{};  // already over
-  LiveJob& job = live->second;
-  job.stop = StopReason::kLaunchFailed;
-  send_signal(id, job, SIGKILL);  // whatever started on other agents
+  Result<StoredJob> job = store_.job(id);
+  if (!job) return job.error();
+  bool holds = job->state == JobState::kRunning || job->state == JobState::kSuspended ||
+               job->state == JobState::kCompleting;
+  if (!holds || job->attempt != attempt) return Ok{};  // already over
+  send_signal(id, attempt, job->nodes, SIGKILL);       // whatever started on other agents
   bool retry = error.code != Error::Code::kInvalidArgument && attempt < kLaunchAttempts;
   std::string reason = "launch failed: " + error.message;
   if (retry) reason += " (requeued)";
-  return finish(id, job, retry ? JobState::kPending : JobState::kFailed, reason, now);
+  return finish(id, attempt, retry ? JobState::kPending : JobState::kFailed, reason, now);
+}
+
+JobEnd Controller::end_rule(JobId id, int attempt, StopCause stop, int exit_code,
+                            int signal) const {
+  JobEnd end{id, attempt, JobState::kCompleted, exit_code, signal, ""};
+  switch (stop) {
+    case StopCause::kCancel:
+      end.state = JobState::kCancelled;
+      end.reason = "cancelled";
+      break;
+    case StopCause::kTimeout:
+      end.state = JobState::kTimeout;
+      end.reason = "time limit reached";
+      break;
+    case StopCause::kNone:
+      if (exit_code != 0 || signal != 0) {
+        end.state = JobState::kFailed;
+        end.reason = signal != 0 ? "killed by signal " + std::to_string(signal)
+                                 : "exit code " + std::to_string(exit_code);
+      }
+      break;
+  }
+  return end;
 }
 
 Status Controller::report_exits(const v1::ExitRequest& request, const Caller& caller, Seconds now) {
   if (!is_agent(caller))
     return fail(Error::Code::kPermissionDenied,
                 "permission denied: only the daemon user's agents report exits");
-  std::lock_guard lock(mutex_);
+  std::vector<TaskExit> exits;
   for (const v1::TaskStatus& task : request.tasks()) {
     if (task.running()) continue;
-    auto live = running_.find(task.job_id());
-    if (live == running_.end() || live->second.attempt != task.attempt()) continue;  // late
     Result<NodeId> node = node_id(task.node());
-    if (!node || !live->second.unreported.erase(*node)) continue;  // repeated
-    LiveJob& job = live->second;
-    job.exit_code = std::max(job.exit_code, task.exit_code());
-    if (task.signal() != 0) job.signal = task.signal();
-    if (!job.unreported.empty()) continue;
-    JobState state = JobState::kCompleted;
-    std::string reason;
-    switch (job.stop) {
-      case StopReason::kCancel:
-        state = JobState::kCancelled;
-        reason = "cancelled";
-        break;
-      case StopReason::kTimeout:
-        state = JobState::kTimeout;
-        reason = "time limit reached";
-        break;
-      case StopReason::kNodeFail:
-        state = config_.controller.node_failure == NodeFailurePolicy::kRequeue
-                    ? JobState::kPending
-                    : JobState::kNodeFail;
-        reason = "a node failed";
-        break;
-      case StopReason::kLaunchFailed:  // finish() has ended the attempt already
-        continue;
-      case StopReason::kNone:
-        if (job.exit_code != 0 || job.signal != 0) {
-          state = JobState::kFailed;
-          reason = job.signal != 0 ? "killed by signal " + std::to_string(job.signal)
-                                   : "exit code " + std::to_string(job.exit_code);
-        }
-        break;
-    }
-    if (Status ok = finish(task.job_id(), job, state, reason, now); !ok) return ok;
+    if (!node) continue;  // not one of this cluster's: nothing of ours ran there
+    exits.push_back({task.job_id(), task.attempt(), *node, task.exit_code(), task.signal()});
   }
+  if (exits.empty()) return Ok{};
+  std::lock_guard lock(mutex_);
+  // Any controller may hear any agent: the store counts the nodes that have reported, and ends
+  // the job with the last one, in one transaction.
+  Result<std::vector<JobEnd>> ended = store_.record_exits(
+      exits,
+      [this](JobId id, int attempt, StopCause stop, int exit_code, int signal) {
+        return end_rule(id, attempt, stop, exit_code, signal);
+      },
+      now);
+  if (!ended) return ended.error();
+  note_write();
+  for (const JobEnd& end : *ended)
+    if (Status ok = apply_end(end.job, end.state, now); !ok) return ok;
   return Ok{};
 }
 
@@ -524,17 +633,19 @@ Status Controller::heartbeat(const v1::HeartbeatRequest& request, const Caller& 
       return fail(Error::Code::kNotFound, "node " + name + " is not registered to " +
                                               request.address() + ": register first");
     last_seen_[*id] = now;
-    if (!up_[*id]) names.push_back(name);
+    names.push_back(name);
   }
-  if (names.empty()) return Ok{};
-  // Only nodes coming up are written: a heartbeat of live nodes costs no transaction.
+  // Every heartbeat is written, since the scheduler may be another controller; one of nodes up
+  // already only records its time, which changes no version.
   if (Status ok = store_.nodes_seen(names, request.address(), now); !ok) return ok;
+  note_write();
   for (const std::string& name : names) {
     NodeId id = *node_id(name);
+    if (up_[id]) continue;
     up_[id] = true;
-    if (!drained_[id]) (void)core_->node_up(id, now);
+    if (!drained_[id] && tracking()) (void)core_->node_up(id, now);
+    pass_wanted_ = true;
   }
-  pass_wanted_ = true;
   return Ok{};
 }
 
@@ -550,10 +661,12 @@ Result<v1::DrainReply> Controller::drain(const v1::DrainRequest& request, const 
   if (ids.empty()) return fail("nodelist: no nodes given");
   bool drain = !request.resume();
   if (Status ok = store_.set_drained(ids, drain, request.reason(), now); !ok) return ok.error();
+  note_write();
   v1::DrainReply reply;
   for (NodeId id : ids) {
     drained_[id] = drain;
-    if (drain) {
+    if (!tracking()) {
+    } else if (drain) {
       (void)core_->node_down(id, now);
     } else if (up_[id]) {
       (void)core_->node_up(id, now);
@@ -566,44 +679,61 @@ Result<v1::DrainReply> Controller::drain(const v1::DrainRequest& request, const 
 
 Status Controller::tick(Seconds now) {
   std::lock_guard lock(mutex_);
+  if (Status ok = sync(now); !ok) return ok;
+  if (!scheduler_) return Ok{};  // limits and heartbeats are the scheduler's to watch
   // Time limits: the job is signalled once; it ends as TO when its processes are gone.
   for (auto& [id, live] : running_) {
-    if (live.stop != StopReason::kNone || now < live.limit_at) continue;
-    live.stop = StopReason::kTimeout;
-    if (Status ok = store_.set_job_state(id, JobState::kCompleting, "time limit reached", now); !ok)
-      return ok;
-    send_signal(id, live, 0);
+    if (live.stop != StopCause::kNone || now < live.limit_at) continue;
+    Result<JobState> after =
+        store_.stop_job(id, live.attempt, StopCause::kTimeout, "time limit reached", now);
+    if (!after) return after.error();
+    note_write();
+    if (*after != JobState::kCompleting) continue;  // ended or cancelled meanwhile
+    live.stop = StopCause::kTimeout;
+    send_signal(id, live.attempt, live.nodes, 0);
   }
-  // Missed heartbeats.
+  // Missed heartbeats. A node silent here may be heartbeating to another controller: the store's
+  // time is read before it is declared down.
   const Seconds window =
       config_.controller.heartbeat_interval * config_.controller.heartbeat_misses;
-  std::vector<NodeId> lost;
-  for (NodeId id = 0; id < machine_.node_count(); ++id)
-    if (up_[id] && now - last_seen_[id] > window) lost.push_back(id);
+  auto silent = [&] {
+    std::vector<NodeId> lost;
+    for (NodeId id = 0; id < machine_.node_count(); ++id)
+      if (up_[id] && now - last_seen_[id] > window) lost.push_back(id);
+    return lost;
+  };
+  if (silent().empty()) return Ok{};
+  Result<std::vector<StoredNode>> stored = store_.list_nodes();
+  if (!stored) return stored.error();
+  for (const StoredNode& node : *stored) {
+    if (node.id < 0 || node.id >= machine_.node_count()) continue;
+    last_seen_[node.id] = std::max(last_seen_[node.id], node.last_heartbeat);
+    if (!node.agent.empty()) agent_of_[node.id] = node.agent;
+  }
+  std::vector<NodeId> lost = silent();
   if (lost.empty()) return Ok{};
   if (Status ok = store_.nodes_down(lost, "not responding", now); !ok) return ok;
+  note_write();
   for (NodeId id : lost) {
     up_[id] = false;
-    (void)core_->node_down(id, now);
+    if (tracking()) (void)core_->node_down(id, now);
   }
   return requeue_or_fail_jobs_on(lost, now);
 }
 
 Status Controller::requeue_or_fail_jobs_on(const std::vector<NodeId>& nodes, Seconds now) {
   std::set<NodeId> failed(nodes.begin(), nodes.end());
-  std::vector<JobId> hit;
+  std::vector<std::pair<JobId, LiveJob>> hit;
   for (const auto& [id, live] : running_)
     if (std::any_of(live.nodes.begin(), live.nodes.end(),
                     [&](NodeId n) { return failed.count(n) > 0; }))
-      hit.push_back(id);
+      hit.emplace_back(id, live);
   const bool requeue = config_.controller.node_failure == NodeFailurePolicy::kRequeue;
-  for (JobId id : hit) {
-    LiveJob& live = running_[id];
+  for (const auto& [id, live] : hit) {
     // The processes on surviving nodes are killed; the dead node's cannot report, so the job's
     // attempt ends now (a late report of this attempt is ignored).
-    live.stop = StopReason::kNodeFail;
-    send_signal(id, live, SIGKILL);
-    if (Status ok = finish(id, live, requeue ? JobState::kPending : JobState::kNodeFail,
+    send_signal(id, live.attempt, live.nodes, SIGKILL);
+    if (Status ok = finish(id, live.attempt, requeue ? JobState::kPending : JobState::kNodeFail,
                            "a node failed", now);
         !ok)
       return ok;
@@ -626,7 +756,7 @@ std::optional<Seconds> Controller::next_wakeup() const {
     if (!wake || t < *wake) wake = t;
   };
   for (const auto& [id, live] : running_)
-    if (live.stop == StopReason::kNone) earliest(live.limit_at);
+    if (live.stop == StopCause::kNone) earliest(live.limit_at);
   const Seconds window =
       config_.controller.heartbeat_interval * config_.controller.heartbeat_misses;
   for (NodeId id = 0; id < machine_.node_count(); ++id)

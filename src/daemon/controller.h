@@ -4,6 +4,17 @@
 // time, and keeps the store the truth: every decision is committed before it is carried out, and
 // open() rebuilds everything from the store after a crash.
 //
+// Several controllers may share one store (seed 003's distributed allocators). Every one takes
+// every call: submissions, cancels, heartbeats and exit reports are each one transaction of the
+// store, complete in themselves. One of them at a time holds the scheduler lease (the store's
+// `leases` table) and is the scheduler: it alone runs passes, enforces time limits and marks
+// silent nodes down, so passes never race each other and decide as fast as with one controller.
+// The scheduler's memory (its core) follows the store: each of its own writes that comes right
+// after the version it reflects is applied in memory; any other change (another controller's)
+// makes it rebuild from the store before its next pass. A controller that takes the lease over
+// rebuilds and sends every running job's launch again (agents ignore one they have had); a pass
+// commits only while its controller holds the lease, and the database refuses a node given twice.
+//
 //   GrpcAgentLink agents(credentials);
 //   Result<std::unique_ptr<Controller>> c = Controller::open(config, store, agents, now());
 //   (*c)->submit(spec, caller, now());      // committed, then queued
@@ -42,8 +53,11 @@ class Controller {
   // keep their nodes, and each running job's launch is sent again (agents ignore a launch they
   // have already had, so reconciliation never runs a job twice). `store` and `agents` must
   // outlive the controller.
+  // `identity` names this controller in the lease and the log ("" = host:pid); controllers
+  // sharing a store need different ones.
   static Result<std::unique_ptr<Controller>> open(const ClusterConfig& config, StateStore& store,
-                                                  AgentLink& agents, Seconds now);
+                                                  AgentLink& agents, Seconds now,
+                                                  std::string identity = "");
 
   // --- Client calls. `caller` is who made the call (MUNGE).
   // Checks and commits a job; it is queued for the next pass. The id is the acknowledgement.
@@ -86,35 +100,53 @@ class Controller {
   // start, a time limit, a heartbeat deadline.
   std::optional<Seconds> next_wakeup() const;
 
+  // Whether this controller held the scheduler lease at its last look (tick() and run_pass()
+  // take or renew it).
+  bool is_scheduler() const;
+  const std::string& identity() const { return identity_; }
+  // Gives the lease up (a clean shutdown), so that another controller takes over at once.
+  void resign();
+
   const Machine& machine() const { return machine_; }
 
  private:
-  // A running job as the controller tracks it beyond the core: which nodes have not reported
-  // their exit yet, and why it is being stopped.
-  enum class StopReason { kNone, kCancel, kTimeout, kNodeFail, kLaunchFailed };
+  // A running job as the scheduler tracks it beyond the core.
   struct LiveJob {
     int attempt = 0;
     Seconds start = 0;
     Seconds limit_at = 0;  // start + time limit
     std::vector<NodeId> nodes;
-    std::set<NodeId> unreported;
-    int exit_code = 0;
-    int signal = 0;
-    StopReason stop = StopReason::kNone;
+    StopCause stop = StopCause::kNone;
   };
 
   Controller(const ClusterConfig& config, StateStore& store, AgentLink& agents, Machine machine);
-  Status rebuild(Seconds now);
+  // Takes or renews the scheduler lease, and brings the memory up to the store's version (a
+  // rebuild) when this controller schedules and another one changed the store.
+  Status sync(Seconds now);
+  // After each write of this controller: whether its memory still reflects the store.
+  void note_write();
+  // Whether the memory (core, running_, pending_) follows the store; changes are applied to it
+  // only then, and a rebuild makes it follow again.
+  bool tracking() const { return synced_version_ >= 0; }
+  // Reads everything from the store into memory; with `relaunch`, sends every running job's
+  // launch again (on open and when taking the lease over).
+  Status rebuild(Seconds now, bool relaunch);
+  // A job's attempt ended in the store (requeued when `state` is kPending): the memory follows.
+  Status apply_end(JobId id, JobState state, Seconds now);
   Job core_job(const StoredJob& job) const;
   bool is_admin(const Caller& caller) const;
   bool is_agent(const Caller& caller) const;
   v1::LaunchRequest launch_request(const StoredJob& job, int attempt,
                                    const std::vector<NodeId>& nodes) const;
   void send_launch(const StoredJob& job, int attempt, const std::vector<NodeId>& nodes);
-  void send_signal(JobId id, const LiveJob& live, int signal);
-  // Ends the current attempt of a running job with `state` (kPending: requeue) in the store and
-  // the core.
-  Status finish(JobId id, LiveJob& live, JobState state, std::string reason, Seconds now);
+  void send_signal(JobId id, int attempt, const std::vector<NodeId>& nodes, int signal);
+  // The address of each node's agent, reading the store for nodes registered elsewhere.
+  std::set<std::string> agents_of(const std::vector<NodeId>& nodes);
+  // Ends attempt `attempt` of a running job with `state` (kPending: requeue) in the store and
+  // the memory; nothing when that attempt is over already.
+  Status finish(JobId id, int attempt, JobState state, std::string reason, Seconds now);
+  // How a job ends once all its processes are gone (the store's EndRule).
+  JobEnd end_rule(JobId id, int attempt, StopCause stop, int exit_code, int signal) const;
   Status requeue_or_fail_jobs_on(const std::vector<NodeId>& nodes, Seconds now);
   std::vector<PendingNote> pending_notes(Seconds now);
   std::string node_name(NodeId node) const;
@@ -137,6 +169,12 @@ class Controller {
   std::vector<bool> drained_;
   bool pass_wanted_ = true;
   std::string reservations_text_;  // the core_state last committed
+
+  std::string identity_;
+  bool scheduler_ = false;
+  Seconds lease_until_ = 0;      // when the lease this controller holds runs out
+  int64_t synced_version_ = -1;  // the store version the memory reflects; -1: stale
+  int64_t own_commit_ = 0;       // the version of this controller's last committed write
 };
 
 }  // namespace trellis

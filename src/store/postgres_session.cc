@@ -176,8 +176,6 @@ class PostgresSession final : public Session {
   Status commit() override {
     if (!txn_) return fail(Error::Code::kInternal, "commit() outside a transaction");
     Result<Rows> r = guarded("COMMIT", [&]() -> Result<Rows> {
-      // Listening controllers learn that the store changed; delivered only if this commits.
-      if (writing_) txn_->exec("NOTIFY " + std::string(kChangeChannel));
       txn_->commit();
       return Rows{};
     });
@@ -197,6 +195,15 @@ class PostgresSession final : public Session {
   }
 
   bool connection_lost() const override { return lost_; }
+
+  Status announce_change() override {
+    Result<Rows> r = guarded("NOTIFY", [&]() -> Result<Rows> {
+      txn_->exec("NOTIFY " + std::string(kChangeChannel));
+      return Rows{};
+    });
+    if (!r) return r.error();
+    return Ok{};
+  }
 
  private:
   // Runs `body`, turning libpqxx's exceptions into errors that name the statement.

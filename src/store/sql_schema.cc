@@ -90,7 +90,23 @@ CREATE TABLE events (
 );
 )sql";
 
-constexpr std::array<Migration, 1> kMigrations{{{1, kSchemaV1}}};
+// Version 2: several controllers share a store. A job's exit is recorded per node (any controller
+// may hear any agent), why a running job is being stopped is kept with it, and one controller at
+// a time holds the scheduler lease.
+constexpr const char* kSchemaV2 = R"sql(
+ALTER TABLE jobs ADD COLUMN stop TEXT NOT NULL DEFAULT '';  -- '', cancel, timeout
+ALTER TABLE allocations ADD COLUMN exited INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE allocations ADD COLUMN exit_code INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE allocations ADD COLUMN signal INTEGER NOT NULL DEFAULT 0;
+
+CREATE TABLE leases (
+  role TEXT PRIMARY KEY,  -- 'scheduler'
+  holder TEXT NOT NULL,   -- the controller holding it
+  expires {real} NOT NULL -- wall-clock seconds; another controller may take it after this
+);
+)sql";
+
+constexpr std::array<Migration, 2> kMigrations{{{1, kSchemaV1}, {2, kSchemaV2}}};
 static_assert(kMigrations.back().version == kStoreSchemaVersion,
               "the last migration step must bring a store to kStoreSchemaVersion");
 

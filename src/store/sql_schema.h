@@ -1,6 +1,6 @@
-// The store's schema (tables meta, nodes, jobs, allocations, events: see sql_store.h), written
-// once per engine side by side, and the steps that bring a database from an older version to this
-// build's kStoreSchemaVersion.
+// The store's schema (tables meta, nodes, jobs, allocations, events, leases: see sql_store.h),
+// written once per engine side by side, and the steps that bring a database from an older version
+// to this build's kStoreSchemaVersion.
 #pragma once
 
 #include <optional>
@@ -12,7 +12,7 @@
 namespace trellis {
 
 // The schema version this build writes and reads.
-inline constexpr int kStoreSchemaVersion = 1;
+inline constexpr int kStoreSchemaVersion = 2;
 
 namespace sql {
 

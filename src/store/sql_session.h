@@ -114,9 +114,16 @@ class Session {
   // Whether the last failure was the connection going away (a transaction that had not reached
   // commit() then did nothing, and may be run again).
   virtual bool connection_lost() const { return false; }
+  // Called inside a write transaction that changes the store's version, before its commit: the
+  // PostgreSQL session announces the change to listening controllers (NOTIFY, delivered only if
+  // the transaction commits); SQLite has no one to tell.
+  virtual Status announce_change() { return Ok{}; }
 
   // The cluster's node count once known (it never changes after init_cluster); 0 before.
   int node_count = 0;
+  // The version (meta.version) that the last counted transaction of this session committed; 0
+  // before the first. A controller compares it with the version its memory reflects.
+  int64_t last_committed_version = 0;
 
  private:
   std::string name_;
@@ -127,14 +134,19 @@ class Session {
 // How many times transaction() runs a body whose connection was lost before it committed.
 inline constexpr int kTransactionAttempts = 3;
 
+// Whether a write bumps the change counter. Bookkeeping that no cache of the store depends on (a
+// heartbeat's time, the scheduler lease) is uncounted, so it wakes no controller.
+enum class Counting { kCounted, kUncounted };
+
 // Runs `body` in one transaction under the name `op`. body(changed) sets `changed` when it wrote
-// something: then the change counter (meta.version) is bumped and the transaction committed;
-// otherwise, or on error, it is rolled back, leaving nothing half-applied. A transaction whose
+// something: then the change counter (meta.version) is bumped (unless `counting` is kUncounted)
+// and the transaction committed; otherwise, or on error, it is rolled back, leaving nothing
+// half-applied. A transaction whose
 // connection was lost before its commit is run again (the session reconnects); one lost during
 // its commit fails with kUnavailable, since whether it committed is not known.
 template <typename Body>
-auto transaction(Session& db, std::string_view op, bool write, Body&& body)
-    -> decltype(body(std::declval<bool&>())) {
+auto transaction(Session& db, std::string_view op, bool write, Body&& body,
+                 Counting counting = Counting::kCounted) -> decltype(body(std::declval<bool&>())) {
   for (int attempt = 1;; ++attempt) {
     db.set_operation(op);
     if (write && db.read_only()) {
@@ -148,10 +160,17 @@ auto transaction(Session& db, std::string_view op, bool write, Body&& body)
     bool changed = false;
     auto result = body(changed);
     Status done = Ok{};
-    if (result && changed) {
-      Result<Rows> bumped =
-          db.query("UPDATE meta SET value = CAST(value AS BIGINT) + 1 WHERE key = 'version'");
-      if (!bumped) done = bumped.error();
+    int64_t version = 0;
+    if (result && changed && counting == Counting::kCounted) {
+      Result<Rows> bumped = db.query(
+          "UPDATE meta SET value = CAST(value AS BIGINT) + 1 WHERE key = 'version' "
+          "RETURNING value");
+      if (!bumped) {
+        done = bumped.error();
+      } else if (!bumped->empty()) {
+        version = bumped->int64(0, 0);
+        done = db.announce_change();
+      }
     }
     bool retry = attempt < kTransactionAttempts && db.connection_lost();
     if (!result || !changed || !done) {
@@ -164,6 +183,7 @@ auto transaction(Session& db, std::string_view op, bool write, Body&& body)
       db.rollback();
       return committed.error();
     }
+    if (version > 0) db.last_committed_version = version;
     return result;
   }
 }

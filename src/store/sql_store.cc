@@ -21,6 +21,27 @@ using namespace json_fields;  // NOLINT
 
 namespace {
 
+// How the jobs.stop column spells a StopCause.
+std::string_view stop_text(StopCause cause) {
+  switch (cause) {
+    case StopCause::kNone:
+      return "";
+    case StopCause::kCancel:
+      return "cancel";
+    case StopCause::kTimeout:
+      return "timeout";
+  }
+  return "";
+}
+Result<StopCause> parse_stop_cause(std::string_view text) {
+  for (StopCause c : {StopCause::kNone, StopCause::kCancel, StopCause::kTimeout})
+    if (stop_text(c) == text) return c;
+  return fail(Error::Code::kInternal, "unknown stop cause '" + std::string(text) + "'");
+}
+
+// The one lease the store knows.
+constexpr std::string_view kSchedulerRole = "scheduler";
+
 bool is_active(JobState s) {
   return !is_final(s);
 }
@@ -72,7 +93,7 @@ constexpr std::string_view kJobColumns =
     "id, uid, gid, user_name, name, request_nodes, request_shape, request_rotate, request_mode, "
     "share, time_limit, argv, cwd, stdout_path, stderr_path, env, state, reason, submit_time, "
     "start_time, end_time, expected_start, attempt, nodes, box_anchor, box_extents, exit_code, "
-    "signal";
+    "signal, stop";
 
 Result<StoredJob> read_job(const Session& db, const Rows& rows, size_t r) {
   StoredJob j;
@@ -112,6 +133,9 @@ Result<StoredJob> read_job(const Session& db, const Rows& rows, size_t r) {
   if (!decode_ints(rows.text(r, 25), j.box_extents)) return bad("box_extents");
   j.exit_code = rows.integer(r, 26);
   j.signal = rows.integer(r, 27);
+  Result<StopCause> stop = parse_stop_cause(rows.text(r, 28));
+  if (!stop) return bad("stop");
+  j.stop = *stop;
   return j;
 }
 
@@ -120,17 +144,20 @@ struct JobStatus {
   JobState state = JobState::kPending;
   int attempt = 0;
   bool share = false;
+  StopCause stop = StopCause::kNone;
 };
 
 Result<JobStatus> job_status(Session& db, JobId id) {
-  Result<Rows> rows = db.query("SELECT state, attempt, share FROM jobs WHERE id = ?", {id});
+  Result<Rows> rows = db.query("SELECT state, attempt, share, stop FROM jobs WHERE id = ?", {id});
   if (!rows) return rows.error();
   if (rows->empty()) return db.fail(Error::Code::kNotFound, "no job " + std::to_string(id));
   Result<JobState> state = parse_job_state(rows->text(0, 0));
-  if (!state) {
-    return db.fail(Error::Code::kInternal, "job " + std::to_string(id) + " has a malformed state");
+  Result<StopCause> stop = parse_stop_cause(rows->text(0, 3));
+  if (!state || !stop) {
+    return db.fail(Error::Code::kInternal,
+                   "job " + std::to_string(id) + " has a malformed state or stop cause");
   }
-  return JobStatus{*state, rows->integer(0, 1), rows->integer(0, 2) != 0};
+  return JobStatus{*state, rows->integer(0, 1), rows->integer(0, 2) != 0, *stop};
 }
 
 // "node 5 (n5) is held exclusively by job 3", for the first of `nodes` (ascending) that cannot
@@ -204,7 +231,7 @@ Status start_job(Session& db, const JobStart& start, Seconds now) {
   if (Status s = run(db,
                      "UPDATE jobs SET state = 'R', attempt = ?, start_time = ?, end_time = 0, "
                      "expected_start = 0, reason = '', nodes = ?, box_anchor = ?, "
-                     "box_extents = ?, exit_code = 0, signal = 0 WHERE id = ?",
+                     "box_extents = ?, exit_code = 0, signal = 0, stop = '' WHERE id = ?",
                      {start.attempt, now, encode_ints(nodes), encode_ints(start.box_anchor),
                       encode_ints(start.box_extents), start.job});
       !s) {
@@ -217,6 +244,45 @@ Status start_job(Session& db, const JobStart& start, Seconds now) {
 
 Status free_allocations(Session& db, JobId job) {
   return run(db, "DELETE FROM allocations WHERE job_id = ?", {job});
+}
+
+// Ends a job's current attempt (end_job()); false, changing nothing, for a late or repeated end.
+Result<bool> end_attempt(Session& db, const JobEnd& end, Seconds now) {
+  bool requeue = end.state == JobState::kPending;
+  if (!requeue && !is_final(end.state)) {
+    return db.fail(Error::Code::kInvalidArgument,
+                   "a job ends in a final state or PENDING (a requeue), not " +
+                       std::string(state_name(end.state)));
+  }
+  if (!is_utf8(end.reason)) {
+    return db.fail(Error::Code::kInvalidArgument, "the end's reason is not valid UTF-8");
+  }
+  Result<JobStatus> status = job_status(db, end.job);
+  if (!status) return status.error();
+  // Only the attempt that holds nodes now can end; any other report is late or repeated.
+  if (!holds_nodes(status->state) || status->attempt != end.attempt) return false;
+  if (Status s = free_allocations(db, end.job); !s) return s.error();
+  Status updated =
+      requeue
+          ? run(db,
+                "UPDATE jobs SET state = 'PD', reason = ?, exit_code = ?, signal = ?, "
+                "start_time = 0, nodes = '[]', box_anchor = '[]', box_extents = '[]', stop = '' "
+                "WHERE id = ?",
+                {end.reason, end.exit_code, end.signal, end.job})
+          : run(db,
+                "UPDATE jobs SET state = ?, reason = ?, exit_code = ?, signal = ?, "
+                "end_time = ? WHERE id = ?",
+                {state_letter(end.state), end.reason, end.exit_code, end.signal, now, end.job});
+  if (!updated) return updated.error();
+  std::string detail = requeue ? "attempt " + std::to_string(end.attempt) + " stopped"
+                               : std::string(state_name(end.state));
+  detail += ", exit " + std::to_string(end.exit_code);
+  if (end.signal) detail += ", signal " + std::to_string(end.signal);
+  if (!end.reason.empty()) detail += ": " + end.reason;
+  if (Status e = log_event(db, now, requeue ? "requeue" : "end", end.job, "", detail); !e) {
+    return e.error();
+  }
+  return true;
 }
 
 }  // namespace
@@ -311,6 +377,60 @@ Result<int64_t> SqlStore::version() {
     if (rows->empty()) return db.fail(Error::Code::kInternal, "the meta table has no version row");
     return rows->int64(0, 0);
   });
+}
+
+int64_t SqlStore::last_commit_version() {
+  std::lock_guard lock(mutex_);
+  return db_->last_committed_version;
+}
+
+Result<bool> SqlStore::hold_lease(std::string_view holder, Seconds now, Seconds ttl) {
+  std::lock_guard lock(mutex_);
+  Session& db = *db_;
+  return transaction(
+      db, "hold_lease", true,
+      [&](bool& changed) -> Result<bool> {
+        if (holder.empty() || !is_utf8(holder)) {
+          return db.fail(Error::Code::kInvalidArgument, "a lease holder needs a UTF-8 name");
+        }
+        Result<Rows> lease =
+            db.query("SELECT holder, expires FROM leases WHERE role = ?", {kSchedulerRole});
+        if (!lease) return lease.error();
+        std::string previous = lease->empty() ? "" : lease->text(0, 0);
+        if (!previous.empty() && previous != holder && lease->real(0, 1) > now) return false;
+        if (Status s = run(db,
+                           "INSERT INTO leases (role, holder, expires) VALUES (?, ?, ?) "
+                           "ON CONFLICT (role) DO UPDATE SET holder = excluded.holder, "
+                           "expires = excluded.expires",
+                           {kSchedulerRole, holder, now + ttl});
+            !s) {
+          return s.error();
+        }
+        if (previous != holder) {
+          std::string detail = std::string(holder) + " took the scheduler lease";
+          if (!previous.empty()) detail += " from " + previous;
+          if (Status e = log_event(db, now, "scheduler", 0, "", detail); !e) return e.error();
+        }
+        changed = true;
+        return true;
+      },
+      sql::Counting::kUncounted);
+}
+
+Status SqlStore::release_lease(std::string_view holder) {
+  std::lock_guard lock(mutex_);
+  Session& db = *db_;
+  return transaction(
+      db, "release_lease", true,
+      [&](bool& changed) -> Status {
+        Result<Rows> released =
+            db.query("UPDATE leases SET expires = 0 WHERE role = ? AND holder = ?",
+                     {kSchedulerRole, holder});
+        if (!released) return released.error();
+        changed = released->affected() > 0;
+        return Ok{};
+      },
+      sql::Counting::kUncounted);
 }
 
 Result<JobId> SqlStore::add_job(const StoredJob& job, Seconds now) {
@@ -433,6 +553,16 @@ Status SqlStore::commit_pass(const PassCommit& pass, Seconds now) {
   std::lock_guard lock(mutex_);
   Session& db = *db_;
   return transaction(db, "commit_pass", true, [&](bool& changed) -> Status {
+    if (!pass.scheduler.empty()) {
+      Result<Rows> lease = db.query("SELECT holder FROM leases WHERE role = ?", {kSchedulerRole});
+      if (!lease) return lease.error();
+      std::string holder = lease->empty() ? "" : lease->text(0, 0);
+      if (holder != pass.scheduler) {
+        return db.fail(Error::Code::kDoesNotFitNow,
+                       pass.scheduler + " does not hold the scheduler lease (" +
+                           (holder.empty() ? std::string("no one does") : holder + " does") + ")");
+      }
+    }
     for (const JobStart& start : pass.starts) {
       if (Status s = start_job(db, start, now); !s) return s;
     }
@@ -469,42 +599,103 @@ Result<bool> SqlStore::end_job(const JobEnd& end, Seconds now) {
   std::lock_guard lock(mutex_);
   Session& db = *db_;
   return transaction(db, "end_job", true, [&](bool& changed) -> Result<bool> {
-    bool requeue = end.state == JobState::kPending;
-    if (!requeue && !is_final(end.state)) {
-      return db.fail(Error::Code::kInvalidArgument,
-                     "a job ends in a final state or PENDING (a requeue), not " +
-                         std::string(state_name(end.state)));
+    Result<bool> ended = end_attempt(db, end, now);
+    if (ended && *ended) changed = true;
+    return ended;
+  });
+}
+
+Result<JobState> SqlStore::stop_job(JobId job, int attempt, StopCause cause,
+                                    std::string_view reason, Seconds now) {
+  std::lock_guard lock(mutex_);
+  Session& db = *db_;
+  return transaction(db, "stop_job", true, [&](bool& changed) -> Result<JobState> {
+    if (cause == StopCause::kNone) {
+      return db.fail(Error::Code::kInvalidArgument, "a job is stopped for a cause");
     }
-    if (!is_utf8(end.reason)) {
-      return db.fail(Error::Code::kInvalidArgument, "the end's reason is not valid UTF-8");
+    if (!is_utf8(reason)) {
+      return db.fail(Error::Code::kInvalidArgument, "the reason is not valid UTF-8");
     }
-    Result<JobStatus> status = job_status(db, end.job);
+    Result<JobStatus> status = job_status(db, job);
     if (!status) return status.error();
-    // Only the attempt that holds nodes now can end; any other report is late or repeated.
-    if (!holds_nodes(status->state) || status->attempt != end.attempt) return false;
-    if (Status s = free_allocations(db, end.job); !s) return s.error();
-    Status updated =
-        requeue
-            ? run(db,
-                  "UPDATE jobs SET state = 'PD', reason = ?, exit_code = ?, signal = ?, "
-                  "start_time = 0, nodes = '[]', box_anchor = '[]', box_extents = '[]' "
-                  "WHERE id = ?",
-                  {end.reason, end.exit_code, end.signal, end.job})
-            : run(db,
-                  "UPDATE jobs SET state = ?, reason = ?, exit_code = ?, signal = ?, "
-                  "end_time = ? WHERE id = ?",
-                  {state_letter(end.state), end.reason, end.exit_code, end.signal, now, end.job});
-    if (!updated) return updated.error();
-    std::string detail = requeue ? "attempt " + std::to_string(end.attempt) + " stopped"
-                                 : std::string(state_name(end.state));
-    detail += ", exit " + std::to_string(end.exit_code);
-    if (end.signal) detail += ", signal " + std::to_string(end.signal);
-    if (!end.reason.empty()) detail += ": " + end.reason;
-    if (Status e = log_event(db, now, requeue ? "requeue" : "end", end.job, "", detail); !e) {
+    if (status->state == JobState::kPending && cause == StopCause::kCancel && attempt == 0) {
+      if (Status s = run(db,
+                         "UPDATE jobs SET state = 'CA', reason = ?, end_time = ?, "
+                         "expected_start = 0 WHERE id = ?",
+                         {reason, now, job});
+          !s) {
+        return s.error();
+      }
+      if (Status e =
+              log_event(db, now, "cancel", job, "", "PENDING -> CANCELLED: " + std::string(reason));
+          !e) {
+        return e.error();
+      }
+      changed = true;
+      return JobState::kCancelled;
+    }
+    bool stoppable =
+        (status->state == JobState::kRunning || status->state == JobState::kSuspended) &&
+        status->stop == StopCause::kNone && (attempt == 0 || attempt == status->attempt);
+    if (!stoppable) return status->state;
+    if (Status s = run(db, "UPDATE jobs SET state = 'CG', reason = ?, stop = ? WHERE id = ?",
+                       {reason, stop_text(cause), job});
+        !s) {
+      return s.error();
+    }
+    std::string detail =
+        std::string(state_name(status->state)) + " -> COMPLETING: " + std::string(reason);
+    if (Status e =
+            log_event(db, now, cause == StopCause::kCancel ? "cancel" : "state", job, "", detail);
+        !e) {
       return e.error();
     }
     changed = true;
-    return true;
+    return JobState::kCompleting;
+  });
+}
+
+Result<std::vector<JobEnd>> SqlStore::record_exits(const std::vector<TaskExit>& exits,
+                                                   const EndRule& rule, Seconds now) {
+  std::lock_guard lock(mutex_);
+  Session& db = *db_;
+  return transaction(db, "record_exits", true, [&](bool& changed) -> Result<std::vector<JobEnd>> {
+    std::vector<JobEnd> ended;
+    std::set<JobId> touched;
+    for (const TaskExit& exit : exits) {
+      Result<JobStatus> status = job_status(db, exit.job);
+      if (!status) {
+        if (status.error().code == Error::Code::kNotFound) continue;  // a stranger's report
+        return status.error();
+      }
+      if (!holds_nodes(status->state) || status->attempt != exit.attempt) continue;  // late
+      Result<Rows> marked = db.query(
+          "UPDATE allocations SET exited = 1, exit_code = ?, signal = ? "
+          "WHERE job_id = ? AND node_id = ? AND exited = 0",
+          {exit.exit_code, exit.signal, exit.job, exit.node});
+      if (!marked) return marked.error();
+      if (marked->affected() == 0) continue;  // repeated, or not one of its nodes
+      changed = true;
+      touched.insert(exit.job);
+    }
+    for (JobId id : touched) {
+      Result<Rows> left = db.query(
+          "SELECT count(*) - sum(exited), max(exit_code), max(signal) FROM allocations "
+          "WHERE job_id = ?",
+          {id});
+      if (!left) return left.error();
+      if (left->empty() || left->int64(0, 0) != 0) continue;  // nodes still running it
+      Result<JobStatus> status = job_status(db, id);
+      if (!status) return status.error();
+      JobEnd end =
+          rule(id, status->attempt, status->stop, left->integer(0, 1), left->integer(0, 2));
+      end.job = id;
+      end.attempt = status->attempt;
+      Result<bool> done = end_attempt(db, end, now);
+      if (!done) return done.error();
+      if (*done) ended.push_back(std::move(end));
+    }
+    return ended;
   });
 }
 
@@ -601,6 +792,24 @@ Status SqlStore::nodes_seen(const std::vector<std::string>& names, std::string_v
   if (names.empty()) return Ok{};
   std::lock_guard lock(mutex_);
   Session& db = *db_;
+  // Most heartbeats are of nodes up on this agent already: only their time changes, which no
+  // cache depends on, so the write is uncounted and wakes no controller.
+  Result<bool> only_time = transaction(
+      db, "nodes_seen", true,
+      [&](bool& changed) -> Result<bool> {
+        nlohmann::json list = nlohmann::json::array();
+        for (const std::string& name : names) list.push_back(name);
+        Result<Rows> beat =
+            db.query("UPDATE nodes SET last_heartbeat = ? WHERE name IN (" +
+                         std::string(db.dialect().texts_from_json) + ") AND up = 1 AND agent = ?",
+                     {now, dump(list), agent});
+        if (!beat) return beat.error();
+        changed = beat->affected() == static_cast<int64_t>(names.size());
+        return changed;  // otherwise rolled back: some node comes up or moves agent
+      },
+      sql::Counting::kUncounted);
+  if (!only_time) return only_time.error();
+  if (*only_time) return Ok{};
   return transaction(db, "nodes_seen", true, [&](bool& changed) -> Status {
     if (!is_utf8(agent)) {
       return db.fail(Error::Code::kInvalidArgument, "the agent's address is not valid UTF-8");

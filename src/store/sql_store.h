@@ -15,7 +15,8 @@
 // step by step in one transaction; a store from a newer Trellis is refused, as is any store opened
 // read-only that is not at this build's version. Tables: meta, nodes, jobs, allocations (a node
 // holds at most one exclusive allocation, and none beside a shared one: a unique index and a
-// trigger refuse it), events (append-only, gap-free seq in commit order).
+// trigger refuse it; each allocation records its node's exit), events (append-only, gap-free seq
+// in commit order), leases (the scheduler role).
 #pragma once
 
 #include <memory>
@@ -43,6 +44,7 @@ class SqlStore final : public StateStore {
                       const std::vector<std::string>& node_names) override;
   Result<std::string> machine_spec() override;
   Result<int64_t> version() override;
+  int64_t last_commit_version() override;
 
   Result<JobId> add_job(const StoredJob& job, Seconds now) override;
   Result<std::vector<StoredJob>> list_jobs(const JobQuery& query) override;
@@ -50,6 +52,10 @@ class SqlStore final : public StateStore {
   Status commit_pass(const PassCommit& pass, Seconds now) override;
   Result<bool> end_job(const JobEnd& end, Seconds now) override;
   Status set_job_state(JobId job, JobState state, std::string_view reason, Seconds now) override;
+  Result<JobState> stop_job(JobId job, int attempt, StopCause cause, std::string_view reason,
+                            Seconds now) override;
+  Result<std::vector<JobEnd>> record_exits(const std::vector<TaskExit>& exits, const EndRule& rule,
+                                           Seconds now) override;
   Result<std::optional<std::string>> core_state() override;
 
   Result<std::vector<StoredNode>> list_nodes() override;
@@ -59,6 +65,9 @@ class SqlStore final : public StateStore {
                     Seconds now) override;
   Status set_drained(const std::vector<NodeId>& nodes, bool drained, std::string_view reason,
                      Seconds now) override;
+
+  Result<bool> hold_lease(std::string_view holder, Seconds now, Seconds ttl) override;
+  Status release_lease(std::string_view holder) override;
 
   Result<std::vector<StoredEvent>> events(int64_t after, int limit) override;
 

@@ -11,11 +11,13 @@
 //   (*store)->init_cluster("torus:4x4x4", names);
 //   Result<JobId> id = (*store)->add_job(job, now);
 //
-// Backends: SQLite (store/sqlite_store.h, the embedded default); PostgreSQL (its own issue).
+// Backends (store/sql_store.h): SQLite, the embedded default, and PostgreSQL, which several
+// controllers share.
 // open_store() picks one from the URL. All methods may be called from several threads at once.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -49,6 +51,9 @@ Result<JobState> parse_job_state(std::string_view text);
 // True for the states a job never leaves (CD F CA TO NF).
 bool is_final(JobState state);
 
+// Why a job that holds nodes is being stopped (stop_job()); it ends when its processes are gone.
+enum class StopCause { kNone, kCancel, kTimeout };
+
 // A job as the store keeps it: what was asked, and what has happened to it.
 struct StoredJob {
   JobId id = 0;  // given by add_job()
@@ -77,6 +82,7 @@ struct StoredJob {
   Shape box_extents;            // (both empty otherwise)
   int exit_code = 0;
   int signal = 0;
+  StopCause stop = StopCause::kNone;  // of the current attempt
 };
 
 // A node as the store keeps it. Whether it is allocated follows from the allocations.
@@ -132,6 +138,9 @@ struct PassCommit {
   // The scheduling core's own state that the jobs and allocations do not hold (a batch
   // policy's reservations), as an opaque text; kept in one slot, replaced by each pass.
   std::optional<std::string> core_state;
+  // When set, the pass is refused whole (kDoesNotFitNow) unless this holder has the scheduler
+  // lease (hold_lease()): a controller that lost the lease while it decided commits nothing.
+  std::string scheduler;
 };
 
 // How a job ended (or stopped for a requeue).
@@ -143,6 +152,21 @@ struct JobEnd {
   int signal = 0;
   std::string reason;
 };
+
+// One node's processes of a job attempt ended (an agent's report).
+struct TaskExit {
+  JobId job = 0;
+  int attempt = 0;
+  NodeId node = 0;
+  int exit_code = 0;
+  int signal = 0;
+};
+
+// How a job whose processes are all gone ends, from why it was stopped and what its processes
+// returned (the highest exit code; a signal if one was killed by one). The controller's policy,
+// applied by the store in the transaction that records the last exit.
+using EndRule =
+    std::function<JobEnd(JobId job, int attempt, StopCause stop, int exit_code, int signal)>;
 
 class StateStore {
  public:
@@ -156,8 +180,11 @@ class StateStore {
   // The machine spec given to init_cluster(); not found on a store never initialised.
   virtual Result<std::string> machine_spec() = 0;
   // A number that grows with every committed change (by any process): a cache of the store is
-  // current while this has not changed.
+  // current while this has not changed. Heartbeat times and the scheduler lease do not count.
   virtual Result<int64_t> version() = 0;
+  // The version that this object's own last change committed (0 before any). Writers run one at
+  // a time, so if it is the cached version + 1, no other process changed anything in between.
+  virtual int64_t last_commit_version() = 0;
 
   // --- Jobs
   // Stores a new pending job (its id, state, attempt and times are set here, and what a run
@@ -179,13 +206,25 @@ class StateStore {
   // job cancelled, an administrator's override), freeing any allocation and setting its end
   // time; kPending only for a pending job (end_job() requeues). Refused for a final job.
   virtual Status set_job_state(JobId job, JobState state, std::string_view reason, Seconds now) = 0;
+  // Asks a job to stop. A pending job is cancelled at once (CA) when `cause` is kCancel; a job
+  // that holds nodes on `attempt` (0: whichever) and is not stopping yet becomes CG with `cause`
+  // and `reason`. Anything else (final, stopping already, another attempt) is left as it is.
+  // Returns the job's state afterwards; not found when there is no such job.
+  virtual Result<JobState> stop_job(JobId job, int attempt, StopCause cause,
+                                    std::string_view reason, Seconds now) = 0;
+  // Records that tasks ended. A report for a node that the job does not hold on that attempt, or
+  // one already recorded, changes nothing. When a job's last node has reported, its attempt ends
+  // (as end_job()) in the same transaction, with the end `rule` gives. Returns the ends applied.
+  virtual Result<std::vector<JobEnd>> record_exits(const std::vector<TaskExit>& exits,
+                                                   const EndRule& rule, Seconds now) = 0;
   // The last core_state committed by commit_pass(), if any.
   virtual Result<std::optional<std::string>> core_state() = 0;
 
   // --- Nodes
   virtual Result<std::vector<StoredNode>> list_nodes() = 0;
   // An agent at `agent` serves these nodes and is alive: marks them up (logging node_up for each
-  // that was down) and records the heartbeat time. Not found if a name is not the cluster's.
+  // that was down) and records the heartbeat time (uncounted when no node changed). Not found if a
+  // name is not the cluster's.
   virtual Status nodes_seen(const std::vector<std::string>& names, std::string_view agent,
                             Seconds now) = 0;
   // Marks nodes down (missed heartbeats), logging node_down with the reason for each that was up.
@@ -194,6 +233,13 @@ class StateStore {
                             Seconds now) = 0;
   virtual Status set_drained(const std::vector<NodeId>& nodes, bool drained,
                              std::string_view reason, Seconds now) = 0;
+
+  // --- The scheduler lease: one controller at a time runs passes, enforces time limits and
+  // watches heartbeats. Takes or renews it for `holder` until now + ttl; false when another holder
+  // has it unexpired. A change of holder is logged ("scheduler"). release_lease() gives it up at
+  // once (a clean shutdown) if `holder` has it.
+  virtual Result<bool> hold_lease(std::string_view holder, Seconds now, Seconds ttl) = 0;
+  virtual Status release_lease(std::string_view holder) = 0;
 
   // --- The event log, oldest first: at most `limit` events with seq > `after`.
   virtual Result<std::vector<StoredEvent>> events(int64_t after, int limit) = 0;
@@ -204,7 +250,8 @@ struct StoreOptions {
 };
 
 // Opens (creating and migrating if needed, unless read-only) the store at `url`:
-// "sqlite:PATH" (or a bare path ending in .db). An invalid-argument error names an unknown scheme.
+// "sqlite:PATH" (or a bare path ending in .db) or "postgresql://..." (or postgres://). An
+// invalid-argument error names an unknown scheme.
 Result<std::unique_ptr<StateStore>> open_store(std::string_view url, StoreOptions options = {});
 
 }  // namespace trellis
