@@ -221,8 +221,13 @@ Status Controller::rebuild(Seconds now, bool relaunch) {
 
 Status Controller::sync(Seconds now) {
   const Seconds ttl = config_.controller.scheduler_lease;
-  // The lease is renewed when half of it is left, and sought at every look while another has it.
-  if (!scheduler_ || now >= lease_until_ - ttl / 2) {
+  // The lease is renewed when half of it is left, and sought every quarter of it while another
+  // controller has it (often enough to take over soon after it runs out, seldom enough that
+  // waiting controllers do not crowd the store's write lock).
+  bool renew = scheduler_ && now >= lease_until_ - ttl / 2;
+  bool seek = !scheduler_ && now >= next_lease_try_;
+  if (renew || seek) {
+    next_lease_try_ = now + ttl / 4;
     Result<bool> held = store_.hold_lease(identity_, now, ttl);
     if (!held) return held.error();
     bool took_over = *held && !scheduler_;

@@ -173,6 +173,7 @@ class Controller {
   std::string identity_;
   bool scheduler_ = false;
   Seconds lease_until_ = 0;      // when the lease this controller holds runs out
+  Seconds next_lease_try_ = 0;   // when to seek the lease again while another holds it
   int64_t synced_version_ = -1;  // the store version the memory reflects; -1: stale
   int64_t own_commit_ = 0;       // the version of this controller's last committed write
 };

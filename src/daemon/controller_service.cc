@@ -1,5 +1,6 @@
 #include "daemon/controller_service.h"
 
+#include <algorithm>
 #include <chrono>
 
 #include <grpcpp/grpcpp.h>
@@ -125,6 +126,9 @@ Result<std::unique_ptr<ControllerServer>> ControllerServer::start(const ClusterC
   Result<std::unique_ptr<StateStore>> store = open_store(config.store);
   if (!store) return store.error();
   s->store_ = std::move(*store);
+  Result<std::unique_ptr<ChangeFeed>> feed = open_change_feed(config.store);
+  if (!feed) return feed.error();
+  s->feed_ = std::move(*feed);
   s->credentials_ = std::make_unique<CredentialSource>(config.munge_socket);
   s->authenticator_ = std::make_unique<Authenticator>(config.munge_socket);
   // The controller's own credential proves munged is there before anything is served.
@@ -156,12 +160,17 @@ Result<std::unique_ptr<ControllerServer>> ControllerServer::start(const ClusterC
     return fail(Error::Code::kUnavailable,
                 "cannot listen on " + config.controller.listen + " (in use, or not an address)");
   s->scheduler_ = std::thread([raw = s.get()] { raw->schedule_loop(); });
+  if (s->feed_) s->watcher_ = std::thread([raw = s.get()] { raw->watch_loop(); });
+  log_line("controller " + s->controller_->identity() + " serving on port " +
+           std::to_string(s->port_));
   return s;
 }
 
 ControllerServer::~ControllerServer() {
   shutdown();
   if (scheduler_.joinable()) scheduler_.join();
+  if (watcher_.joinable()) watcher_.join();
+  if (controller_) controller_->resign();  // after the last pass, so it is not taken back
 }
 
 void ControllerServer::wait() {
@@ -188,8 +197,9 @@ void ControllerServer::poke() {
 }
 
 void ControllerServer::schedule_loop() {
-  // Without events the loop still looks at least this often (heartbeats, time limits).
-  constexpr double kMaxSleep = 0.25;
+  // Without events the loop still looks at least this often (heartbeats, time limits), and often
+  // enough to renew the scheduler lease, or to take it over soon after it runs out.
+  const double kMaxSleep = std::min(0.25, config_.controller.scheduler_lease / 4);
   for (;;) {
     double sleep = kMaxSleep;
     if (std::optional<Seconds> wake = controller_->next_wakeup())
@@ -206,6 +216,25 @@ void ControllerServer::schedule_loop() {
     if (controller_->pass_due(now)) {
       Result<std::vector<JobId>> started = controller_->run_pass(now);
       if (!started) log_line("scheduling pass: " + started.error().message);
+    }
+  }
+}
+
+void ControllerServer::watch_loop() {
+  bool failing = false;
+  for (;;) {
+    {
+      std::lock_guard lock(mutex_);
+      if (stopping_) return;
+    }
+    Result<bool> changed = feed_->wait(0.25);
+    if (changed && *changed) poke();
+    if (!changed && !failing)
+      log_line(changed.error().message + " (the scheduler polls meanwhile)");
+    failing = !changed;
+    if (!changed) {
+      std::unique_lock lock(mutex_);
+      wake_.wait_for(lock, std::chrono::milliseconds(200), [&] { return stopping_; });
     }
   }
 }

@@ -1,7 +1,10 @@
 // ControllerServer: trellisd's process around the Controller: the gRPC Controller service (each
 // call authenticated with MUNGE, its errors mapped to status codes), and the scheduler thread
 // that runs passes when events want one (bursts of submissions coalesce into one pass) and
-// ticks on the timer (time limits, heartbeats, promised starts).
+// ticks on the timer (time limits, heartbeats, promised starts, the scheduler lease). On a shared
+// PostgreSQL store a watcher thread listens for other controllers' changes (store/change_feed.h)
+// and wakes the scheduler thread; a clean stop gives the lease up, so another controller takes
+// over at once instead of when it runs out.
 //
 //   Result<std::unique_ptr<ControllerServer>> server = ControllerServer::start(config);
 //   (*server)->wait();   // until shutdown() (trellisd calls it on SIGTERM)
@@ -17,6 +20,7 @@
 #include "daemon/config.h"
 #include "daemon/controller.h"
 #include "daemon/grpc_agent_link.h"
+#include "store/change_feed.h"
 #include "store/state_store.h"
 
 namespace grpc {
@@ -47,9 +51,11 @@ class ControllerServer {
  private:
   ControllerServer() = default;
   void schedule_loop();
+  void watch_loop();
 
   ClusterConfig config_;
   std::unique_ptr<StateStore> store_;
+  std::unique_ptr<ChangeFeed> feed_;  // null on SQLite
   std::unique_ptr<CredentialSource> credentials_;
   std::unique_ptr<Authenticator> authenticator_;
   std::unique_ptr<GrpcAgentLink> agents_;
@@ -63,6 +69,7 @@ class ControllerServer {
   bool poked_ = false;
   bool stopping_ = false;
   std::thread scheduler_;
+  std::thread watcher_;
 };
 
 }  // namespace trellis

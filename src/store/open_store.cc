@@ -1,4 +1,4 @@
-// open_store(): picks the engine from the URL (state_store.h).
+// open_store() and open_change_feed(): pick the engine from the URL (state_store.h).
 #include "store/postgres_session.h"
 #include "store/sql_store.h"
 #include "store/sqlite_session.h"
@@ -27,6 +27,12 @@ Result<std::unique_ptr<StateStore>> open_store(std::string_view url, StoreOption
   Result<std::unique_ptr<SqlStore>> store = SqlStore::open(std::move(*session));
   if (!store) return store.error();
   return std::unique_ptr<StateStore>(std::move(*store));
+}
+
+Result<std::unique_ptr<ChangeFeed>> open_change_feed(std::string_view url) {
+  if (url.starts_with("postgresql://") || url.starts_with("postgres://"))
+    return sql::open_postgres_change_feed(std::string(url));
+  return std::unique_ptr<ChangeFeed>();
 }
 
 }  // namespace trellis

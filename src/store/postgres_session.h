@@ -20,6 +20,7 @@
 #include <string>
 #include <string_view>
 
+#include "store/change_feed.h"
 #include "store/sql_session.h"
 
 namespace trellis::sql {
@@ -27,6 +28,9 @@ namespace trellis::sql {
 // Connects to the database at `url` (any URL or key=value string libpq accepts). Read-only
 // sessions also set default_transaction_read_only, so a mistaken write is refused by the server.
 Result<std::unique_ptr<Session>> open_postgres_session(const std::string& url, bool read_only);
+
+// A ChangeFeed (change_feed.h) listening on kChangeChannel of the database at `url`.
+Result<std::unique_ptr<ChangeFeed>> open_postgres_change_feed(const std::string& url);
 
 // `url` with any password removed, for messages and logs.
 std::string redact_password(std::string_view url);

@@ -237,9 +237,12 @@ Status start_job(Session& db, const JobStart& start, Seconds now) {
       !s) {
     return s;
   }
+  // The node ids are in the log so that an auditor can replay who held what, and when.
+  std::string ids;
+  for (NodeId node : nodes) ids += (ids.empty() ? "" : ",") + std::to_string(node);
   return log_event(db, now, "start", start.job, "",
                    "attempt " + std::to_string(start.attempt) + " on " +
-                       std::to_string(nodes.size()) + " nodes");
+                       std::to_string(nodes.size()) + " nodes: " + ids);
 }
 
 Status free_allocations(Session& db, JobId job) {
