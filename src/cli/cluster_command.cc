@@ -1,11 +1,12 @@
 // trellis cluster up|down|status: a whole cluster on this host, for trying Trellis out and for
-// tests: a private munged, one controller and agents serving emulated nodes, everything kept
-// under one directory:
+// tests: a private munged, one controller (or several, on a shared PostgreSQL store) and agents
+// serving emulated nodes, everything kept under one directory:
 //
 //   DIR/trellis.toml     the config every client finds through TRELLIS_CONF
 //   DIR/state.db         the SQLite store (unless --store names another, e.g. PostgreSQL)
 //   DIR/munge/           munged's key, socket, pid and log
-//   DIR/trellisd.{pid,log,port}, DIR/agent-K.{pid,log} and DIR/agent-K/ (its state)
+//   DIR/trellisd.{pid,log,port} (DIR/trellisd-C.* for controllers C = 1, 2, ...),
+//   DIR/agent-K.{pid,log} and DIR/agent-K/ (its state)
 //
 // `down` stops exactly the processes whose pids `up` recorded (checking each pid still runs the
 // program it started, so a reused pid is never signalled).
@@ -163,6 +164,7 @@ struct UpArgs {
   std::string machine;
   std::string dir;
   int agents = 1;
+  int controllers = 1;
   std::string policy = "easy";
   std::string allocator;
   std::string node_failure = "requeue";
@@ -177,6 +179,12 @@ int run_up(const UpArgs& args) {
   const int n = machine->node_count();
   if (args.agents < 1 || args.agents > n)
     return usage_error(fail("--agents: between 1 and " + std::to_string(n)));
+  if (args.controllers < 1 || args.controllers > 16)
+    return usage_error(fail("--controllers: between 1 and 16"));
+  if (args.controllers > 1 && !args.store.starts_with("postgres"))
+    return usage_error(fail("--controllers " + std::to_string(args.controllers) +
+                            ": several controllers share a PostgreSQL store; give --store "
+                            "postgresql://..."));
   fs::path dir = fs::absolute(args.dir);
   std::error_code error;
   fs::create_directories(dir, error);
@@ -189,15 +197,23 @@ int run_up(const UpArgs& args) {
       MungeDaemon::start((dir / "munge").string(), MungeDaemon::Mode::kDetached);
   if (!munge) return failure(munge.error().message);
 
-  Result<int> port = free_port();
-  if (!port) return failure(port.error().message);
+  // Controller C listens on its own port and writes DIR/trellisd[-C].{pid,log,port}.
+  auto controller_file = [&](int c, const std::string& extension) {
+    return dir / ((c == 0 ? std::string("trellisd") : "trellisd-" + std::to_string(c)) + extension);
+  };
+  std::vector<std::string> addresses;
+  for (int c = 0; c < args.controllers; ++c) {
+    Result<int> port = free_port();
+    if (!port) return failure(port.error().message);
+    addresses.push_back("127.0.0.1:" + std::to_string(*port));
+  }
   ClusterConfig config;
   config.machine = machine->spec();
   config.store = args.store.empty() ? "sqlite:" + (dir / "state.db").string() : args.store;
   config.munge_socket = munge->socket();
-  config.controller.listen = "127.0.0.1:" + std::to_string(*port);
-  config.controllers = {config.controller.listen};
-  config.controller.port_file = (dir / "trellisd.port").string();
+  config.controller.listen = addresses[0];
+  config.controllers = addresses;
+  config.controller.port_file = controller_file(0, ".port").string();
   config.controller.policy = args.policy;
   config.controller.allocator = args.allocator;
   config.controller.heartbeat_interval = args.heartbeat;
@@ -211,17 +227,24 @@ int run_up(const UpArgs& args) {
   const fs::path conf = dir / "trellis.toml";
   std::ofstream(conf) << text;
 
-  fs::remove(dir / "trellisd.port");
-  Result<pid_t> controller = spawn({sibling_binary("trellisd"), "--conf", conf.string()},
-                                   dir / "trellisd.log", dir / "trellisd.pid");
-  if (!controller) return failure(controller.error().message);
-  auto deadline = Clock::now() + std::chrono::seconds(30);
-  while (!fs::exists(dir / "trellisd.port")) {
-    if (gone(*controller) || Clock::now() > deadline)
-      return failure("trellisd did not start; its log (" + (dir / "trellisd.log").string() +
-                     "):\n" + tail(dir / "trellisd.log"));
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  for (int c = 0; c < args.controllers; ++c) {
+    fs::remove(controller_file(c, ".port"));
+    Result<pid_t> controller =
+        spawn({sibling_binary("trellisd"), "--conf", conf.string(), "--listen", addresses[c],
+               "--port-file", controller_file(c, ".port").string()},
+              controller_file(c, ".log"), controller_file(c, ".pid"));
+    if (!controller) return failure(controller.error().message);
+    auto deadline = Clock::now() + std::chrono::seconds(30);
+    while (!fs::exists(controller_file(c, ".port"))) {
+      if (gone(*controller) || Clock::now() > deadline)
+        return failure("trellisd did not start; its log (" + controller_file(c, ".log").string() +
+                       "):\n" + tail(controller_file(c, ".log")));
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
   }
+  std::string controller_list;
+  for (const std::string& a : addresses)
+    controller_list += (controller_list.empty() ? "" : ",") + a;
 
   for (int k = 0; k < args.agents; ++k) {
     NodeId first = static_cast<NodeId>(static_cast<long>(n) * k / args.agents);
@@ -231,7 +254,7 @@ int run_up(const UpArgs& args) {
     fs::path state = dir / ("agent-" + std::to_string(k));
     fs::create_directories(state);
     Result<pid_t> agent =
-        spawn({sibling_binary("trellis-agent"), "--controller", config.controller.listen, "--nodes",
+        spawn({sibling_binary("trellis-agent"), "--controller", controller_list, "--nodes",
                format_hostlist(NodeSet::of(n, ids)), "--state-dir", state.string(),
                "--munge-socket", munge->socket(), "--port-file", (state / "port").string()},
               dir / ("agent-" + std::to_string(k) + ".log"),
@@ -242,7 +265,7 @@ int run_up(const UpArgs& args) {
   // Up when every node's agent has registered.
   Result<LiveClient> client = connect_to_cluster(conf.string());
   if (!client) return failure(client.error().message);
-  deadline = Clock::now() + std::chrono::seconds(30);
+  auto deadline = Clock::now() + std::chrono::seconds(30);
   for (;;) {
     Result<v1::ListNodesReply> nodes = list_nodes(*client, {});
     int up = 0;
@@ -255,8 +278,9 @@ int run_up(const UpArgs& args) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   std::cout << "cluster up: " << machine->spec() << " (" << n << " nodes, " << args.agents
-            << (args.agents == 1 ? " agent" : " agents") << "), controller "
-            << config.controller.listen << ", policy " << args.policy << "\n"
+            << (args.agents == 1 ? " agent" : " agents") << "), "
+            << (args.controllers == 1 ? "controller " : "controllers ") << controller_list
+            << ", policy " << args.policy << "\n"
             << "  export TRELLIS_CONF=" << conf.string() << "\n";
   return kExitOk;
 }
@@ -266,8 +290,15 @@ int run_down(const std::string& dir_arg) {
   if (!fs::exists(dir / "trellis.toml"))
     return usage_error(fail(Error::Code::kNotFound, "no cluster in " + dir.string()));
   // Jobs first, while the controller and agents can still stop them.
-  std::optional<pid_t> controller = read_pid(dir / "trellisd.pid");
-  if (controller && process_running(*controller)) {
+  bool controller_runs = false;
+  for (const fs::directory_entry& entry : fs::directory_iterator(dir)) {
+    std::string name = entry.path().filename().string();
+    std::optional<pid_t> pid = read_pid(entry.path());
+    if (name.rfind("trellisd", 0) == 0 && entry.path().extension() == ".pid" && pid &&
+        process_running(*pid))
+      controller_runs = true;
+  }
+  if (controller_runs) {
     if (Result<LiveClient> client = connect_to_cluster((dir / "trellis.toml").string())) {
       Result<v1::ListJobsReply> jobs = list_jobs(*client, {});
       if (jobs && jobs->jobs_size() > 0) {
@@ -292,7 +323,11 @@ int run_down(const std::string& dir_arg) {
     if (name.rfind("agent-", 0) == 0 && entry.path().extension() == ".pid")
       stop_process(entry.path(), "trellis-agent", dir, std::chrono::seconds(5));
   }
-  stop_process(dir / "trellisd.pid", "trellisd", dir, std::chrono::seconds(5));
+  for (const fs::directory_entry& entry : fs::directory_iterator(dir)) {
+    std::string name = entry.path().filename().string();
+    if (name.rfind("trellisd", 0) == 0 && entry.path().extension() == ".pid")
+      stop_process(entry.path(), "trellisd", dir, std::chrono::seconds(5));
+  }
   kill_leftover_tasks(dir);
   if (Status ok = MungeDaemon::stop((dir / "munge").string()); !ok)
     return failure(ok.error().message);
@@ -338,6 +373,9 @@ void add_cluster_command(CLI::App& app, int& status) {
   u->add_option("--machine", up->machine, "The machine spec (trellis topo --help)")->required();
   u->add_option("--dir", up->dir, "Where everything of the cluster is kept")->required();
   u->add_option("--agents", up->agents, "How many agents share the nodes (default 1)");
+  u->add_option("--controllers", up->controllers,
+                "How many controllers (trellisd) share the store (default 1; more than one "
+                "needs a PostgreSQL --store)");
   u->add_option("--store", up->store,
                 "The store's URL (default sqlite:DIR/state.db; or postgresql://USER@HOST/DB, "
                 "an empty database or one of this same cluster)");

@@ -17,8 +17,10 @@
 #include "../store_engines.h"
 #include "daemon/config.h"
 #include "daemon/controller_client.h"
+#include "daemon/controller_service.h"
 #include "daemon/process.h"
 #include "daemon_test_support.h"
+#include "store/state_store.h"
 
 namespace trellis {
 namespace {
@@ -403,6 +405,120 @@ TEST_P(LiveClusterTest,
 INSTANTIATE_TEST_SUITE_P(Engines, LiveClusterTest,
                          ::testing::Values(test::Engine::kSqlite, test::Engine::kPostgres),
                          test::engine_name);
+
+// Two controllers on one PostgreSQL store, and the one that schedules is killed -9 in the middle
+// of a stream of submissions (seed 003: no allocator is a single point of failure). The other
+// takes the scheduler lease over when it runs out (0.5 s), resends the running jobs' launches,
+// and carries on; clients and agents fail over to it. Every acknowledged job completes exactly
+// once. The time from the kill to the survivor's first start is printed (Slurm's backup
+// controller waits SlurmctldTimeout, 120 s by default).
+TEST(TwoControllersTest, TheSchedulerKilledMidStreamLosesNoJobAndTheOtherTakesOver) {
+  std::string url;
+  test::fresh_postgres_database(url);
+  if (url.empty()) return;
+  LiveCluster cluster("--machine torus:4x4x4 --agents 2 --controllers 2 --store " + url);
+  ASSERT_EQ(cluster.up().status, 0) << cluster.up().output;
+  const std::string out_dir = cluster.dir() / "out";
+  std::filesystem::create_directories(out_dir);
+  ControllerClient client = cluster.client();
+  ASSERT_EQ(client.addresses().size(), 2u);
+  Result<std::unique_ptr<StateStore>> store = open_store(url, {.read_only = true});
+  ASSERT_TRUE(store) << store.error().message;
+  // The scheduler is whoever took the lease last ("HOST:PID took the scheduler lease").
+  auto scheduler_pid = [&]() -> pid_t {
+    pid_t pid = -1;
+    Result<std::vector<StoredEvent>> events = (*store)->events(0, 1000000);
+    if (!events) return -1;
+    for (const StoredEvent& e : *events) {
+      if (e.kind != "scheduler") continue;
+      std::string holder = e.detail.substr(0, e.detail.find(' '));
+      pid = std::stoi(holder.substr(holder.rfind(':') + 1));
+    }
+    return pid;
+  };
+  constexpr int kSubmissions = 600;
+  std::vector<int64_t> acknowledged;
+  Seconds killed_at = 0;
+  pid_t victim = -1;
+  for (int i = 0; i < kSubmissions; ++i) {
+    if (i == kSubmissions / 3) {
+      victim = scheduler_pid();
+      ASSERT_TRUE(victim == cluster.pid_of("trellisd") || victim == cluster.pid_of("trellisd-1"))
+          << "the scheduler's pid " << victim << " is not one of this cluster's controllers";
+      killed_at = wall_clock_now();
+      ASSERT_EQ(::kill(victim, SIGKILL), 0);
+    }
+    v1::SubmitRequest request;
+    v1::JobSpec& spec = *request.mutable_spec();
+    spec.set_nodes(1 + i % 3);
+    spec.add_argv("sh");
+    spec.add_argv("-c");
+    spec.add_argv("echo $TRELLIS_NODEID");
+    spec.set_cwd("/tmp");
+    spec.set_mode("any");
+    spec.set_output(out_dir + "/%j");
+    v1::SubmitReply reply;
+    grpc::Status status =
+        client.call([&](v1::Controller::Stub& stub, grpc::ClientContext& context) {
+          return stub.Submit(&context, request, &reply);
+        });
+    ASSERT_TRUE(status.ok()) << "the surviving controller refused a submission: "
+                             << status.error_message();
+    acknowledged.push_back(reply.job_id());
+  }
+  // Every acknowledged job completes, having run once: one line per node in its output.
+  int left = -1;
+  auto last_progress = std::chrono::steady_clock::now();
+  while (left != 0) {
+    v1::ListJobsRequest active;
+    v1::ListJobsReply reply;
+    grpc::Status s = client.call([&](v1::Controller::Stub& stub, grpc::ClientContext& context) {
+      return stub.ListJobs(&context, active, &reply);
+    });
+    if (s.ok() && (left < 0 || reply.jobs_size() < left)) {
+      left = reply.jobs_size();
+      last_progress = std::chrono::steady_clock::now();
+    }
+    ASSERT_LT(std::chrono::steady_clock::now() - last_progress, std::chrono::seconds(60))
+        << left << " jobs have not finished and none finished for a minute";
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));
+  }
+  int lost = 0, ran_twice = 0;
+  for (int64_t id : acknowledged) {
+    Result<StoredJob> job = (*store)->job(id);
+    if (!job || job->state != JobState::kCompleted) {
+      ++lost;
+      ADD_FAILURE() << "job " << id
+                    << (job ? " is " + std::string(state_name(job->state)) : " is gone");
+      continue;
+    }
+    std::vector<std::string> lines = testing::read_lines(out_dir + "/" + std::to_string(id));
+    if (lines.size() != job->nodes.size()) {
+      ++ran_twice;
+      ADD_FAILURE() << "job " << id << " wrote " << lines.size() << " lines on "
+                    << job->nodes.size() << " nodes";
+    }
+  }
+  EXPECT_EQ(lost, 0);
+  EXPECT_EQ(ran_twice, 0);
+  // The takeover, from the log: the survivor took the lease, and its first start after the kill.
+  Result<std::vector<StoredEvent>> events = (*store)->events(0, 1000000);
+  ASSERT_TRUE(events);
+  Seconds takeover = 0, first_start = 0;
+  for (const StoredEvent& e : *events) {
+    if (e.time < killed_at) continue;
+    if (e.kind == "scheduler" && takeover == 0) takeover = e.time;
+    if (e.kind == "start" && first_start == 0 && takeover > 0) first_start = e.time;
+  }
+  ASSERT_GT(takeover, 0) << "no controller took the scheduler lease after the kill";
+  ASSERT_GT(first_start, 0) << "no job started after the takeover";
+  std::cout << "scheduler (pid " << victim << ") killed -9 after " << kSubmissions / 3 << " of "
+            << kSubmissions << " submissions; lease taken over " << takeover - killed_at
+            << " s later, first start by the survivor " << first_start - killed_at
+            << " s after the kill (goal: under 1 s); " << acknowledged.size()
+            << " jobs acknowledged, 0 lost, 0 run twice\n";
+  EXPECT_LT(first_start - killed_at, 30) << "the survivor took too long to schedule";
+}
 
 // `make run`'s demo, small: every job of the trace runs for real, both runs are written as
 // `trellis sim` writes one, and the live run's metrics are those of the jobs that ran.

@@ -16,12 +16,17 @@ int main(int argc, char** argv) {
       "trellisd: the Trellis controller. It takes jobs over gRPC (trellis submit, queue, cancel),\n"
       "schedules them with the same scheduling core as `trellis sim`, starts them on the agents\n"
       "(trellis-agent), and keeps every decision in its store, from which it rebuilds itself\n"
-      "after a restart. The config file's format is in src/daemon/config.h; `trellis cluster up`\n"
+      "after a restart. Several trellisd may share one PostgreSQL store: all take every call,\n"
+      "one at a time schedules (the scheduler lease), and another takes over when it stops. The "
+      "config file's format is in src/daemon/config.h; `trellis cluster up`\n"
       "writes one for a local cluster."};
   std::string conf;
-  std::string listen;
+  std::string listen, port_file;
   app.add_option("--conf,-c", conf, "the cluster config (TOML); default: $TRELLIS_CONF");
   app.add_option("--listen", listen, "host:port to serve on, overriding [controller] listen");
+  app.add_option("--port-file", port_file,
+                 "where to write the bound port, overriding [controller] port_file (several "
+                 "controllers of one cluster share its config, each with its own --listen)");
   app.set_version_flag("--version", std::string("trellisd ") + TRELLIS_VERSION);
   CLI11_PARSE(app, argc, argv);
 
@@ -36,6 +41,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (!listen.empty()) config->controller.listen = listen;
+  if (!port_file.empty()) config->controller.port_file = port_file;
 
   // SIGTERM and SIGINT are taken by a thread that waits for them, so shutdown runs as ordinary
   // code rather than in a signal handler.
