@@ -23,7 +23,7 @@ sim-compare: build
 	@./build/release/trellis sim-compare --machine torus:16x16 \
 	  --workload data/workloads/lublin_256.swf --sched easy,conservative --out out/run
 
-# Tests that need PostgreSQL (tests/postgres_server.h) fail rather than skip when it cannot start:
+# Tests that need PostgreSQL (bench/postgres_server.h) fail rather than skip when it cannot start:
 # deps installs it.
 test: build
 	@TRELLIS_REQUIRE_POSTGRES=1 ctest --preset release -j $(JOBS)

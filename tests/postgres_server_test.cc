@@ -1,7 +1,7 @@
-// The private PostgreSQL server of postgres_server.h: it starts as an unprivileged user on its own
+// The private PostgreSQL server of bench/postgres_server.h: it starts as an unprivileged user on its own
 // port and socket folder, hands out distinct empty databases, its reader role may read but not
 // write, and its destructor leaves no server process, no listening port and no folder behind.
-#include "postgres_server.h"
+#include "bench/postgres_server.h"
 
 #include <arpa/inet.h>
 #include <gtest/gtest.h>

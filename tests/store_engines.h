@@ -1,5 +1,5 @@
 // The two store engines, for tests that run once on each: SQLite (a file) and PostgreSQL (the
-// private server of tests/postgres_server.h, one per test binary, started on first use).
+// private server of bench/postgres_server.h, one per test binary, started on first use).
 #pragma once
 
 #include <gtest/gtest.h>
@@ -7,7 +7,7 @@
 #include <memory>
 #include <string>
 
-#include "postgres_server.h"
+#include "bench/postgres_server.h"
 
 namespace trellis::test {
 

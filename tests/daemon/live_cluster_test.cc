@@ -85,7 +85,7 @@ class LiveClusterTest : public ::testing::TestWithParam<test::Engine> {
   void SetUp() override {
     if (GetParam() == test::Engine::kPostgres) {
       std::string url;
-      test::PostgresServer* server = nullptr;
+      PostgresServer* server = nullptr;
       test::fresh_postgres_database(url, &server);
       if (url.empty()) return;  // skipped, or failed
       store_option_ = " --store " + url;

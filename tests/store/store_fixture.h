@@ -212,7 +212,7 @@ class StoreFixture {
   std::string path_;   // SQLite
   std::string url_;    // PostgreSQL
   std::string where_;  // how messages name the store: the path or the URL
-  test::PostgresServer* server_ = nullptr;
+  PostgresServer* server_ = nullptr;
   std::unique_ptr<SqlStore> store_;
 };
 

@@ -1,4 +1,4 @@
-#include "postgres_server.h"
+#include "bench/postgres_server.h"
 
 #include <fcntl.h>
 #include <grp.h>
@@ -27,7 +27,7 @@
 
 extern char** environ;
 
-namespace trellis::test {
+namespace trellis {
 namespace {
 
 namespace fs = std::filesystem;
@@ -607,4 +607,4 @@ bool postgres_required() {
   return value && std::string(value) == "1";
 }
 
-}  // namespace trellis::test
+}  // namespace trellis

@@ -1,4 +1,4 @@
-// A private PostgreSQL server for tests: initdb into a fresh temporary folder, then the server on
+// A private PostgreSQL server, for tests and for `trellis bench controllers`: initdb into a fresh temporary folder, then the server on
 // its own port (ephemeral, chosen free) and its own unix socket folder, stopped in the destructor
 // by the pid it was started with, and the folder removed.
 //
@@ -42,7 +42,7 @@
 
 #include "core/result.h"
 
-namespace trellis::test {
+namespace trellis {
 
 struct PostgresTools;  // the binaries, and the user the server runs as (postgres_server.cc)
 
@@ -105,4 +105,4 @@ class PostgresServer {
 // cannot start fails when this is true and skips (GTEST_SKIP() << why) when it is false.
 bool postgres_required();
 
-}  // namespace trellis::test
+}  // namespace trellis

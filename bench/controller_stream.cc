@@ -1,0 +1,409 @@
+#include "bench/controller_stream.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <random>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "daemon/controller.h"
+#include "daemon/controller_service.h"
+#include "store/change_feed.h"
+#include "store/state_store.h"
+
+namespace trellis::bench {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// The agents of the whole cluster: tasks run for a few milliseconds of wall time after their
+// launch; a terminating signal ends them at once. Thread-safe.
+class FakeAgents final : public AgentLink {
+ public:
+  struct Task {
+    JobId job;
+    int attempt;
+    std::string node;
+    Seconds ends;
+    int signal = 0;
+  };
+
+  void launch(const std::string&, const v1::LaunchRequest& r) override {
+    std::lock_guard lock(mutex_);
+    if (!launched_.insert({r.job_id(), r.attempt()}).second) {
+      ++repeated_launches;  // a new scheduler's reconciliation: ignored, as an agent does
+      return;
+    }
+    if (!attempts_of_[r.job_id()].insert(r.attempt()).second) ++started_twice;
+    std::uniform_real_distribution<double> run(0.0, 0.02);
+    Seconds ends = wall_clock_now() + run(random_);
+    for (const std::string& node : r.nodes()) {
+      auto [at, fresh] = busy_.emplace(node, r.job_id());
+      if (!fresh) ++node_given_twice;  // a node already running another job's task
+      tasks_.push_back({r.job_id(), r.attempt(), node, ends});
+    }
+  }
+
+  void signal(const std::string&, const v1::SignalRequest& r) override {
+    std::lock_guard lock(mutex_);
+    Seconds now = wall_clock_now();
+    for (Task& t : tasks_)
+      if (t.job == r.job_id() && t.attempt == r.attempt() && t.ends > now) {
+        t.ends = now;
+        t.signal = 15;
+      }
+  }
+
+  // The tasks that have ended by `now`; their nodes are free at the agent from then on.
+  std::vector<Task> take_ended(Seconds now) {
+    std::lock_guard lock(mutex_);
+    std::vector<Task> ended;
+    std::erase_if(tasks_, [&](const Task& t) {
+      if (t.ends > now) return false;
+      ended.push_back(t);
+      busy_.erase(t.node);
+      return true;
+    });
+    return ended;
+  }
+
+  size_t launches() {
+    std::lock_guard lock(mutex_);
+    return launched_.size();
+  }
+  bool idle() {
+    std::lock_guard lock(mutex_);
+    return tasks_.empty();
+  }
+
+  std::atomic<int64_t> repeated_launches{0}, started_twice{0}, node_given_twice{0};
+
+ private:
+  std::mutex mutex_;
+  std::mt19937 random_{7};
+  std::set<std::pair<JobId, int>> launched_;
+  std::map<JobId, std::set<int>> attempts_of_;
+  std::map<std::string, JobId> busy_;  // node -> the job whose task runs there
+  std::vector<Task> tasks_;
+};
+
+// Wakes a controller's scheduler thread after a call, as trellisd's service pokes its loop.
+struct Waker {
+  std::mutex mutex;
+  std::condition_variable cv;
+  bool poked = false;
+  void poke() {
+    {
+      std::lock_guard lock(mutex);
+      poked = true;
+    }
+    cv.notify_one();
+  }
+  void wait(double seconds) {
+    std::unique_lock lock(mutex);
+    cv.wait_for(lock, std::chrono::duration<double>(seconds), [&] { return poked; });
+    poked = false;
+  }
+};
+
+// Replays the event log: who held each node when, and each job's life.
+void problem(StreamResult& audit, std::string what) {
+  if (audit.problems.size() < 10) audit.problems.push_back(std::move(what));
+}
+
+// Replays the event log: who held each node when, and each job's life.
+void audit_log(StateStore& store, StreamResult& audit) {
+  std::map<NodeId, JobId> holder;
+  std::map<JobId, std::vector<NodeId>> held;
+  std::map<JobId, std::string> state;  // PD R CG final
+  std::map<JobId, int> attempt;
+  int64_t after = 0;
+  for (;;) {
+    Result<std::vector<StoredEvent>> batch = store.events(after, 20000);
+    if (!batch) {
+      problem(audit, "reading the log: " + batch.error().message);
+      return;
+    }
+    if (batch->empty()) break;
+    for (const StoredEvent& e : *batch) {
+      ++audit.events;
+      if (e.seq != after + 1) ++audit.log_gaps;
+      after = e.seq;
+      std::string id = "job " + std::to_string(e.job);
+      if (e.kind == "submit") {
+        state[e.job] = "PD";
+      } else if (e.kind == "start") {
+        ++audit.starts;
+        // "attempt A on K nodes: i,j,k"
+        int a = std::stoi(e.detail.substr(8));
+        if (state[e.job] != "PD") {
+          ++audit.started_twice;
+          problem(audit, id + " started while " + state[e.job]);
+        }
+        if (a != attempt[e.job] + 1) ++audit.started_twice;
+        attempt[e.job] = a;
+        state[e.job] = "R";
+        std::stringstream ids(e.detail.substr(e.detail.find(": ") + 2));
+        for (std::string n; std::getline(ids, n, ',');) {
+          NodeId node = std::stoi(n);
+          if (auto h = holder.find(node); h != holder.end()) {
+            ++audit.double_allocations;
+            problem(audit, "node " + n + " given to " + id + " while job " +
+                               std::to_string(h->second) + " holds it");
+          }
+          holder[node] = e.job;
+          held[e.job].push_back(node);
+        }
+      } else if (e.kind == "end" || e.kind == "requeue") {
+        if (state[e.job] != "R" && state[e.job] != "CG") {
+          ++audit.bad_transitions;
+          problem(audit, id + " ended while " + state[e.job]);
+        }
+        for (NodeId node : held[e.job]) holder.erase(node);
+        held.erase(e.job);
+        state[e.job] = e.kind == "end" ? "final" : "PD";
+      } else if (e.kind == "cancel") {
+        if (e.detail.starts_with("PENDING")) {
+          if (state[e.job] != "PD") ++audit.bad_transitions;
+          state[e.job] = "final";
+        } else {
+          if (state[e.job] != "R") ++audit.bad_transitions;
+          state[e.job] = "CG";
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
+Result<StreamResult> run_controller_stream(const StreamOptions& options) {
+  const int count = options.controllers;
+  if (count < 1) return fail("controllers: at least one");
+  ClusterConfig config;
+  config.machine = options.machine;
+  config.store = options.store_url;
+  config.controller.policy = "easy";
+  config.controller.heartbeat_interval = 1e6;  // the fake agents never miss one
+  config.controller.scheduler_lease = options.scheduler_lease;
+  Result<Machine> machine = Machine::parse(options.machine);
+  if (!machine) return machine.error();
+
+  FakeAgents agents;
+  std::vector<std::unique_ptr<StateStore>> stores;
+  std::vector<std::unique_ptr<Controller>> controllers;
+  std::vector<std::unique_ptr<Waker>> wakers;
+  for (int i = 0; i < count; ++i) {
+    Result<std::unique_ptr<StateStore>> store = open_store(options.store_url);
+    if (!store) return store.error();
+    Result<std::unique_ptr<Controller>> c = Controller::open(
+        config, **store, agents, wall_clock_now(), "controller-" + std::to_string(i));
+    if (!c) return c.error();
+    stores.push_back(std::move(*store));
+    controllers.push_back(std::move(*c));
+    wakers.push_back(std::make_unique<Waker>());
+  }
+  const Caller daemon{static_cast<int>(getuid()), static_cast<int>(getgid())};
+  v1::RegisterRequest hello;
+  hello.set_address("fake:1");
+  for (NodeId n = 0; n < machine->node_count(); ++n) hello.add_nodes("n" + std::to_string(n));
+  if (Result<v1::RegisterReply> r = controllers[0]->register_agent(hello, daemon, wall_clock_now());
+      !r)
+    return r.error();
+
+  std::atomic<bool> stop{false};
+  std::atomic<int> errors{0};
+  std::mutex error_mutex;
+  std::string first_error;
+  auto note_error = [&](const std::string& what) {
+    ++errors;
+    std::lock_guard lock(error_mutex);
+    if (first_error.empty()) first_error = what;
+  };
+  // Each controller's scheduler thread, as trellisd's: it wakes on the store's change feed
+  // (PostgreSQL) or its own calls (SQLite), or when a quarter of the lease has passed, then
+  // ticks, and passes when one is due.
+  std::vector<std::thread> daemons;
+  for (int i = 0; i < count; ++i) {
+    daemons.emplace_back([&, i] {
+      Result<std::unique_ptr<ChangeFeed>> feed = open_change_feed(options.store_url);
+      if (!feed) return note_error("change feed: " + feed.error().message);
+      const double patience = options.scheduler_lease / 4;
+      while (!stop) {
+        if (*feed) {
+          if (Result<bool> woke = (*feed)->wait(patience); !woke)
+            return note_error("change feed: " + woke.error().message);
+        } else {
+          wakers[i]->wait(patience);
+        }
+        Seconds now = wall_clock_now();
+        if (Status ok = controllers[i]->tick(now); !ok) note_error("tick: " + ok.error().message);
+        if (controllers[i]->pass_due(now)) {
+          Result<std::vector<JobId>> started = controllers[i]->run_pass(now);
+          // A pass that lost a race (its lease, or a job cancelled meanwhile) commits nothing
+          // and is run again: that is the scheme, not an error.
+          if (!started && started.error().code != Error::Code::kDoesNotFitNow)
+            note_error("pass: " + started.error().message);
+        }
+      }
+    });
+  }
+
+  // The clients: one thread per controller, so that their round trips to the store overlap as
+  // real clients' do. Each cancels about cancel_fraction of its jobs at a random controller.
+  StreamResult result;
+  std::mutex client_mutex;
+  std::set<JobId> acknowledged;
+  std::atomic<int64_t> cancels{0};
+  auto started_at = Clock::now();
+  std::vector<std::thread> clients;
+  for (int i = 0; i < count; ++i) {
+    clients.emplace_back([&, i] {
+      std::mt19937 random(1000 + i);
+      std::uniform_real_distribution<double> coin(0, 1);
+      std::vector<JobId> recent;
+      int64_t active = 0;  // jobs not ended, as last counted, plus submissions since
+      for (int round = 0;
+           static_cast<int64_t>(agents.launches()) < options.decisions && errors == 0; ++round) {
+        if (round % 10 == 0) {
+          JobQuery query;
+          query.only_active = true;
+          Result<std::vector<StoredJob>> jobs = stores[i]->list_jobs(query);
+          if (!jobs) return note_error("counting jobs: " + jobs.error().message);
+          active = static_cast<int64_t>(jobs->size());
+        }
+        if (active >= options.backlog) {
+          std::this_thread::sleep_for(std::chrono::milliseconds(1));
+          round = round / 10 * 10 + 9;  // count again before the next submission
+          continue;
+        }
+        v1::JobSpec spec;
+        spec.set_nodes(std::uniform_int_distribution<int>(1, 4)(random));
+        spec.set_time_limit(60);
+        spec.add_argv("true");
+        spec.set_cwd("/tmp");
+        Result<JobId> id = controllers[i]->submit(spec, daemon, wall_clock_now());
+        if (!id) return note_error("submit: " + id.error().message);
+        wakers[i]->poke();
+        ++active;
+        {
+          std::lock_guard lock(client_mutex);
+          acknowledged.insert(*id);
+        }
+        recent.push_back(*id);
+        if (recent.size() > 200) recent.erase(recent.begin(), recent.begin() + 100);
+        if (coin(random) < options.cancel_fraction) {
+          JobId victim =
+              recent[std::uniform_int_distribution<size_t>(0, recent.size() - 1)(random)];
+          int at = std::uniform_int_distribution<int>(0, count - 1)(random);
+          Result<std::vector<JobId>> done =
+              controllers[at]->cancel({victim}, 0, daemon, wall_clock_now());
+          if (!done) return note_error("cancel: " + done.error().message);
+          wakers[at]->poke();
+          if (!done->empty()) ++cancels;
+        }
+      }
+    });
+  }
+
+  // The agents' reports, each task's to a random controller (a job's nodes may report to
+  // different ones), and the forced handovers of the scheduler role.
+  std::mt19937 random(count);
+  auto deliver_exits = [&] {
+    std::vector<FakeAgents::Task> ended = agents.take_ended(wall_clock_now());
+    std::map<int, v1::ExitRequest> reports;
+    for (const FakeAgents::Task& t : ended) {
+      v1::TaskStatus* status =
+          reports[std::uniform_int_distribution<int>(0, count - 1)(random)].add_tasks();
+      status->set_job_id(t.job);
+      status->set_attempt(t.attempt);
+      status->set_node(t.node);
+      status->set_signal(t.signal);
+    }
+    for (auto& [i, report] : reports) {
+      if (Status ok = controllers[i]->report_exits(report, daemon, wall_clock_now()); !ok)
+        note_error("report: " + ok.error().message);
+      wakers[i]->poke();
+    }
+  };
+  auto last_handover = started_at, last_progress = started_at;
+  while (static_cast<int64_t>(agents.launches()) < options.decisions && errors == 0) {
+    deliver_exits();
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    auto now = Clock::now();
+    if (options.handover_every > 0 &&
+        now - last_handover > std::chrono::duration<double>(options.handover_every)) {
+      for (auto& c : controllers)
+        if (c->is_scheduler()) c->resign();
+      ++result.handovers;
+      last_handover = now;
+    }
+    if (options.progress && now - last_progress > std::chrono::seconds(10)) {
+      options.progress(static_cast<int64_t>(agents.launches()));
+      last_progress = now;
+    }
+  }
+  for (std::thread& t : clients) t.join();
+  result.seconds = std::chrono::duration<double>(Clock::now() - started_at).count();
+
+  // Every job is let finish: no more submissions; the rest run or were cancelled, and end.
+  auto deadline = Clock::now() + std::chrono::seconds(120);
+  std::string unfinished;
+  while (errors == 0) {
+    deliver_exits();
+    JobQuery active;
+    active.only_active = true;
+    Result<std::vector<StoredJob>> left = stores[0]->list_jobs(active);
+    if (!left) {
+      note_error("listing jobs: " + left.error().message);
+      break;
+    }
+    if (left->empty() && agents.idle()) break;
+    if (Clock::now() > deadline) {
+      unfinished = std::to_string(left->size()) + " jobs still active two minutes after the stream";
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  stop = true;
+  for (std::thread& t : daemons) t.join();
+  if (errors > 0) return fail(Error::Code::kInternal, first_error);
+  if (!unfinished.empty()) return fail(Error::Code::kInternal, unfinished);
+
+  result.jobs = static_cast<int64_t>(acknowledged.size());
+  result.cancels = cancels;
+  result.repeated_launches = agents.repeated_launches;
+  audit_log(*stores[0], result);
+  result.double_allocations += agents.node_given_twice;
+  result.started_twice += agents.started_twice;
+  // No job lost: every acknowledged job is in the store and final; none is there unacknowledged.
+  Result<std::vector<StoredJob>> all = stores[0]->list_jobs({});
+  if (!all) return all.error();
+  std::set<JobId> seen;
+  for (const StoredJob& job : *all) {
+    seen.insert(job.id);
+    if (!acknowledged.count(job.id) || !is_final(job.state)) {
+      ++result.lost;
+      problem(result, "job " + std::to_string(job.id) + " is " +
+                          std::string(state_name(job.state)) +
+                          (acknowledged.count(job.id) ? "" : ", never acknowledged"));
+    }
+    if (job.attempt > 0) result.start_latency.push_back(job.start_time - job.submit_time);
+  }
+  for (JobId id : acknowledged)
+    if (!seen.count(id)) {
+      ++result.lost;
+      problem(result, "job " + std::to_string(id) + " was acknowledged and is gone");
+    }
+  return result;
+}
+
+}  // namespace trellis::bench
