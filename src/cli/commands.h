@@ -31,5 +31,7 @@ void add_cluster_command(CLI::App& app, int& status);
 void add_live_demo_command(CLI::App& cluster, int& status);
 // Adds `bench live` to the bench family.
 void add_bench_live_command(CLI::App& app, int& status);
+// Adds `bench controllers` to the bench family.
+void add_bench_controllers_command(CLI::App& app, int& status);
 
 }  // namespace trellis::cli

@@ -1,0 +1,145 @@
+// trellis bench controllers: scheduling decisions per second and submit-to-start latency with 1,
+// 2 and 4 controllers sharing one PostgreSQL store, against one controller on SQLite measured in
+// the same run. Each row is the synthetic stream of bench/controller_stream.h (submissions,
+// cancels and exits at every controller, fake agents), audited after the run: a row whose audit
+// finds a node given twice, a job lost or a job started twice fails the bench.
+//
+// PostgreSQL is a private server the bench starts (bench/postgres_server.h), a fresh database per
+// row; without the server's binaries the PostgreSQL rows are skipped, saying why.
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <iomanip>
+#include <iostream>
+#include <sstream>
+
+#include "bench/controller_stream.h"
+#include "bench/postgres_server.h"
+#include "cli/alloc_report.h"
+#include "cli/commands.h"
+
+namespace trellis::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct BenchControllersArgs {
+  int64_t decisions = 100000;
+  std::vector<int> controllers = {1, 2, 4};
+  bool no_postgres = false;
+};
+
+double percentile(std::vector<double> values, double p) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  size_t at = std::min(values.size() - 1, static_cast<size_t>(p * (values.size() - 1) + 0.5));
+  return values[at];
+}
+
+int run_bench_controllers(const BenchControllersArgs& args) {
+  struct Row {
+    std::string store;
+    int controllers;
+    bench::StreamResult result;
+  };
+  std::vector<Row> rows;
+  auto run_row = [&](const std::string& store_name, const std::string& url,
+                     int controllers) -> bool {
+    bench::StreamOptions options;
+    options.store_url = url;
+    options.controllers = controllers;
+    options.decisions = args.decisions;
+    options.handover_every = 0;  // the steady state; the test forces handovers
+    options.progress = [&](int64_t started) {
+      std::cerr << "  " << store_name << " x" << controllers << ": " << started << " of "
+                << args.decisions << " decisions\n";
+    };
+    std::cerr << store_name << ", " << controllers
+              << (controllers == 1 ? " controller" : " controllers") << "...\n";
+    Result<bench::StreamResult> r = bench::run_controller_stream(options);
+    if (!r) {
+      std::cerr << "trellis bench controllers: " << store_name << " x" << controllers << ": "
+                << r.error().message << "\n";
+      return false;
+    }
+    rows.push_back({store_name, controllers, std::move(*r)});
+    return true;
+  };
+
+  fs::path dir =
+      fs::temp_directory_path() / ("trellis-bench-controllers-" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  bool ok = run_row("SQLite", "sqlite:" + (dir / "state.db").string(), 1);
+  fs::remove_all(dir);
+  if (!ok) return kExitFailure;
+  std::string skipped;
+  if (args.no_postgres) {
+    skipped = "--no-postgres";
+  } else if (Result<std::unique_ptr<PostgresServer>> server = PostgresServer::start(); !server) {
+    skipped = server.error().message;
+  } else {
+    for (int controllers : args.controllers) {
+      Result<std::string> url = (*server)->new_database();
+      if (!url) {
+        std::cerr << "trellis bench controllers: " << url.error().message << "\n";
+        return kExitFailure;
+      }
+      if (!run_row("PostgreSQL", *url, controllers)) return kExitFailure;
+    }
+  }
+
+  const double reference = rows[0].result.starts / rows[0].result.seconds;
+  std::cout << "Scheduling decisions (job starts) of a stream of " << args.decisions
+            << " submissions with cancels and exits at every controller\n"
+            << "(torus:4x4x4, EASY, jobs of 1-4 nodes running 0-20 ms; one process, real "
+               "stores; ratio against SQLite with one controller, this run)\n\n";
+  std::cout << std::left << std::setw(12) << "store" << std::right << std::setw(12) << "controllers"
+            << std::setw(11) << "decisions" << std::setw(10) << "seconds" << std::setw(13)
+            << "decisions/s" << std::setw(8) << "ratio" << std::setw(16) << "latency p50 ms"
+            << std::setw(9) << "p99 ms"
+            << "  audit\n";
+  bool clean = true;
+  for (const Row& row : rows) {
+    const bench::StreamResult& r = row.result;
+    double rate = r.starts / r.seconds;
+    std::ostringstream audit;
+    if (r.clean()) {
+      audit << "clean";
+    } else {
+      clean = false;
+      audit << "NOT CLEAN: " << r.double_allocations << " double allocations, " << r.started_twice
+            << " started twice, " << r.lost << " lost";
+    }
+    std::cout << std::left << std::setw(12) << row.store << std::right << std::setw(12)
+              << row.controllers << std::setw(11) << r.starts << std::setw(10) << std::fixed
+              << std::setprecision(1) << r.seconds << std::setw(13) << std::setprecision(0) << rate
+              << std::setw(8) << std::setprecision(2) << rate / reference << std::setw(16)
+              << std::setprecision(1) << percentile(r.start_latency, 0.5) * 1000 << std::setw(9)
+              << percentile(r.start_latency, 0.99) * 1000 << "  " << audit.str() << "\n";
+  }
+  if (!skipped.empty()) std::cout << "\nPostgreSQL rows skipped: " << skipped << "\n";
+  return clean ? kExitOk : kExitFailure;
+}
+
+}  // namespace
+
+void add_bench_controllers_command(CLI::App& app, int& status) {
+  auto args = std::make_shared<BenchControllersArgs>();
+  CLI::App* cmd = bench_family(app).add_subcommand(
+      "controllers",
+      "Several controllers on one store (seed 003): decisions/s and submit-to-start latency with\n"
+      "1, 2 and 4 controllers on a private PostgreSQL server, against one controller on SQLite,\n"
+      "for a synthetic stream of submissions, cancels and exits; each run is audited (no node\n"
+      "given twice, no job lost or started twice). `bench live --controllers N` measures the same\n"
+      "on a local cluster of real daemons");
+  cmd->add_option("--decisions", args->decisions, "Job starts per row (default 100000)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--controllers", args->controllers,
+                  "Controller counts of the PostgreSQL rows (default 1 2 4)")
+      ->check(CLI::Range(1, 16));
+  cmd->add_flag("--no-postgres", args->no_postgres, "Only the SQLite row");
+  cmd->callback([args, &status] { status = run_bench_controllers(*args); });
+}
+
+}  // namespace trellis::cli
