@@ -49,6 +49,7 @@ class FakeAgents final : public AgentLink {
       auto [at, fresh] = busy_.emplace(node, r.job_id());
       if (!fresh) ++node_given_twice;  // a node already running another job's task
       tasks_.push_back({r.job_id(), r.attempt(), node, ends});
+      ++tasks_left_[r.job_id()];
     }
   }
 
@@ -70,6 +71,10 @@ class FakeAgents final : public AgentLink {
       if (t.ends > now) return false;
       ended.push_back(t);
       busy_.erase(t.node);
+      if (--tasks_left_[t.job] == 0) {
+        tasks_left_.erase(t.job);
+        ++jobs_done;
+      }
       return true;
     });
     return ended;
@@ -85,6 +90,7 @@ class FakeAgents final : public AgentLink {
   }
 
   std::atomic<int64_t> repeated_launches{0}, started_twice{0}, node_given_twice{0};
+  std::atomic<int64_t> jobs_done{0};  // jobs whose processes have all ended
 
  private:
   std::mutex mutex_;
@@ -93,6 +99,7 @@ class FakeAgents final : public AgentLink {
   std::map<JobId, std::set<int>> attempts_of_;
   std::map<std::string, JobId> busy_;  // node -> the job whose task runs there
   std::vector<Task> tasks_;
+  std::map<JobId, int> tasks_left_;  // of each job whose processes run
 };
 
 // Wakes a controller's scheduler thread after a call, as trellisd's service pokes its loop.
@@ -263,7 +270,7 @@ Result<StreamResult> run_controller_stream(const StreamOptions& options) {
   StreamResult result;
   std::mutex client_mutex;
   std::set<JobId> acknowledged;
-  std::atomic<int64_t> cancels{0};
+  std::atomic<int64_t> cancels{0}, submitted{0}, cancelled_pending{0};
   auto started_at = Clock::now();
   std::vector<std::thread> clients;
   for (int client = 0; client < std::max(4, count); ++client) {
@@ -271,19 +278,11 @@ Result<StreamResult> run_controller_stream(const StreamOptions& options) {
       std::mt19937 random(1000 + client);
       std::uniform_real_distribution<double> coin(0, 1);
       std::vector<JobId> recent;
-      int64_t active = 0;  // jobs not ended, as last counted, plus submissions since
-      for (int round = 0;
-           static_cast<int64_t>(agents.launches()) < options.decisions && errors == 0; ++round) {
-        if (round % 10 == 0) {
-          JobQuery query;
-          query.only_active = true;
-          Result<std::vector<StoredJob>> jobs = stores[i]->list_jobs(query);
-          if (!jobs) return note_error("counting jobs: " + jobs.error().message);
-          active = static_cast<int64_t>(jobs->size());
-        }
-        if (active >= options.backlog) {
+      while (static_cast<int64_t>(agents.launches()) < options.decisions && errors == 0) {
+        // Jobs in the system: acknowledged, less those whose processes have ended and those
+        // cancelled while pending (the clients' own count: the store is not read for it).
+        if (submitted - agents.jobs_done - cancelled_pending >= options.backlog) {
           std::this_thread::sleep_for(std::chrono::milliseconds(1));
-          round = round / 10 * 10 + 9;  // count again before the next submission
           continue;
         }
         v1::JobSpec spec;
@@ -294,7 +293,7 @@ Result<StreamResult> run_controller_stream(const StreamOptions& options) {
         Result<JobId> id = controllers[i]->submit(spec, daemon, wall_clock_now());
         if (!id) return note_error("submit: " + id.error().message);
         wakers[i]->poke();
-        ++active;
+        ++submitted;
         {
           std::lock_guard lock(client_mutex);
           acknowledged.insert(*id);
@@ -309,7 +308,11 @@ Result<StreamResult> run_controller_stream(const StreamOptions& options) {
               controllers[at]->cancel({victim}, 0, daemon, wall_clock_now());
           if (!done) return note_error("cancel: " + done.error().message);
           wakers[at]->poke();
-          if (!done->empty()) ++cancels;
+          if (done->empty()) continue;  // it had ended
+          ++cancels;
+          Result<StoredJob> after = stores[i]->job(victim);
+          if (!after) return note_error("reading a cancelled job: " + after.error().message);
+          if (after->state == JobState::kCancelled && after->attempt == 0) ++cancelled_pending;
         }
       }
     });

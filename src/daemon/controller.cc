@@ -140,10 +140,10 @@ Job Controller::core_job(const StoredJob& s) const {
 Status Controller::rebuild(Seconds now, bool relaunch) {
   const int n = machine_.node_count();
   synced_version_ = -1;
-  // The version is read first: a change committed while the rest is read makes the next sync()
-  // rebuild again, never miss it.
-  Result<int64_t> version = store_.version();
-  if (!version) return version.error();
+  // Where the store is, read first: a change committed while the rest is read is replayed by the
+  // next sync() (replaying what is in memory already changes nothing).
+  Result<StoreHead> head = store_.head();
+  if (!head) return head.error();
   Result<std::vector<StoredNode>> nodes = store_.list_nodes();
   if (!nodes) return nodes.error();
   agent_of_.assign(n, "");
@@ -206,7 +206,9 @@ Status Controller::rebuild(Seconds now, bool relaunch) {
   notes_.clear();
   for (const auto& [id, job] : pending_)
     notes_[id] = PendingNote{id, job.reason, job.expected_start};
-  synced_version_ = *version;
+  synced_version_ = head->version;
+  synced_event_ = head->last_event;
+  finished_.clear();
   // Reconciliation: a launch that never reached its agent is delivered now; one that did is a
   // no-op there (same job and attempt), and an agent re-reports a task that has ended.
   if (relaunch) {
@@ -239,19 +241,104 @@ Status Controller::sync(Seconds now) {
     synced_version_ = -1;  // another controller schedules; this one keeps no memory of jobs
     return Ok{};
   }
-  Result<int64_t> version = store_.version();
-  if (!version) return version.error();
-  if (*version != synced_version_) return rebuild(now, /*relaunch=*/false);
+  Result<StoreHead> head = store_.head();
+  if (!head) return head.error();
+  if (head->version == synced_version_ && head->last_event == synced_event_) return Ok{};
+  // Catching up: every event after the memory's, this controller's own included (already in
+  // memory, so replaying them changes nothing). A long way behind, reading everything is faster.
+  constexpr int kMostReplayed = 5000;
+  Result<std::vector<StoredEvent>> events = store_.events(synced_event_, kMostReplayed + 1);
+  if (!events) return events.error();
+  if (static_cast<int>(events->size()) > kMostReplayed) return rebuild(now, /*relaunch=*/false);
+  // The rows of the jobs the events need, in one read.
+  JobQuery needed;
+  for (const StoredEvent& event : *events) {
+    bool submitted = event.kind == "submit" && !pending_.count(event.job) &&
+                     !running_.count(event.job) && !finished_.count(event.job);
+    bool ended = (event.kind == "end" || event.kind == "requeue") && running_.count(event.job);
+    if (submitted || ended) needed.ids.push_back(event.job);
+  }
+  std::map<JobId, StoredJob> rows;
+  if (!needed.ids.empty()) {
+    Result<std::vector<StoredJob>> jobs = store_.list_jobs(needed);
+    if (!jobs) return jobs.error();
+    for (StoredJob& job : *jobs) rows[job.id] = std::move(job);
+  }
+  for (const StoredEvent& event : *events) {
+    Result<bool> followed = replay(event, rows, now);
+    if (!followed) return followed.error();
+    if (!*followed) return rebuild(now, /*relaunch=*/false);
+    synced_event_ = event.seq;
+  }
+  synced_version_ = head->version;
+  finished_.clear();
   return Ok{};
 }
 
-void Controller::note_write() {
-  int64_t committed = store_.last_commit_version();
-  if (committed == own_commit_) return;  // nothing was committed
-  own_commit_ = committed;
-  // Writers run one at a time, so a commit right after the remembered version means no other
-  // controller changed anything in between.
-  synced_version_ = tracking() && committed == synced_version_ + 1 ? committed : -1;
+Result<bool> Controller::replay(const StoredEvent& event, const std::map<JobId, StoredJob>& rows,
+                                Seconds now) {
+  const JobId id = event.job;
+  auto row = rows.find(id);
+  const StoredJob* job = row == rows.end() ? nullptr : &row->second;
+  if (event.kind == "submit") {
+    if (pending_.count(id) || running_.count(id) || finished_.count(id)) return true;
+    if (!job) return false;
+    if (is_final(job->state)) return true;               // ended before this controller saw it
+    if (job->state != JobState::kPending) return false;  // started by another scheduler
+    // It joins the queue now, when this scheduler learns of it, as a job submitted here does.
+    if (!core_->submit(core_job(*job), now)) return false;
+    pending_[id] = *job;
+    pass_wanted_ = true;
+    return true;
+  }
+  if (event.kind == "start") return running_.count(id) > 0 || finished_.count(id) > 0;
+  if (event.kind == "end" || event.kind == "requeue") {
+    auto live = running_.find(id);
+    if (live == running_.end()) return true;  // ended in memory already
+    if (!job) return false;
+    bool requeued = job->state == JobState::kPending && job->attempt == live->second.attempt;
+    if (!is_final(job->state) && !requeued) return false;  // it runs again, started elsewhere
+    if (Status ok = apply_end(id, requeued ? JobState::kPending : job->state, now); !ok)
+      return ok.error();
+    return true;
+  }
+  if (event.kind == "cancel" || event.kind == "state") {
+    if (auto job = pending_.find(id); job != pending_.end()) {
+      if (!event.detail.starts_with("PENDING -> CANCELLED")) return false;
+      (void)core_->cancel(id, now);
+      pending_.erase(job);
+      notes_.erase(id);
+      finished_.insert(id);
+      pass_wanted_ = true;
+    } else if (auto live = running_.find(id); live != running_.end()) {
+      if (event.detail.ends_with("COMPLETING: cancelled")) {
+        if (live->second.stop == StopCause::kNone) live->second.stop = StopCause::kCancel;
+      } else if (event.detail.ends_with("COMPLETING: time limit reached")) {
+        if (live->second.stop == StopCause::kNone) live->second.stop = StopCause::kTimeout;
+      } else {
+        return false;  // an administrator's change: read it all again
+      }
+    }
+    return true;
+  }
+  if (event.kind == "node_up" || event.kind == "node_down" || event.kind == "drain" ||
+      event.kind == "resume") {
+    Result<NodeId> node = node_id(event.node);
+    if (!node) return false;
+    const NodeId n = *node;
+    bool was_in_service = up_[n] && !drained_[n];
+    if (event.kind == "node_up") up_[n] = true;
+    if (event.kind == "node_down") up_[n] = false;
+    if (event.kind == "drain") drained_[n] = true;
+    if (event.kind == "resume") drained_[n] = false;
+    bool in_service = up_[n] && !drained_[n];
+    if (in_service && !was_in_service) (void)core_->node_up(n, now);
+    if (!in_service && was_in_service) (void)core_->node_down(n, now);
+    if (event.kind == "node_up" && !event.detail.empty()) agent_of_[n] = event.detail;
+    pass_wanted_ = true;
+    return true;
+  }
+  return event.kind == "scheduler";  // anything else: read it all again
 }
 
 bool Controller::is_scheduler() const {
@@ -290,7 +377,6 @@ Result<JobId> Controller::submit(const v1::JobSpec& spec, const Caller& caller, 
   std::lock_guard lock(mutex_);
   Result<JobId> id = store_.add_job(job, now);
   if (!id) return id.error();
-  note_write();
   pass_wanted_ = true;
   if (!tracking()) return *id;  // the scheduler reads it from the store
   job.id = *id;
@@ -335,12 +421,12 @@ Result<std::vector<JobId>> Controller::cancel(const std::vector<JobId>& ids, int
     // or ended it since it was read above.
     Result<JobState> after = store_.stop_job(job.id, 0, StopCause::kCancel, "cancelled", now);
     if (!after) return after.error();
-    note_write();
     if (*after == JobState::kCancelled) {
-      if (tracking()) {
+      if (tracking() && pending_.count(job.id)) {
         (void)core_->cancel(job.id, now);
         pending_.erase(job.id);
         notes_.erase(job.id);
+        finished_.insert(job.id);
       }
       pass_wanted_ = true;
       acted.push_back(job.id);
@@ -392,7 +478,6 @@ Result<std::vector<JobId>> Controller::run_pass(Seconds now) {
     if (!rebuilt) return rebuilt.error();
     return ok.error();
   }
-  note_write();
   if (commit.core_state) reservations_text_ = *commit.core_state;
   for (const PendingNote& note : commit.notes) notes_[note.job] = note;
   for (const JobStart& start : commit.starts) {
@@ -507,7 +592,6 @@ void Controller::send_signal(JobId id, int attempt, const std::vector<NodeId>& n
 Status Controller::finish(JobId id, int attempt, JobState state, std::string reason, Seconds now) {
   Result<bool> ended = store_.end_job({id, attempt, state, 0, 0, std::move(reason)}, now);
   if (!ended) return ended.error();
-  note_write();
   if (!*ended) return Ok{};  // that attempt was over already
   return apply_end(id, state, now);
 }
@@ -517,6 +601,7 @@ Status Controller::apply_end(JobId id, JobState state, Seconds now) {
   if (!tracking()) return Ok{};
   (void)core_->ended(id, now);
   running_.erase(id);
+  if (state != JobState::kPending) finished_.insert(id);
   if (state == JobState::kPending) {
     Result<StoredJob> again = store_.job(id);
     if (!again) return again.error();
@@ -585,7 +670,6 @@ Status Controller::report_exits(const v1::ExitRequest& request, const Caller& ca
       },
       now);
   if (!ended) return ended.error();
-  note_write();
   for (const JobEnd& end : *ended)
     if (Status ok = apply_end(end.job, end.state, now); !ok) return ok;
   return Ok{};
@@ -643,7 +727,6 @@ Status Controller::heartbeat(const v1::HeartbeatRequest& request, const Caller& 
   // Every heartbeat is written, since the scheduler may be another controller; one of nodes up
   // already only records its time, which changes no version.
   if (Status ok = store_.nodes_seen(names, request.address(), now); !ok) return ok;
-  note_write();
   for (const std::string& name : names) {
     NodeId id = *node_id(name);
     if (up_[id]) continue;
@@ -666,7 +749,6 @@ Result<v1::DrainReply> Controller::drain(const v1::DrainRequest& request, const 
   if (ids.empty()) return fail("nodelist: no nodes given");
   bool drain = !request.resume();
   if (Status ok = store_.set_drained(ids, drain, request.reason(), now); !ok) return ok.error();
-  note_write();
   v1::DrainReply reply;
   for (NodeId id : ids) {
     drained_[id] = drain;
@@ -692,7 +774,6 @@ Status Controller::tick(Seconds now) {
     Result<JobState> after =
         store_.stop_job(id, live.attempt, StopCause::kTimeout, "time limit reached", now);
     if (!after) return after.error();
-    note_write();
     if (*after != JobState::kCompleting) continue;  // ended or cancelled meanwhile
     live.stop = StopCause::kTimeout;
     send_signal(id, live.attempt, live.nodes, 0);
@@ -718,7 +799,6 @@ Status Controller::tick(Seconds now) {
   std::vector<NodeId> lost = silent();
   if (lost.empty()) return Ok{};
   if (Status ok = store_.nodes_down(lost, "not responding", now); !ok) return ok;
-  note_write();
   for (NodeId id : lost) {
     up_[id] = false;
     if (tracking()) (void)core_->node_down(id, now);

@@ -9,11 +9,13 @@
 // store, complete in themselves. One of them at a time holds the scheduler lease (the store's
 // `leases` table) and is the scheduler: it alone runs passes, enforces time limits and marks
 // silent nodes down, so passes never race each other and decide as fast as with one controller.
-// The scheduler's memory (its core) follows the store: each of its own writes that comes right
-// after the version it reflects is applied in memory; any other change (another controller's)
-// makes it rebuild from the store before its next pass. A controller that takes the lease over
-// rebuilds and sends every running job's launch again (agents ignore one they have had); a pass
-// commits only while its controller holds the lease, and the database refuses a node given twice.
+// The scheduler's memory (its core) follows the store: its own changes are applied as it makes
+// them, and before each pass and tick it reads the log's new events (LISTEN/NOTIFY wakes it) and
+// replays the others' (a submission joins the queue, an end frees nodes, a cancel, a node coming
+// up or going down); what it cannot replay, it rebuilds from the store. A controller that takes the
+// lease over rebuilds and sends every running job's launch again (agents ignore one they have had);
+// a pass commits only while its controller holds the lease, and the database refuses a node given
+// twice.
 //
 //   GrpcAgentLink agents(credentials);
 //   Result<std::unique_ptr<Controller>> c = Controller::open(config, store, agents, now());
@@ -123,8 +125,12 @@ class Controller {
   // Takes or renews the scheduler lease, and brings the memory up to the store's version (a
   // rebuild) when this controller schedules and another one changed the store.
   Status sync(Seconds now);
-  // After each write of this controller: whether its memory still reflects the store.
-  void note_write();
+  // Applies one event of the store's log to the memory unless it is there already (this
+  // controller's own changes are applied when made, and replayed as no-ops); false when the
+  // memory cannot follow it (a start this controller did not make), and must be rebuilt.
+  // `rows` holds the stored jobs that submissions and ends name (read once per catch-up).
+  Result<bool> replay(const StoredEvent& event, const std::map<JobId, StoredJob>& rows,
+                      Seconds now);
   // Whether the memory (core, running_, pending_) follows the store; changes are applied to it
   // only then, and a rebuild makes it follow again.
   bool tracking() const { return synced_version_ >= 0; }
@@ -174,8 +180,9 @@ class Controller {
   bool scheduler_ = false;
   Seconds lease_until_ = 0;      // when the lease this controller holds runs out
   Seconds next_lease_try_ = 0;   // when to seek the lease again while another holds it
-  int64_t synced_version_ = -1;  // the store version the memory reflects; -1: stale
-  int64_t own_commit_ = 0;       // the version of this controller's last committed write
+  int64_t synced_version_ = -1;  // the store version the memory reflects; -1: none kept
+  int64_t synced_event_ = 0;     // the last event of the log the memory reflects
+  std::set<JobId> finished_;     // jobs that left memory since the last sync (replay skips them)
 };
 
 }  // namespace trellis

@@ -121,9 +121,6 @@ class Session {
 
   // The cluster's node count once known (it never changes after init_cluster); 0 before.
   int node_count = 0;
-  // The version (meta.version) that the last counted transaction of this session committed; 0
-  // before the first. A controller compares it with the version its memory reflects.
-  int64_t last_committed_version = 0;
 
  private:
   std::string name_;
@@ -160,17 +157,10 @@ auto transaction(Session& db, std::string_view op, bool write, Body&& body,
     bool changed = false;
     auto result = body(changed);
     Status done = Ok{};
-    int64_t version = 0;
     if (result && changed && counting == Counting::kCounted) {
-      Result<Rows> bumped = db.query(
-          "UPDATE meta SET value = CAST(value AS BIGINT) + 1 WHERE key = 'version' "
-          "RETURNING value");
-      if (!bumped) {
-        done = bumped.error();
-      } else if (!bumped->empty()) {
-        version = bumped->int64(0, 0);
-        done = db.announce_change();
-      }
+      Result<Rows> bumped =
+          db.query("UPDATE meta SET value = CAST(value AS BIGINT) + 1 WHERE key = 'version'");
+      done = bumped ? db.announce_change() : Status(bumped.error());
     }
     bool retry = attempt < kTransactionAttempts && db.connection_lost();
     if (!result || !changed || !done) {
@@ -183,7 +173,6 @@ auto transaction(Session& db, std::string_view op, bool write, Body&& body,
       db.rollback();
       return committed.error();
     }
-    if (version > 0) db.last_committed_version = version;
     return result;
   }
 }

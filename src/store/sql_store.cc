@@ -382,9 +382,19 @@ Result<int64_t> SqlStore::version() {
   });
 }
 
-int64_t SqlStore::last_commit_version() {
+Result<StoreHead> SqlStore::head() {
   std::lock_guard lock(mutex_);
-  return db_->last_committed_version;
+  Session& db = *db_;
+  return transaction(db, "head", false, [&](bool&) -> Result<StoreHead> {
+    Result<Rows> rows = db.query(
+        "SELECT (SELECT value FROM meta WHERE key = 'version'), "
+        "(SELECT coalesce(max(seq), 0) FROM events)");
+    if (!rows) return rows.error();
+    if (rows->empty() || rows->is_null(0, 0)) {
+      return db.fail(Error::Code::kInternal, "the meta table has no version row");
+    }
+    return StoreHead{rows->int64(0, 0), rows->int64(0, 1)};
+  });
 }
 
 Result<bool> SqlStore::hold_lease(std::string_view holder, Seconds now, Seconds ttl) {

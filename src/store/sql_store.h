@@ -44,7 +44,7 @@ class SqlStore final : public StateStore {
                       const std::vector<std::string>& node_names) override;
   Result<std::string> machine_spec() override;
   Result<int64_t> version() override;
-  int64_t last_commit_version() override;
+  Result<StoreHead> head() override;
 
   Result<JobId> add_job(const StoredJob& job, Seconds now) override;
   Result<std::vector<StoredJob>> list_jobs(const JobQuery& query) override;

@@ -153,6 +153,12 @@ struct JobEnd {
   std::string reason;
 };
 
+// Where the store is: its version() and the seq of its last event (0: none).
+struct StoreHead {
+  int64_t version = 0;
+  int64_t last_event = 0;
+};
+
 // One node's processes of a job attempt ended (an agent's report).
 struct TaskExit {
   JobId job = 0;
@@ -182,9 +188,9 @@ class StateStore {
   // A number that grows with every committed change (by any process): a cache of the store is
   // current while this has not changed. Heartbeat times and the scheduler lease do not count.
   virtual Result<int64_t> version() = 0;
-  // The version that this object's own last change committed (0 before any). Writers run one at
-  // a time, so if it is the cached version + 1, no other process changed anything in between.
-  virtual int64_t last_commit_version() = 0;
+  // The version and the last event's seq, read together: a cache that reflects the store up to
+  // `last_event` catches up by reading the events after it.
+  virtual Result<StoreHead> head() = 0;
 
   // --- Jobs
   // Stores a new pending job (its id, state, attempt and times are set here, and what a run
