@@ -128,7 +128,7 @@ void add_bench_controllers_command(CLI::App& app, int& status) {
   auto args = std::make_shared<BenchControllersArgs>();
   CLI::App* cmd = bench_family(app).add_subcommand(
       "controllers",
-      "Several controllers on one store (seed 003): decisions/s and submit-to-start latency with\n"
+      "Several controllers sharing one store: decisions/s and submit-to-start latency with\n"
       "1, 2 and 4 controllers on a private PostgreSQL server, against one controller on SQLite,\n"
       "for a synthetic stream of submissions, cancels and exits; each run is audited (no node\n"
       "given twice, no job lost or started twice). `bench live --controllers N` measures the same\n"

@@ -105,6 +105,7 @@ struct BenchLiveArgs {
   std::string machine = "torus:4x4x4";
   std::string dir;
   std::string store;          // empty: the cluster's own SQLite file
+  int controllers = 1;        // more need a PostgreSQL store
   std::string slurm_harness;  // ../shared/peers/slurm, to measure Slurm in the same run
   bool no_slurm = false;
 };
@@ -233,7 +234,8 @@ int run_bench_live(const BenchLiveArgs& args) {
   // A locality allocator takes any node count (`contiguous` only boxes).
   std::string up = self + " cluster up --machine " + args.machine + " --dir " + dir.string() +
                    " --allocator linear-bestfit-hilbert" +
-                   (args.store.empty() ? "" : " --store '" + args.store + "'");
+                   (args.store.empty() ? "" : " --store '" + args.store + "'") + " --controllers " +
+                   std::to_string(args.controllers);
   std::string down_command = self + " cluster down --dir " + dir.string() + " > /dev/null";
   cleanup.set(down_command);
   if (std::system(up.c_str()) != 0) return kExitFailure;
@@ -246,9 +248,15 @@ int run_bench_live(const BenchLiveArgs& args) {
 
   Result<LiveClient> client = connect_to_cluster((dir / "trellis.toml").string());
   if (!client) return usage_error(client.error());
-  auto make_client = [&] {
+  // Client `first` prefers controller `first` (mod their number), so that every controller takes
+  // submissions.
+  auto make_client = [&](size_t first = 0) {
     ControllerClient::Options options;
     options.addresses = client->config.controllers;
+    if (!options.addresses.empty())
+      std::rotate(options.addresses.begin(),
+                  options.addresses.begin() + first % options.addresses.size(),
+                  options.addresses.end());
     options.munge_socket = client->config.munge_socket;
     return std::make_unique<ControllerClient>(options);
   };
@@ -260,8 +268,8 @@ int run_bench_live(const BenchLiveArgs& args) {
   std::vector<std::thread> threads;
   auto submit_start = Clock::now();
   for (int t = 0; t < args.clients; ++t) {
-    threads.emplace_back([&] {
-      std::unique_ptr<ControllerClient> own = make_client();
+    threads.emplace_back([&, t] {
+      std::unique_ptr<ControllerClient> own = make_client(t);
       v1::SubmitRequest request = true_job();
       while (next.fetch_add(1) < args.jobs) {
         v1::SubmitReply reply;
@@ -378,6 +386,10 @@ void add_bench_live_command(CLI::App& app, int& status) {
       "--store", args->store,
       "The cluster's store (default sqlite:DIR/state.db; e.g. postgresql://USER@HOST/DB, "
       "an empty database)");
+  cmd->add_option("--controllers", args->controllers,
+                  "Controllers sharing the store (default 1; more need a PostgreSQL --store); the "
+                  "clients submit to all of them")
+      ->check(CLI::Range(1, 16));
   cmd->add_option("--dir", args->dir, "Where the cluster lives (default: a fresh temp dir)");
   cmd->add_option("--slurm-harness", args->slurm_harness,
                   "Slurm's 64-node peer harness (default: ../shared/peers/slurm when found). When "
