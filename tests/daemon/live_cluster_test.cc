@@ -79,6 +79,41 @@ class LiveCluster {
   CommandRun up_;
 };
 
+// A job of `nodes` nodes that writes its node id, one line per node, to OUT_DIR/ID.
+v1::SubmitRequest node_echo_job(int nodes, const std::string& out_dir) {
+  v1::SubmitRequest request;
+  v1::JobSpec& spec = *request.mutable_spec();
+  spec.set_nodes(nodes);
+  spec.add_argv("sh");
+  spec.add_argv("-c");
+  spec.add_argv("echo $TRELLIS_NODEID");
+  spec.set_cwd("/tmp");
+  spec.set_mode("any");
+  spec.set_output(out_dir + "/%j");
+  return request;
+}
+
+// Waits while jobs keep finishing (a sanitizer build is slow) until none is active; fails when
+// none has finished for a minute (a stuck job).
+void wait_until_no_job_is_active(ControllerClient& client) {
+  int left = -1;
+  auto last_progress = std::chrono::steady_clock::now();
+  while (left != 0) {
+    v1::ListJobsRequest active;
+    v1::ListJobsReply reply;
+    grpc::Status s = client.call([&](v1::Controller::Stub& stub, grpc::ClientContext& context) {
+      return stub.ListJobs(&context, active, &reply);
+    });
+    if (s.ok() && (left < 0 || reply.jobs_size() < left)) {
+      left = reply.jobs_size();
+      last_progress = std::chrono::steady_clock::now();
+    }
+    ASSERT_LT(std::chrono::steady_clock::now() - last_progress, std::chrono::seconds(60))
+        << left << " jobs have not finished and none finished for a minute";
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));
+  }
+}
+
 // Each test runs on both stores: SQLite (the default) and a fresh PostgreSQL database.
 class LiveClusterTest : public ::testing::TestWithParam<test::Engine> {
  protected:
@@ -326,15 +361,7 @@ TEST_P(LiveClusterTest,
           cluster.dir() / "trellisd.log");
       std::ofstream(cluster.dir() / "trellisd.pid") << restarted->pid() << "\n";
     }
-    v1::SubmitRequest request;
-    v1::JobSpec& spec = *request.mutable_spec();
-    spec.set_nodes(1 + i % 3);
-    spec.add_argv("sh");
-    spec.add_argv("-c");
-    spec.add_argv("echo $TRELLIS_NODEID");
-    spec.set_cwd("/tmp");
-    spec.set_mode("any");
-    spec.set_output(out_dir + "/%j");
+    v1::SubmitRequest request = node_echo_job(1 + i % 3, out_dir);
     v1::SubmitReply reply;
     grpc::Status status =
         client.call([&](v1::Controller::Stub& stub, grpc::ClientContext& context) {
@@ -353,22 +380,8 @@ TEST_P(LiveClusterTest,
   // Every acknowledged job finishes, and ran exactly once: one line per node in its output. The
   // wait lasts while jobs keep finishing (a sanitizer build is slow), and fails when none has
   // finished for a minute: a stuck job.
-  int left = -1;
-  auto last_progress = std::chrono::steady_clock::now();
-  while (left != 0) {
-    v1::ListJobsRequest active;
-    v1::ListJobsReply reply;
-    grpc::Status s = client.call([&](v1::Controller::Stub& stub, grpc::ClientContext& context) {
-      return stub.ListJobs(&context, active, &reply);
-    });
-    if (s.ok() && (left < 0 || reply.jobs_size() < left)) {
-      left = reply.jobs_size();
-      last_progress = std::chrono::steady_clock::now();
-    }
-    ASSERT_LT(std::chrono::steady_clock::now() - last_progress, std::chrono::seconds(60))
-        << left << " jobs have not finished and none finished for a minute";
-    std::this_thread::sleep_for(std::chrono::milliseconds(250));
-  }
+  wait_until_no_job_is_active(client);
+  if (::testing::Test::HasFatalFailure()) return;
   std::cout
       << "all finished "
       << std::chrono::duration<double>(std::chrono::steady_clock::now() - submitted_at).count()
@@ -448,15 +461,7 @@ TEST(TwoControllersTest, TheSchedulerKilledMidStreamLosesNoJobAndTheOtherTakesOv
       killed_at = wall_clock_now();
       ASSERT_EQ(::kill(victim, SIGKILL), 0);
     }
-    v1::SubmitRequest request;
-    v1::JobSpec& spec = *request.mutable_spec();
-    spec.set_nodes(1 + i % 3);
-    spec.add_argv("sh");
-    spec.add_argv("-c");
-    spec.add_argv("echo $TRELLIS_NODEID");
-    spec.set_cwd("/tmp");
-    spec.set_mode("any");
-    spec.set_output(out_dir + "/%j");
+    v1::SubmitRequest request = node_echo_job(1 + i % 3, out_dir);
     v1::SubmitReply reply;
     grpc::Status status =
         client.call([&](v1::Controller::Stub& stub, grpc::ClientContext& context) {
@@ -467,22 +472,8 @@ TEST(TwoControllersTest, TheSchedulerKilledMidStreamLosesNoJobAndTheOtherTakesOv
     acknowledged.push_back(reply.job_id());
   }
   // Every acknowledged job completes, having run once: one line per node in its output.
-  int left = -1;
-  auto last_progress = std::chrono::steady_clock::now();
-  while (left != 0) {
-    v1::ListJobsRequest active;
-    v1::ListJobsReply reply;
-    grpc::Status s = client.call([&](v1::Controller::Stub& stub, grpc::ClientContext& context) {
-      return stub.ListJobs(&context, active, &reply);
-    });
-    if (s.ok() && (left < 0 || reply.jobs_size() < left)) {
-      left = reply.jobs_size();
-      last_progress = std::chrono::steady_clock::now();
-    }
-    ASSERT_LT(std::chrono::steady_clock::now() - last_progress, std::chrono::seconds(60))
-        << left << " jobs have not finished and none finished for a minute";
-    std::this_thread::sleep_for(std::chrono::milliseconds(250));
-  }
+  wait_until_no_job_is_active(client);
+  if (::testing::Test::HasFatalFailure()) return;
   int lost = 0, ran_twice = 0;
   for (int64_t id : acknowledged) {
     Result<StoredJob> job = (*store)->job(id);
