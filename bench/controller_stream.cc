@@ -1,5 +1,7 @@
 #include "bench/controller_stream.h"
 
+#include "bench/event_log_audit.h"
+
 #include <unistd.h>
 
 #include <algorithm>
@@ -121,73 +123,8 @@ struct Waker {
   }
 };
 
-// Replays the event log: who held each node when, and each job's life.
-void problem(StreamResult& audit, std::string what) {
-  if (audit.problems.size() < 10) audit.problems.push_back(std::move(what));
-}
-
-// Replays the event log: who held each node when, and each job's life.
-void audit_log(StateStore& store, StreamResult& audit) {
-  std::map<NodeId, JobId> holder;
-  std::map<JobId, std::vector<NodeId>> held;
-  std::map<JobId, std::string> state;  // PD R CG final
-  std::map<JobId, int> attempt;
-  int64_t after = 0;
-  for (;;) {
-    Result<std::vector<StoredEvent>> batch = store.events(after, 20000);
-    if (!batch) {
-      problem(audit, "reading the log: " + batch.error().message);
-      return;
-    }
-    if (batch->empty()) break;
-    for (const StoredEvent& e : *batch) {
-      ++audit.events;
-      if (e.seq != after + 1) ++audit.log_gaps;
-      after = e.seq;
-      std::string id = "job " + std::to_string(e.job);
-      if (e.kind == "submit") {
-        state[e.job] = "PD";
-      } else if (e.kind == "start") {
-        ++audit.starts;
-        // "attempt A on K nodes: i,j,k"
-        int a = std::stoi(e.detail.substr(8));
-        if (state[e.job] != "PD") {
-          ++audit.started_twice;
-          problem(audit, id + " started while " + state[e.job]);
-        }
-        if (a != attempt[e.job] + 1) ++audit.started_twice;
-        attempt[e.job] = a;
-        state[e.job] = "R";
-        std::stringstream ids(e.detail.substr(e.detail.find(": ") + 2));
-        for (std::string n; std::getline(ids, n, ',');) {
-          NodeId node = std::stoi(n);
-          if (auto h = holder.find(node); h != holder.end()) {
-            ++audit.double_allocations;
-            problem(audit, "node " + n + " given to " + id + " while job " +
-                               std::to_string(h->second) + " holds it");
-          }
-          holder[node] = e.job;
-          held[e.job].push_back(node);
-        }
-      } else if (e.kind == "end" || e.kind == "requeue") {
-        if (state[e.job] != "R" && state[e.job] != "CG") {
-          ++audit.bad_transitions;
-          problem(audit, id + " ended while " + state[e.job]);
-        }
-        for (NodeId node : held[e.job]) holder.erase(node);
-        held.erase(e.job);
-        state[e.job] = e.kind == "end" ? "final" : "PD";
-      } else if (e.kind == "cancel") {
-        if (e.detail.starts_with("PENDING")) {
-          if (state[e.job] != "PD") ++audit.bad_transitions;
-          state[e.job] = "final";
-        } else {
-          if (state[e.job] != "R") ++audit.bad_transitions;
-          state[e.job] = "CG";
-        }
-      }
-    }
-  }
+void problem(StreamResult& result, std::string what) {
+  if (result.problems.size() < 10) result.problems.push_back(std::move(what));
 }
 
 }  // namespace
@@ -385,9 +322,15 @@ Result<StreamResult> run_controller_stream(const StreamOptions& options) {
   result.jobs = static_cast<int64_t>(acknowledged.size());
   result.cancels = cancels;
   result.repeated_launches = agents.repeated_launches;
-  audit_log(*stores[0], result);
-  result.double_allocations += agents.node_given_twice;
-  result.started_twice += agents.started_twice;
+  Result<EventLogAudit> audit = audit_event_log(*stores[0]);
+  if (!audit) return audit.error();
+  result.events = audit->events;
+  result.starts = audit->starts;
+  result.double_allocations = audit->double_allocations + agents.node_given_twice;
+  result.bad_transitions = audit->bad_transitions;
+  result.log_gaps = audit->log_gaps;
+  result.problems = audit->problems;
+  result.started_twice = audit->started_twice + agents.started_twice;
   // No job lost: every acknowledged job is in the store and final; none is there unacknowledged.
   Result<std::vector<StoredJob>> all = stores[0]->list_jobs({});
   if (!all) return all.error();

@@ -10,7 +10,6 @@
 //
 // `down` stops exactly the processes whose pids `up` recorded (checking each pid still runs the
 // program it started, so a reused pid is never signalled).
-#include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -29,6 +28,7 @@
 #include "cli/live_client.h"
 #include "core/hostlist.h"
 #include "daemon/config.h"
+#include "daemon/detached_process.h"
 #include "daemon/munge_daemon.h"
 #include "daemon/process.h"
 #include "topology/machine.h"
@@ -66,31 +66,6 @@ Result<int> free_port() {
   close(fd);
   if (port == 0) return fail(Error::Code::kUnavailable, "no free port on 127.0.0.1");
   return port;
-}
-
-// Starts `argv` as a daemon of its own session, its output appended to `log`; writes its pid.
-Result<pid_t> spawn(const std::vector<std::string>& argv, const fs::path& log,
-                    const fs::path& pid_file) {
-  std::vector<char*> args;
-  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  std::string log_path = log.string();
-  pid_t pid = fork();
-  if (pid < 0) return fail(Error::Code::kUnavailable, "fork failed");
-  if (pid == 0) {
-    setsid();
-    int out = open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-    int in = open("/dev/null", O_RDONLY);
-    if (out >= 0) {
-      dup2(out, STDOUT_FILENO);
-      dup2(out, STDERR_FILENO);
-    }
-    if (in >= 0) dup2(in, STDIN_FILENO);
-    execv(args[0], args.data());
-    _exit(127);
-  }
-  std::ofstream(pid_file) << pid << "\n";
-  return pid;
 }
 
 std::optional<pid_t> read_pid(const fs::path& file) {
@@ -230,9 +205,9 @@ int run_up(const UpArgs& args) {
   for (int c = 0; c < args.controllers; ++c) {
     fs::remove(controller_file(c, ".port"));
     Result<pid_t> controller =
-        spawn({sibling_binary("trellisd"), "--conf", conf.string(), "--listen", addresses[c],
-               "--port-file", controller_file(c, ".port").string()},
-              controller_file(c, ".log"), controller_file(c, ".pid"));
+        start_detached({sibling_binary("trellisd"), "--conf", conf.string(), "--listen",
+                        addresses[c], "--port-file", controller_file(c, ".port").string()},
+                       controller_file(c, ".log").string(), controller_file(c, ".pid").string());
     if (!controller) return failure(controller.error().message);
     auto deadline = Clock::now() + std::chrono::seconds(30);
     while (!fs::exists(controller_file(c, ".port"))) {
@@ -253,12 +228,12 @@ int run_up(const UpArgs& args) {
     for (NodeId id = first; id < last; ++id) ids.push_back(id);
     fs::path state = dir / ("agent-" + std::to_string(k));
     fs::create_directories(state);
-    Result<pid_t> agent =
-        spawn({sibling_binary("trellis-agent"), "--controller", controller_list, "--nodes",
-               format_hostlist(NodeSet::of(n, ids)), "--state-dir", state.string(),
-               "--munge-socket", munge->socket(), "--port-file", (state / "port").string()},
-              dir / ("agent-" + std::to_string(k) + ".log"),
-              dir / ("agent-" + std::to_string(k) + ".pid"));
+    Result<pid_t> agent = start_detached(
+        {sibling_binary("trellis-agent"), "--controller", controller_list, "--nodes",
+         format_hostlist(NodeSet::of(n, ids)), "--state-dir", state.string(), "--munge-socket",
+         munge->socket(), "--port-file", (state / "port").string()},
+        (dir / ("agent-" + std::to_string(k) + ".log")).string(),
+        (dir / ("agent-" + std::to_string(k) + ".pid")).string());
     if (!agent) return failure(agent.error().message);
   }
 

@@ -33,5 +33,7 @@ void add_live_demo_command(CLI::App& cluster, int& status);
 void add_bench_live_command(CLI::App& app, int& status);
 // Adds `bench controllers` to the bench family.
 void add_bench_controllers_command(CLI::App& app, int& status);
+// Adds `bench chaos` to the bench family.
+void add_bench_chaos_command(CLI::App& app, int& status);
 
 }  // namespace trellis::cli

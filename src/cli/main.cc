@@ -68,6 +68,7 @@ int main(int argc, char** argv) {
   trellis::cli::add_cluster_command(app, status);
   trellis::cli::add_bench_live_command(app, status);
   trellis::cli::add_bench_controllers_command(app, status);
+  trellis::cli::add_bench_chaos_command(app, status);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

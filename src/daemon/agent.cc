@@ -271,6 +271,8 @@ class Agent::Service final : public v1::Agent::Service {
     env["TRELLIS_NNODES"] = std::to_string(request.nnodes());
     env["TRELLIS_NODEID"] = std::to_string(request.node_ids().at(node));
     env["TRELLIS_NODENAME"] = node;
+    // 1 the first time; a job requeued (node failure) runs again with the next attempt.
+    env["TRELLIS_ATTEMPT"] = std::to_string(request.attempt());
     for (const auto& [name, value] : env) spec.env.push_back(name + "=" + value);
     return spec;
   }

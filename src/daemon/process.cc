@@ -58,13 +58,24 @@ long long process_start_time(pid_t pid) {
   return start;
 }
 
-std::string process_command_line(pid_t pid) {
-  if (pid <= 0) return "";
+std::vector<std::string> process_arguments(pid_t pid) {
+  std::vector<std::string> arguments;
+  if (pid <= 0) return arguments;
   std::string text = read_proc_file("/proc/" + std::to_string(pid) + "/cmdline");
-  for (char& c : text) {
-    if (c == '\0') c = ' ';
+  // Each argument ends with a NUL.
+  for (size_t at = 0; at < text.size();) {
+    size_t end = text.find('\0', at);
+    if (end == std::string::npos) end = text.size();
+    arguments.push_back(text.substr(at, end - at));
+    at = end + 1;
   }
-  while (!text.empty() && text.back() == ' ') text.pop_back();
+  return arguments;
+}
+
+std::string process_command_line(pid_t pid) {
+  std::string text;
+  for (const std::string& argument : process_arguments(pid))
+    text += (text.empty() ? "" : " ") + argument;
   return text;
 }
 

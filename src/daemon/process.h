@@ -5,6 +5,7 @@
 #include <sys/types.h>
 
 #include <string>
+#include <vector>
 
 namespace trellis {
 
@@ -15,6 +16,9 @@ bool process_running(pid_t pid);
 // The process's start time in clock ticks since boot (/proc/PID/stat field 22), or -1 when it
 // does not exist. A (pid, start time) pair names one process for the life of the machine.
 long long process_start_time(pid_t pid);
+
+// The arguments the process was started with (argv); empty when it does not exist.
+std::vector<std::string> process_arguments(pid_t pid);
 
 // The command line, arguments separated by spaces; "" when the process does not exist.
 std::string process_command_line(pid_t pid);

@@ -201,7 +201,7 @@ TEST_F(AgentTest, LaunchSetsTheEnvironmentOnEveryNode) {
       launch_request(7, {"n1", "n2", "n3"},
                      {"sh", "-c",
                       "echo \"$TRELLIS_JOB_ID $TRELLIS_NODEID $TRELLIS_NNODES $TRELLIS_NODENAME "
-                      "$TRELLIS_NODELIST $EXTRA\""});
+                      "$TRELLIS_NODELIST $TRELLIS_ATTEMPT $EXTRA\""});
   (*request.mutable_node_ids())["n1"] = 4;  // ranks need not follow the names
   (*request.mutable_node_ids())["n2"] = 0;
   (*request.mutable_node_ids())["n3"] = 2;
@@ -213,9 +213,9 @@ TEST_F(AgentTest, LaunchSetsTheEnvironmentOnEveryNode) {
   ASSERT_TRUE(wait_exits(7, 3)) << read_file(dir_ / "agent.log");
   std::vector<std::string> lines = read_lines(output(7));
   std::sort(lines.begin(), lines.end());
-  EXPECT_EQ(lines, (std::vector<std::string>{"7 0 5 n2 m[0-1],n[1-3] extra value",
-                                             "7 2 5 n3 m[0-1],n[1-3] extra value",
-                                             "7 4 5 n1 m[0-1],n[1-3] extra value"}));
+  EXPECT_EQ(lines, (std::vector<std::string>{"7 0 5 n2 m[0-1],n[1-3] 1 extra value",
+                                             "7 2 5 n3 m[0-1],n[1-3] 1 extra value",
+                                             "7 4 5 n1 m[0-1],n[1-3] 1 extra value"}));
   std::set<std::string> nodes;
   for (const v1::TaskStatus& exit : controller_->service().exits_of(7)) {
     EXPECT_EQ(exit.attempt(), 1);

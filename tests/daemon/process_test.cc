@@ -2,10 +2,12 @@
 // they are read, not throw: reading /proc/PID/stat of a process being reaped fails with ESRCH,
 // which std::ifstream turned into an exception that killed agent launches under load.
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <thread>
 
 #include "daemon/process.h"
@@ -53,6 +55,29 @@ TEST(Process, TellsALiveProcessFromAGoneOne) {
   EXPECT_FALSE(process_running(child));
   EXPECT_EQ(process_start_time(child), -1);
   EXPECT_EQ(process_command_line(child), "");
+  EXPECT_TRUE(process_arguments(child).empty());
+}
+
+// A restarted daemon must get back exactly the arguments it had, spaces and empty ones included.
+TEST(Process, ArgumentsAreReadBackAsGiven) {
+  pid_t child = ::fork();
+  if (child == 0) {
+    ::setpgid(0, 0);  // so that the kill below takes its sleep too
+    ::execl("/bin/sh", "sh", "-c", "sleep 30; true", "", "with space", static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  ASSERT_GT(child, 0);
+  std::vector<std::string> expected{"sh", "-c", "sleep 30; true", "", "with space"};
+  std::vector<std::string> seen;
+  for (int i = 0; i < 500 && seen != expected; ++i) {  // until the exec has happened
+    seen = process_arguments(child);
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  EXPECT_EQ(seen, expected);
+  EXPECT_EQ(process_command_line(child), "sh -c sleep 30; true  with space");
+  ::kill(-child, SIGKILL);
+  ::kill(child, SIGKILL);
+  ::waitpid(child, nullptr, 0);
 }
 
 }  // namespace
