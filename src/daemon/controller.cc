@@ -766,6 +766,13 @@ Result<v1::DrainReply> Controller::drain(const v1::DrainRequest& request, const 
 
 Status Controller::tick(Seconds now) {
   std::lock_guard lock(mutex_);
+  // A controller that did not run for a while (stopped, swapped out, its host stalled) heard no
+  // heartbeat meanwhile through no fault of the nodes: the time it was away beyond one heartbeat
+  // interval does not count against them, or every node would be declared down at once.
+  const Seconds away = now - last_tick_ - config_.controller.heartbeat_interval;
+  if (last_tick_ > 0 && away > 0)
+    for (Seconds& seen : last_seen_) seen = std::min(now, seen + away);
+  last_tick_ = now;
   if (Status ok = sync(now); !ok) return ok;
   if (!scheduler_) return Ok{};  // limits and heartbeats are the scheduler's to watch
   // Time limits: the job is signalled once; it ends as TO when its processes are gone.

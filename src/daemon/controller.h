@@ -96,7 +96,10 @@ class Controller {
   // schedule exactly the simulator's.
   bool pass_due(Seconds now) const;
   // Enforces time limits (signals jobs past their limit; they end as TO) and marks nodes down
-  // whose agent missed its heartbeats (their jobs are requeued or fail, as configured).
+  // whose agent missed its heartbeats (their jobs are requeued or fail, as configured). Meant to
+  // be called often (trellisd: every quarter second); when calls are further apart than a
+  // heartbeat interval, the controller was not running and the gap beyond that interval is not
+  // counted as the nodes' silence.
   Status tick(Seconds now);
   // The next instant at which run_pass() or tick() has something to do with no event: a promised
   // start, a time limit, a heartbeat deadline.
@@ -171,6 +174,7 @@ class Controller {
   std::map<JobId, PendingNote> notes_;  // the last note committed for each pending job
   std::vector<std::string> agent_of_;   // node id -> address of its agent ("" = none yet)
   std::vector<Seconds> last_seen_;      // node id -> last heartbeat (this controller's clock)
+  Seconds last_tick_ = 0;               // when tick() last ran (0: never)
   std::vector<bool> up_;
   std::vector<bool> drained_;
   bool pass_wanted_ = true;
