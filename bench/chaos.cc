@@ -208,9 +208,11 @@ void note(ChaosResult& result, std::string what) {
   if (result.problems.size() < 20) result.problems.push_back(std::move(what));
 }
 
-// The auditor: the store's log and jobs against the jobs' own output files.
-Status audit(StateStore& store, const std::set<JobId>& acknowledged, const fs::path& out_dir,
-             ChaosResult& result) {
+}  // namespace
+
+Status audit_chaos_run(StateStore& store, const std::set<JobId>& acknowledged,
+                       const std::string& out_dir_name, ChaosResult& result) {
+  const fs::path out_dir = out_dir_name;
   Result<EventLogAudit> log = audit_event_log(store);
   if (!log) return log.error();
   result.log = std::move(*log);
@@ -292,8 +294,6 @@ Status audit(StateStore& store, const std::set<JobId>& acknowledged, const fs::p
   }
   return Ok{};
 }
-
-}  // namespace
 
 double ChaosResult::worst_recovery() const {
   double worst = 0;
@@ -420,7 +420,7 @@ Result<ChaosResult> run_chaos(const ChaosOptions& options) {
     if (!store)
       audited = store.error();
     else
-      audited = audit(**store, stream.acknowledged(), dir / "out", result);
+      audited = audit_chaos_run(**store, stream.acknowledged(), (dir / "out").string(), result);
   }
   result.submitted = stream.submitted();
   result.acknowledged = static_cast<int64_t>(stream.acknowledged().size());

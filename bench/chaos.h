@@ -24,11 +24,13 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "bench/event_log_audit.h"
 #include "core/result.h"
+#include "store/state_store.h"
 
 namespace trellis::bench {
 
@@ -84,6 +86,12 @@ struct ChaosResult {
            log.clean();
   }
 };
+
+// The auditor alone, which run_chaos() calls after the run: the store's log and jobs against the
+// jobs' output files (OUT_DIR/JOB_ID, "B|E ATTEMPT NODE NANOSECONDS" lines), filling the audit's
+// fields of `result`. An error only when the store cannot be read.
+Status audit_chaos_run(StateStore& store, const std::set<JobId>& acknowledged,
+                       const std::string& out_dir, ChaosResult& result);
 
 // Brings the cluster up in options.dir, runs, audits, and brings it down. An error when the
 // cluster cannot be started or its store read; the audit's findings are in the result.

@@ -1,0 +1,129 @@
+// The chaos run's auditor (bench/chaos.h) on histories written by hand: a store whose jobs ran
+// as recorded, and the output files their processes would have written. Each finding the auditor
+// exists for is planted once and must be counted; a clean history must count nothing.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "bench/chaos.h"
+#include "daemon_test_support.h"
+
+namespace trellis {
+namespace {
+
+class ChaosAuditTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto store = open_store("sqlite:" + (dir_ / "state.db"));
+    ASSERT_TRUE(store) << store.error().message;
+    store_ = std::move(*store);
+    ASSERT_TRUE(store_->init_cluster("flat:4", {"n0", "n1", "n2", "n3"}));
+    std::filesystem::create_directories(dir_ / "out");
+  }
+
+  JobId submit(int nodes) {
+    StoredJob job;
+    job.request = Request::count(nodes);
+    job.argv = {"true"};
+    Result<JobId> id = store_->add_job(job, now_ += 1);
+    EXPECT_TRUE(id) << id.error().message;
+    acknowledged_.insert(*id);
+    return *id;
+  }
+  void start(JobId id, int attempt, std::vector<NodeId> nodes) {
+    PassCommit pass;
+    pass.starts.push_back({.job = id, .attempt = attempt, .nodes = std::move(nodes)});
+    ASSERT_TRUE(store_->commit_pass(pass, now_ += 1));
+  }
+  void end(JobId id, int attempt, JobState state = JobState::kCompleted) {
+    ASSERT_TRUE(store_->end_job({.job = id, .attempt = attempt, .state = state}, now_ += 1));
+  }
+  // "B|E ATTEMPT NODE NANOSECONDS" lines, as the chaos job's processes write them.
+  void output(JobId id, const std::string& lines) {
+    std::ofstream(dir_ / ("out/" + std::to_string(id)), std::ios::app) << lines;
+  }
+  bench::ChaosResult audit() {
+    bench::ChaosResult result;
+    Status ok = bench::audit_chaos_run(*store_, acknowledged_, dir_ / "out", result);
+    EXPECT_TRUE(ok) << ok.error().message;
+    return result;
+  }
+  // A job of two nodes that ran once, on n0 and n1, from `begin` to `finish`.
+  JobId ran_once(int64_t begin, int64_t finish, NodeId first = 0) {
+    JobId id = submit(2);
+    start(id, 1, {first, first + 1});
+    end(id, 1);
+    for (NodeId n : {first, first + 1}) {
+      std::string node = "n" + std::to_string(n);
+      output(id, "B 1 " + node + " " + std::to_string(begin) + "\nE 1 " + node + " " +
+                     std::to_string(finish) + "\n");
+    }
+    return id;
+  }
+
+  testing::TempDir dir_;
+  std::unique_ptr<StateStore> store_;
+  std::set<JobId> acknowledged_;
+  Seconds now_ = 100;
+};
+
+TEST_F(ChaosAuditTest, AHistoryWithoutFaultsIsClean) {
+  ran_once(100, 200);
+  ran_once(300, 400);
+  ran_once(150, 250, 2);
+  bench::ChaosResult r = audit();
+  EXPECT_TRUE(r.clean());
+  EXPECT_EQ(r.final_states["CD"], 3);
+  EXPECT_EQ(r.log.starts, 3);
+  EXPECT_EQ(r.reruns_after_requeue, 0);
+}
+
+TEST_F(ChaosAuditTest, AProcessThatRanTwiceIsCounted) {
+  JobId id = ran_once(100, 200);
+  output(id, "B 1 n0 210\n");  // the same attempt launched again on n0
+  bench::ChaosResult r = audit();
+  EXPECT_EQ(r.run_twice, 1);
+  EXPECT_FALSE(r.clean());
+}
+
+TEST_F(ChaosAuditTest, ARerunIsAllowedOnlyAfterARecordedRequeue) {
+  JobId requeued = submit(1);
+  start(requeued, 1, {0});
+  end(requeued, 1, JobState::kPending);  // its node failed: requeued
+  start(requeued, 2, {1});
+  end(requeued, 2);
+  output(requeued, "B 1 n0 100\nB 2 n1 300\nE 2 n1 400\n");
+  JobId phantom = submit(1);
+  start(phantom, 1, {2});
+  end(phantom, 1);
+  output(phantom, "B 1 n2 100\nE 1 n2 200\nB 2 n2 300\nE 2 n2 400\n");  // never started twice
+  bench::ChaosResult r = audit();
+  EXPECT_EQ(r.reruns_after_requeue, 1);
+  EXPECT_EQ(r.run_twice, 1);
+}
+
+TEST_F(ChaosAuditTest, TwoJobsProcessesOnOneNodeAtOnceAreADoubleAllocation) {
+  ran_once(100, 300);
+  ran_once(250,
+           400);  // the log gives n0 and n1 to it after the first ended; its processes disagree
+  bench::ChaosResult r = audit();
+  EXPECT_EQ(r.log.double_allocations, 0);
+  EXPECT_EQ(r.process_overlaps, 2);  // n0 and n1
+  EXPECT_FALSE(r.clean());
+}
+
+TEST_F(ChaosAuditTest, LostAndUnrunJobsAreCounted) {
+  acknowledged_.insert(999);  // acknowledged, not in the store
+  submit(1);                  // never ends
+  JobId unrun = submit(2);    // completed, but only one of its processes ran
+  start(unrun, 1, {0, 1});
+  end(unrun, 1);
+  output(unrun, "B 1 n0 100\nE 1 n0 200\n");
+  bench::ChaosResult r = audit();
+  EXPECT_EQ(r.lost, 2);
+  EXPECT_EQ(r.completed_unrun, 1);
+  EXPECT_FALSE(r.clean());
+}
+
+}  // namespace
+}  // namespace trellis

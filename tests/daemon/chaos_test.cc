@@ -1,0 +1,44 @@
+// A short chaos run (bench/chaos.h) on a local cluster: controllers and agents killed -9 and
+// restarted, or paused, every couple of seconds under a stream of short jobs and cancels. The
+// auditor must find nothing lost, run twice or double-allocated, and the cluster must recover
+// from every fault. `trellis bench chaos --minutes 30` is the long run of the same code.
+#include <gtest/gtest.h>
+
+#include "bench/chaos.h"
+#include "daemon_test_support.h"
+
+namespace trellis {
+namespace {
+
+TEST(ChaosTest, KillsAndPausesUnderAJobStreamLoseNothingAndRunNothingTwice) {
+  testing::TempDir dir;
+  bench::ChaosOptions options;
+  options.trellis_binary = TRELLIS_BINARY;
+  options.dir = dir / "cluster";
+  options.seconds = 25;
+  options.fault_every = 1.5;
+  options.restart_within = 1;
+  options.pause_within = 2;
+  options.seed = 3;
+  Result<bench::ChaosResult> r = bench::run_chaos(options);
+  ASSERT_TRUE(r) << r.error().message;
+  std::string problems;
+  for (const std::string& p : r->problems) problems += "\n  " + p;
+  for (const std::string& p : r->log.problems) problems += "\n  " + p;
+  EXPECT_EQ(r->lost, 0) << problems;
+  EXPECT_EQ(r->run_twice, 0) << problems;
+  EXPECT_EQ(r->double_allocations(), 0) << problems;
+  EXPECT_EQ(r->completed_unrun, 0) << problems;
+  EXPECT_TRUE(r->log.clean()) << problems;
+  EXPECT_GE(r->kills + r->pauses, 4);
+  EXPECT_GT(r->acknowledged, 50);
+  EXPECT_GT(r->final_states["CD"], 50);
+  for (const bench::ChaosFault& f : r->faults)
+    EXPECT_GE(f.recovered, 0) << f.action << " " << f.target << " at " << f.at
+                              << " s: no recovery within two minutes";
+  std::cout << r->kills << " kills, " << r->pauses << " pauses, " << r->acknowledged
+            << " jobs acknowledged, worst recovery " << r->worst_recovery() << " s\n";
+}
+
+}  // namespace
+}  // namespace trellis
