@@ -5,9 +5,8 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
-#include <filesystem>
-
 #include "daemon/controller.h"
+#include "daemon_test_support.h"
 #include "store/state_store.h"
 
 namespace trellis {
@@ -24,13 +23,9 @@ class HeartbeatTest : public ::testing::Test {
   static constexpr Seconds kStart = 1000;
 
   void SetUp() override {
-    dir_ =
-        std::filesystem::temp_directory_path() / ("trellis-heartbeat-" + std::to_string(getpid()));
-    std::filesystem::remove_all(dir_);
-    std::filesystem::create_directories(dir_);
     ClusterConfig config;
     config.machine = "flat:2";
-    config.store = "sqlite:" + (dir_ / "state.db").string();
+    config.store = "sqlite:" + (dir_ / "state.db");
     config.controller.heartbeat_interval = 1;
     config.controller.heartbeat_misses = 3;
     auto store = open_store(config.store);
@@ -46,8 +41,6 @@ class HeartbeatTest : public ::testing::Test {
     ASSERT_TRUE(controller_->register_agent(hello, daemon_, kStart));
     heartbeat(kStart);
   }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-
   void heartbeat(Seconds now) {
     v1::HeartbeatRequest beat;
     beat.set_address("fake:1");
@@ -68,7 +61,7 @@ class HeartbeatTest : public ::testing::Test {
     return down;
   }
 
-  std::filesystem::path dir_;
+  testing::TempDir dir_;
   SilentAgents agents_;
   std::unique_ptr<StateStore> store_;
   std::unique_ptr<Controller> controller_;
