@@ -692,14 +692,34 @@ Result<v1::RegisterReply> Controller::register_agent(const v1::RegisterRequest& 
         reply.add_unknown_nodes(name);
         continue;
       }
-      known.push_back(name);
       agent_of_[*id] = request.address();
     }
+    // Processes of an attempt that ended while the agent was away (its nodes were declared down
+    // and the job requeued or failed; the kill could not reach it) are killed now, and their
+    // nodes stay down: the agent registers again at its next heartbeat, and a node comes back
+    // only once nothing of an ended attempt runs there, so no job is given a node where another
+    // job's process still runs. A stopping job whose signal was lost is signalled again.
+    std::set<std::string> stale;
+    for (const v1::TaskStatus& task : request.tasks()) {
+      Result<NodeId> node = node_id(task.node());
+      if (!task.running() || !node) continue;
+      Result<StoredJob> job = store_.job(task.job_id());
+      const bool current =
+          job && job->attempt == task.attempt() &&
+          (job->state == JobState::kRunning || job->state == JobState::kCompleting ||
+           job->state == JobState::kSuspended) &&
+          std::find(job->nodes.begin(), job->nodes.end(), *node) != job->nodes.end();
+      if (!current) {
+        send_signal(task.job_id(), task.attempt(), {*node}, SIGKILL);
+        stale.insert(task.node());
+      } else if (job->stop != StopCause::kNone) {
+        send_signal(job->id, job->attempt, {*node}, 0);
+      }
+    }
+    for (const std::string& name : request.nodes())
+      if (node_id(name) && !stale.count(name)) known.push_back(name);
   }
-  v1::HeartbeatRequest beat;
-  beat.set_address(request.address());
-  for (const std::string& name : known) beat.add_nodes(name);
-  if (Status ok = heartbeat(beat, caller, now); !ok) return ok.error();
+  if (Status ok = hear_from(known, request.address(), now); !ok) return ok.error();
   // Tasks the agent saw end while no controller heard it are exits like any other.
   v1::ExitRequest ended;
   for (const v1::TaskStatus& task : request.tasks())
@@ -713,20 +733,32 @@ Status Controller::heartbeat(const v1::HeartbeatRequest& request, const Caller& 
                              Seconds now) {
   if (!is_agent(caller))
     return fail(Error::Code::kPermissionDenied, "permission denied: agents run as the daemon user");
-  std::lock_guard lock(mutex_);
   std::vector<std::string> names;
-  for (const std::string& name : request.nodes()) {
-    Result<NodeId> id = node_id(name);
-    if (!id) return fail(Error::Code::kNotFound, "nodes: '" + name + "' is not in this cluster");
-    if (agent_of_[*id] != request.address())
-      return fail(Error::Code::kNotFound, "node " + name + " is not registered to " +
-                                              request.address() + ": register first");
-    last_seen_[*id] = now;
-    names.push_back(name);
+  {
+    std::lock_guard lock(mutex_);
+    for (const std::string& name : request.nodes()) {
+      Result<NodeId> id = node_id(name);
+      if (!id) return fail(Error::Code::kNotFound, "nodes: '" + name + "' is not in this cluster");
+      if (agent_of_[*id] != request.address())
+        return fail(Error::Code::kNotFound, "node " + name + " is not registered to " +
+                                                request.address() + ": register first");
+      // A node comes back from down only through a registration, which lists what it runs.
+      if (!up_[*id])
+        return fail(Error::Code::kNotFound,
+                    "node " + name + " is down: register again with the tasks it runs");
+      names.push_back(name);
+    }
   }
+  return hear_from(names, request.address(), now);
+}
+
+Status Controller::hear_from(const std::vector<std::string>& names, const std::string& address,
+                             Seconds now) {
+  std::lock_guard lock(mutex_);
+  for (const std::string& name : names) last_seen_[*node_id(name)] = now;
   // Every heartbeat is written, since the scheduler may be another controller; one of nodes up
   // already only records its time, which changes no version.
-  if (Status ok = store_.nodes_seen(names, request.address(), now); !ok) return ok;
+  if (Status ok = store_.nodes_seen(names, address, now); !ok) return ok;
   for (const std::string& name : names) {
     NodeId id = *node_id(name);
     if (up_[id]) continue;

@@ -76,6 +76,8 @@ class Controller {
   // --- Agent calls (the caller must be the daemon user or an administrator).
   Result<v1::RegisterReply> register_agent(const v1::RegisterRequest& request, const Caller& caller,
                                            Seconds now);
+  // A heartbeat keeps nodes up; a node that is down comes back only through register_agent()
+  // (NOT_FOUND asks the agent to register again), which checks what the agent still runs.
   Status heartbeat(const v1::HeartbeatRequest& request, const Caller& caller, Seconds now);
   // Processes of a job ended on some nodes; the job ends when all its nodes have reported.
   Status report_exits(const v1::ExitRequest& request, const Caller& caller, Seconds now);
@@ -128,6 +130,9 @@ class Controller {
   // Takes or renews the scheduler lease, and brings the memory up to the store's version (a
   // rebuild) when this controller schedules and another one changed the store.
   Status sync(Seconds now);
+  // Records that `names` (nodes of the agent at `address`) were heard from now; those that were
+  // down come back up.
+  Status hear_from(const std::vector<std::string>& names, const std::string& address, Seconds now);
   // Applies one event of the store's log to the memory unless it is there already (this
   // controller's own changes are applied when made, and replayed as no-ops); false when the
   // memory cannot follow it (a start this controller did not make), and must be rebuilt.
