@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <csignal>
 #include <ctime>
 #include <iostream>
@@ -22,6 +23,11 @@ extern char** environ;
 
 namespace trellis {
 namespace {
+
+// The wall clock, in seconds since the epoch (what launch_by is given in).
+double wall_seconds() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
 
 using Clock = std::chrono::steady_clock;
 using grpc::StatusCode;
@@ -145,6 +151,13 @@ class Agent::Service final : public v1::Agent::Service {
     if (grpc::Status valid = validate(*request); !valid.ok()) return valid;
     int started = 0;
     for (const std::string& node : request->nodes()) {
+      if (request->launch_by() > 0 && wall_seconds() > request->launch_by()) {
+        agent_log("launch of job " + std::to_string(request->job_id()) + " attempt " +
+                  std::to_string(request->attempt()) + " came after its deadline: " +
+                  std::to_string(request->nodes_size() - started) + " tasks not started");
+        return grpc::Status(StatusCode::DEADLINE_EXCEEDED,
+                            "the launch came after its deadline (launch_by); not started");
+      }
       TaskSpec spec = make_spec(*request, node);
       Result<bool> launched = agent_.runner_->launch(spec);
       if (!launched) {

@@ -1,5 +1,7 @@
 #include "daemon/grpc_agent_link.h"
 
+#include <signal.h>
+
 #include <chrono>
 #include <iostream>
 
@@ -28,9 +30,15 @@ void GrpcAgentLink::launch(const std::string& agent, const v1::LaunchRequest& re
   pending.what = "launch of job " + std::to_string(request.job_id()) + " attempt " +
                  std::to_string(request.attempt());
   pending.call = [request](v1::Agent::Stub& stub, grpc::ClientContext& context) {
+    v1::LaunchRequest timed = request;
+    timed.set_launch_by(
+        std::chrono::duration<double>(context.deadline().time_since_epoch()).count());
     v1::LaunchReply reply;
-    return stub.Launch(&context, request, &reply);
+    return stub.Launch(&context, timed, &reply);
   };
+  pending.job = request.job_id();
+  pending.attempt = request.attempt();
+  pending.is_launch = true;
   pending.failed = [this, request, agent](const grpc::Status& status) {
     if (launch_failed_) launch_failed_(request, from_grpc(status, "launch on agent " + agent));
   };
@@ -45,6 +53,9 @@ void GrpcAgentLink::signal(const std::string& agent, const v1::SignalRequest& re
     v1::SignalReply reply;
     return stub.Signal(&context, request, &reply);
   };
+  pending.job = request.job_id();
+  pending.attempt = request.attempt();
+  pending.kills_attempt = request.signal() == SIGKILL;
   enqueue(agent, request.job_id(), std::move(pending));
 }
 
@@ -71,6 +82,15 @@ void GrpcAgentLink::enqueue(const std::string& agent, int64_t job_id, Pending pe
   wake_.notify_all();
 }
 
+bool GrpcAgentLink::superseded(const Pending& launch, const Sender& sender) {
+  std::lock_guard lock(mutex_);
+  for (const Pending& later : sender.queue)
+    if (later.kills_attempt && later.job == launch.job &&
+        (later.attempt == 0 || later.attempt == launch.attempt))
+      return true;
+  return false;
+}
+
 void GrpcAgentLink::run(const std::string& agent, Sender& sender) {
   constexpr int kAttempts = 4;
   for (;;) {
@@ -84,6 +104,11 @@ void GrpcAgentLink::run(const std::string& agent, Sender& sender) {
     }
     grpc::Status status;
     for (int attempt = 1; attempt <= kAttempts; ++attempt) {
+      if (attempt > 1 && next.is_launch && superseded(next, sender)) {
+        log_line("agent " + agent + ": " + next.what + " not tried again: the attempt was ended");
+        status = grpc::Status::OK;
+        break;
+      }
       grpc::ClientContext context;
       context.set_deadline(std::chrono::system_clock::now() +
                            std::chrono::milliseconds(static_cast<long>(deadline_seconds_ * 1000)));

@@ -2,8 +2,10 @@
 // a slow or dead agent delays only its own launches, never a scheduling pass or other agents.
 // Calls for one job always go through the same sender (a job's signal never overtakes its
 // launch); different jobs' calls go in parallel over a few senders, so that one agent's launches
-// overlap. A failed call is retried a few times with backoff; a launch that still fails goes
-// to on_launch_failed, other calls are dropped with a log line (the agent's missed heartbeats
+// overlap. A failed call is retried a few times with backoff (a launch carries the deadline of
+// each try as its launch_by, so an agent that gets it too late starts nothing, and it is not
+// retried once a kill of its attempt is queued); a launch that still fails goes to
+// on_launch_failed, other calls are dropped with a log line (the agent's missed heartbeats
 // or the next reconciliation take over from there).
 #pragma once
 
@@ -39,6 +41,13 @@ class GrpcAgentLink final : public AgentLink {
     std::string what;  // for the log
     Call call;
     std::function<void(const grpc::Status&)> failed;  // after the last retry (may be empty)
+    // A launch is not tried again once a SIGKILL of its attempt waits behind it: the controller
+    // has ended that attempt (a node failed), and a late launch would start it on nodes that
+    // may be another job's by then.
+    int64_t job = 0;
+    int attempt = 0;
+    bool is_launch = false;
+    bool kills_attempt = false;  // a SIGKILL of `attempt` (or of every attempt when 0)
   };
   struct Sender {
     std::shared_ptr<v1::Agent::Stub> stub;  // shared by the agent's senders (one channel)
@@ -47,6 +56,8 @@ class GrpcAgentLink final : public AgentLink {
   };
   void enqueue(const std::string& agent, int64_t job_id, Pending pending);
   void run(const std::string& agent, Sender& sender);
+  // Whether a SIGKILL of `launch`'s attempt waits in `sender`'s queue.
+  bool superseded(const Pending& launch, const Sender& sender);
 
   const CredentialSource& credentials_;
   const double deadline_seconds_;

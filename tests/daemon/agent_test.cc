@@ -285,6 +285,25 @@ TEST_F(AgentTest, RepeatedLaunchOfTheSameAttemptRunsItOnce) {
   EXPECT_EQ(read_lines(output(9)).size(), 2u);
 }
 
+// A launch held up until after its deadline (the agent was stopped, the network slow) starts
+// nothing: the controller has given up on it and may have given the nodes to another job. Found
+// by `trellis bench chaos`, where a SIGSTOPped agent resumed and started a requeued attempt next
+// to the job that had its node by then.
+TEST_F(AgentTest, ALaunchThatComesAfterItsDeadlineStartsNothing) {
+  v1::LaunchRequest late = launch_request(12, {"n0", "n1"}, {"sh", "-c", "echo ran"});
+  late.set_launch_by(
+      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count() -
+      1);
+  grpc::Status status = launch(late);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED) << status.error_message();
+  EXPECT_EQ(list_tasks().tasks_size(), 0);
+  // The same request in time runs.
+  late.set_launch_by(late.launch_by() + 3600);
+  ASSERT_TRUE(launch(late).ok());
+  ASSERT_TRUE(wait_exits(12, 2));
+  EXPECT_EQ(read_lines(output(12)).size(), 2u);
+}
+
 TEST_F(AgentTest, NewAttemptReplacesARunningOldOne) {
   v1::LaunchRequest first =
       launch_request(11, {"n0"}, {"sh", "-c", "echo $$ > old.pid; exec sleep 1000"});
