@@ -13,15 +13,6 @@
 namespace trellis {
 namespace {
 
-// Records launches and signals; nothing runs.
-class RecordingAgents final : public AgentLink {
- public:
-  std::vector<v1::LaunchRequest> launches;
-  std::vector<v1::SignalRequest> signals;
-  void launch(const std::string&, const v1::LaunchRequest& r) override { launches.push_back(r); }
-  void signal(const std::string&, const v1::SignalRequest& r) override { signals.push_back(r); }
-};
-
 class HeartbeatTest : public ::testing::Test {
  protected:
   static constexpr Seconds kStart = 1000;
@@ -72,7 +63,7 @@ class HeartbeatTest : public ::testing::Test {
   }
 
   testing::TempDir dir_;
-  RecordingAgents agents_;
+  testing::RecordingAgents agents_;
   std::unique_ptr<StateStore> store_;
   std::unique_ptr<Controller> controller_;
   Caller daemon_{static_cast<int>(getuid()), static_cast<int>(getgid())};

@@ -8,19 +8,11 @@
 #include <vector>
 
 #include "daemon/controller.h"
+#include "daemon_test_support.h"
 #include "store/state_store.h"
 
 namespace trellis {
 namespace {
-
-// Records launches and signals; nothing runs.
-class RecordingAgents final : public AgentLink {
- public:
-  std::vector<v1::LaunchRequest> launches;
-  std::vector<v1::SignalRequest> signals;
-  void launch(const std::string&, const v1::LaunchRequest& r) override { launches.push_back(r); }
-  void signal(const std::string&, const v1::SignalRequest& r) override { signals.push_back(r); }
-};
 
 class LaunchFailureTest : public ::testing::Test {
  protected:
@@ -66,7 +58,7 @@ class LaunchFailureTest : public ::testing::Test {
   }
 
   std::filesystem::path dir_;
-  RecordingAgents agents_;
+  testing::RecordingAgents agents_;
   std::unique_ptr<StateStore> store_;
   std::unique_ptr<Controller> controller_;
   Caller daemon_{static_cast<int>(getuid()), static_cast<int>(getgid())};

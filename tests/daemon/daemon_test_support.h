@@ -1,6 +1,6 @@
 // Helpers for tests of the live system's daemons: a temporary directory, waiting for something
-// to happen, a fake controller that records what agents tell it, and a daemon run as a child
-// process that is stopped by its pid.
+// to happen, a fake controller that records what agents tell it, fake agents that record what a
+// controller tells them, and a daemon run as a child process that is stopped by its pid.
 #pragma once
 
 #include <fcntl.h>
@@ -24,12 +24,22 @@
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 
+#include "daemon/agent_link.h"
 #include "daemon/auth.h"
 #include "trellis/v1/trellis.grpc.pb.h"
 
 extern char** environ;
 
 namespace trellis::testing {
+
+// Records launches and signals; nothing runs.
+class RecordingAgents final : public AgentLink {
+ public:
+  std::vector<v1::LaunchRequest> launches;
+  std::vector<v1::SignalRequest> signals;
+  void launch(const std::string&, const v1::LaunchRequest& r) override { launches.push_back(r); }
+  void signal(const std::string&, const v1::SignalRequest& r) override { signals.push_back(r); }
+};
 
 // A fresh directory under $TMPDIR (or /tmp), removed with its contents at scope exit. Mode 0755:
 // munged wants its socket reachable by everyone.
