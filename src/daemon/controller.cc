@@ -684,6 +684,7 @@ Result<v1::RegisterReply> Controller::register_agent(const v1::RegisterRequest& 
   reply.set_heartbeat_interval_ms(
       static_cast<int>(std::lround(config_.controller.heartbeat_interval * 1000)));
   std::vector<std::string> known;
+  std::vector<RunningTask> running;
   {
     std::lock_guard lock(mutex_);
     for (const std::string& name : request.nodes()) {
@@ -693,33 +694,40 @@ Result<v1::RegisterReply> Controller::register_agent(const v1::RegisterRequest& 
         continue;
       }
       agent_of_[*id] = request.address();
+      known.push_back(name);
     }
-    // Processes of an attempt that ended while the agent was away (its nodes were declared down
-    // and the job requeued or failed; the kill could not reach it) are killed now, and their
-    // nodes stay down: the agent registers again at its next heartbeat, and a node comes back
-    // only once nothing of an ended attempt runs there, so no job is given a node where another
-    // job's process still runs. A stopping job whose signal was lost is signalled again.
-    std::set<std::string> stale;
-    for (const v1::TaskStatus& task : request.tasks()) {
-      Result<NodeId> node = node_id(task.node());
-      if (!task.running() || !node) continue;
-      Result<StoredJob> job = store_.job(task.job_id());
-      const bool current =
-          job && job->attempt == task.attempt() &&
-          (job->state == JobState::kRunning || job->state == JobState::kCompleting ||
-           job->state == JobState::kSuspended) &&
-          std::find(job->nodes.begin(), job->nodes.end(), *node) != job->nodes.end();
-      if (!current) {
-        send_signal(task.job_id(), task.attempt(), {*node}, SIGKILL);
-        stale.insert(task.node());
-      } else if (job->stop != StopCause::kNone) {
-        send_signal(job->id, job->attempt, {*node}, 0);
-      }
-    }
-    for (const std::string& name : request.nodes())
-      if (node_id(name) && !stale.count(name)) known.push_back(name);
+    for (const v1::TaskStatus& task : request.tasks())
+      if (task.running() && node_id(task.node()))
+        running.push_back({task.job_id(), task.attempt(), task.node()});
   }
-  if (Status ok = hear_from(known, request.address(), now); !ok) return ok.error();
+  // Processes of an attempt that ended while the agent was away (its nodes were declared down
+  // and the job requeued or failed; the kill could not reach it) are killed now, and the store
+  // keeps their nodes down: the agent registers again at its next heartbeat, and a node comes
+  // back only once nothing of an ended attempt runs there, so no job is given a node where
+  // another job's process still runs. The store decides this in one transaction, against the job
+  // table as every controller last wrote it.
+  Result<std::vector<RunningTask>> stale =
+      store_.register_nodes(known, request.address(), running, now);
+  if (!stale) return stale.error();
+  {
+    std::lock_guard lock(mutex_);
+    std::set<std::string> held_down;
+    for (const RunningTask& task : *stale) {
+      send_signal(task.job, task.attempt, {*node_id(task.node)}, SIGKILL);
+      held_down.insert(task.node);
+    }
+    // A stopping job whose signal was lost is signalled again.
+    for (const RunningTask& task : running) {
+      if (held_down.count(task.node)) continue;
+      Result<StoredJob> job = store_.job(task.job);
+      if (job && job->attempt == task.attempt && job->stop != StopCause::kNone)
+        send_signal(job->id, job->attempt, {*node_id(task.node)}, 0);
+    }
+    std::vector<std::string> up;
+    for (const std::string& name : known)
+      if (!held_down.count(name)) up.push_back(name);
+    mark_heard(up, now);
+  }
   // Tasks the agent saw end while no controller heard it are exits like any other.
   v1::ExitRequest ended;
   for (const v1::TaskStatus& task : request.tasks())
@@ -755,18 +763,23 @@ Status Controller::heartbeat(const v1::HeartbeatRequest& request, const Caller& 
 Status Controller::hear_from(const std::vector<std::string>& names, const std::string& address,
                              Seconds now) {
   std::lock_guard lock(mutex_);
-  for (const std::string& name : names) last_seen_[*node_id(name)] = now;
   // Every heartbeat is written, since the scheduler may be another controller; one of nodes up
-  // already only records its time, which changes no version.
+  // already only records its time, which changes no version. The store refuses a heartbeat for a
+  // node it has down even when this controller has not yet read that it went down.
   if (Status ok = store_.nodes_seen(names, address, now); !ok) return ok;
+  mark_heard(names, now);
+  return Ok{};
+}
+
+void Controller::mark_heard(const std::vector<std::string>& names, Seconds now) {
   for (const std::string& name : names) {
     NodeId id = *node_id(name);
+    last_seen_[id] = now;
     if (up_[id]) continue;
     up_[id] = true;
     if (!drained_[id] && tracking()) (void)core_->node_up(id, now);
     pass_wanted_ = true;
   }
-  return Ok{};
 }
 
 Result<v1::DrainReply> Controller::drain(const v1::DrainRequest& request, const Caller& caller,

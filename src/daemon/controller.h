@@ -133,6 +133,9 @@ class Controller {
   // Records that `names` (nodes of the agent at `address`) were heard from now; those that were
   // down come back up.
   Status hear_from(const std::vector<std::string>& names, const std::string& address, Seconds now);
+  // The nodes were heard from and are up (as the store already says): updates what this
+  // controller keeps of them. Called with mutex_ held.
+  void mark_heard(const std::vector<std::string>& names, Seconds now);
   // Applies one event of the store's log to the memory unless it is there already (this
   // controller's own changes are applied when made, and replayed as no-ops); false when the
   // memory cannot follow it (a start this controller did not make), and must be rebuilt.

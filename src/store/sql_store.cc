@@ -805,9 +805,9 @@ Status SqlStore::nodes_seen(const std::vector<std::string>& names, std::string_v
   if (names.empty()) return Ok{};
   std::lock_guard lock(mutex_);
   Session& db = *db_;
-  // Most heartbeats are of nodes up on this agent already: only their time changes, which no
-  // cache depends on, so the write is uncounted and wakes no controller.
-  Result<bool> only_time = transaction(
+  // Nodes up on this agent only have their time changed, which no cache depends on, so the write
+  // is uncounted and wakes no controller.
+  Result<bool> all_up = transaction(
       db, "nodes_seen", true,
       [&](bool& changed) -> Result<bool> {
         nlohmann::json list = nlohmann::json::array();
@@ -818,39 +818,84 @@ Status SqlStore::nodes_seen(const std::vector<std::string>& names, std::string_v
                      {now, dump(list), agent});
         if (!beat) return beat.error();
         changed = beat->affected() == static_cast<int64_t>(names.size());
-        return changed;  // otherwise rolled back: some node comes up or moves agent
+        return changed;  // otherwise rolled back, and the reason found below
       },
       sql::Counting::kUncounted);
-  if (!only_time) return only_time.error();
-  if (*only_time) return Ok{};
-  return transaction(db, "nodes_seen", true, [&](bool& changed) -> Status {
-    if (!is_utf8(agent)) {
-      return db.fail(Error::Code::kInvalidArgument, "the agent's address is not valid UTF-8");
-    }
+  if (!all_up) return all_up.error();
+  if (*all_up) return Ok{};
+  return transaction(db, "nodes_seen", false, [&](bool&) -> Status {
     for (const std::string& name : names) {
-      Result<Rows> node = db.query("SELECT id, up FROM nodes WHERE name = ?", {name});
+      Result<Rows> node = db.query("SELECT up, agent FROM nodes WHERE name = ?", {name});
       if (!node) return node.error();
       if (node->empty()) {
         return db.fail(Error::Code::kNotFound, "no node '" + name + "' in the cluster");
       }
-      int64_t id = node->int64(0, 0);
-      bool was_up = node->integer(0, 1) != 0;
-      // Coming up clears the reason it was down, but not an administrator's drain reason.
-      if (Status s = run(db,
-                         "UPDATE nodes SET up = 1, agent = ?, last_heartbeat = ?, "
-                         "reason = CASE WHEN up = 0 AND drained = 0 THEN '' ELSE reason END "
-                         "WHERE id = ?",
-                         {agent, now, id});
-          !s) {
-        return s;
+      if (node->integer(0, 0) == 0) {
+        return db.fail(Error::Code::kNotFound,
+                       "node " + name + " is down: register again with the tasks it runs");
       }
-      if (!was_up) {
-        if (Status e = log_event(db, now, "node_up", 0, name, agent); !e) return e;
+      if (node->text(0, 1) != agent) {
+        return db.fail(Error::Code::kNotFound, "node " + name + " is registered to " +
+                                                   node->text(0, 1) + ", not " +
+                                                   std::string(agent) + ": register first");
       }
     }
-    changed = true;
-    return Ok{};
+    return db.fail(Error::Code::kInternal, "a heartbeat changed fewer nodes than it named");
   });
+}
+
+Result<std::vector<RunningTask>> SqlStore::register_nodes(const std::vector<std::string>& names,
+                                                          std::string_view agent,
+                                                          const std::vector<RunningTask>& running,
+                                                          Seconds now) {
+  std::lock_guard lock(mutex_);
+  Session& db = *db_;
+  return transaction(
+      db, "register_nodes", true, [&](bool& changed) -> Result<std::vector<RunningTask>> {
+        if (!is_utf8(agent)) {
+          return db.fail(Error::Code::kInvalidArgument, "the agent's address is not valid UTF-8");
+        }
+        // A process is current while its job runs that attempt on that node (R, CG or S, with the
+        // node still allocated to it); any other is left from an attempt that ended.
+        std::vector<RunningTask> stale;
+        std::set<std::string> held_down;
+        for (const RunningTask& task : running) {
+          Result<Rows> current = db.query(
+              "SELECT 1 FROM jobs JOIN allocations ON allocations.job_id = jobs.id "
+              "JOIN nodes ON nodes.id = allocations.node_id "
+              "WHERE jobs.id = ? AND jobs.attempt = ? AND jobs.state IN ('R', 'CG', 'S') "
+              "AND nodes.name = ?",
+              {task.job, int64_t{task.attempt}, task.node});
+          if (!current) return current.error();
+          if (!current->empty()) continue;
+          stale.push_back(task);
+          held_down.insert(task.node);
+        }
+        for (const std::string& name : names) {
+          Result<Rows> node = db.query("SELECT id, up FROM nodes WHERE name = ?", {name});
+          if (!node) return node.error();
+          if (node->empty()) {
+            return db.fail(Error::Code::kNotFound, "no node '" + name + "' in the cluster");
+          }
+          int64_t id = node->int64(0, 0);
+          bool was_up = node->integer(0, 1) != 0;
+          if (held_down.count(name) && !was_up) continue;
+          // Coming up clears the reason it was down, but not an administrator's drain reason.
+          if (Status s = run(db,
+                             "UPDATE nodes SET up = 1, agent = ?, last_heartbeat = ?, "
+                             "reason = CASE WHEN up = 0 AND drained = 0 THEN '' ELSE reason END "
+                             "WHERE id = ?",
+                             {agent, now, id});
+              !s) {
+            return s.error();
+          }
+          if (!was_up) {
+            if (Status e = log_event(db, now, "node_up", 0, name, agent); !e) return e.error();
+          }
+        }
+        changed = true;
+        return stale;
+      });
 }
 
 Status SqlStore::nodes_down(const std::vector<NodeId>& nodes, std::string_view reason,

@@ -59,6 +59,10 @@ class SqlStore final : public StateStore {
   Result<std::optional<std::string>> core_state() override;
 
   Result<std::vector<StoredNode>> list_nodes() override;
+  Result<std::vector<RunningTask>> register_nodes(const std::vector<std::string>& names,
+                                                  std::string_view agent,
+                                                  const std::vector<RunningTask>& running,
+                                                  Seconds now) override;
   Status nodes_seen(const std::vector<std::string>& names, std::string_view agent,
                     Seconds now) override;
   Status nodes_down(const std::vector<NodeId>& nodes, std::string_view reason,

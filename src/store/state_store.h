@@ -160,6 +160,14 @@ struct StoreHead {
 };
 
 // One node's processes of a job attempt ended (an agent's report).
+// A process that an agent says is running, when it registers.
+struct RunningTask {
+  JobId job = 0;
+  int attempt = 0;
+  std::string node;
+  bool operator==(const RunningTask&) const = default;
+};
+
 struct TaskExit {
   JobId job = 0;
   int attempt = 0;
@@ -228,9 +236,20 @@ class StateStore {
 
   // --- Nodes
   virtual Result<std::vector<StoredNode>> list_nodes() = 0;
-  // An agent at `agent` serves these nodes and is alive: marks them up (logging node_up for each
-  // that was down) and records the heartbeat time (uncounted when no node changed). Not found if a
-  // name is not the cluster's.
+  // An agent at `agent` registers for these nodes, listing the processes it runs there: marks them
+  // up (logging node_up for each that was down) and records the heartbeat time, except a node
+  // where a process of an attempt that is no longer running still runs. Such a node does not come
+  // up, so no job is given it while that process lives; returns those processes, for the caller
+  // to kill, after which the agent registers again. The check and the change are one transaction,
+  // so a controller that requeues the job at the same moment cannot slip between them. Not found
+  // if a name is not the cluster's.
+  virtual Result<std::vector<RunningTask>> register_nodes(const std::vector<std::string>& names,
+                                                          std::string_view agent,
+                                                          const std::vector<RunningTask>& running,
+                                                          Seconds now) = 0;
+  // A heartbeat of an agent at `agent`: records the time. It never brings a node up, since it does
+  // not say what runs there: a node that is down, or registered to another agent, is Not found,
+  // and the agent registers again.
   virtual Status nodes_seen(const std::vector<std::string>& names, std::string_view agent,
                             Seconds now) = 0;
   // Marks nodes down (missed heartbeats), logging node_down with the reason for each that was up.

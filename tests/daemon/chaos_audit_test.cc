@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <sstream>
 
 #include "bench/chaos.h"
 #include "daemon_test_support.h"
@@ -31,12 +32,20 @@ class ChaosAuditTest : public ::testing::Test {
     return *id;
   }
   void start(JobId id, int attempt, std::vector<NodeId> nodes) {
+    JobStart started;
+    started.job = id;
+    started.attempt = attempt;
+    started.nodes = std::move(nodes);
     PassCommit pass;
-    pass.starts.push_back({.job = id, .attempt = attempt, .nodes = std::move(nodes)});
+    pass.starts.push_back(std::move(started));
     ASSERT_TRUE(store_->commit_pass(pass, now_ += 1));
   }
   void end(JobId id, int attempt, JobState state = JobState::kCompleted) {
-    ASSERT_TRUE(store_->end_job({.job = id, .attempt = attempt, .state = state}, now_ += 1));
+    JobEnd ended;
+    ended.job = id;
+    ended.attempt = attempt;
+    ended.state = state;
+    ASSERT_TRUE(store_->end_job(ended, now_ += 1));
   }
   // "B|E ATTEMPT NODE NANOSECONDS" lines, as the chaos job's processes write them.
   void output(JobId id, const std::string& lines) {
@@ -54,9 +63,10 @@ class ChaosAuditTest : public ::testing::Test {
     start(id, 1, {first, first + 1});
     end(id, 1);
     for (NodeId n : {first, first + 1}) {
-      std::string node = "n" + std::to_string(n);
-      output(id, "B 1 " + node + " " + std::to_string(begin) + "\nE 1 " + node + " " +
-                     std::to_string(finish) + "\n");
+      // A stream, not "n" + to_string(n): GCC 12 warns wrongly (-Wrestrict) on that at -O3.
+      std::ostringstream lines;
+      lines << "B 1 n" << n << ' ' << begin << "\nE 1 n" << n << ' ' << finish << '\n';
+      output(id, lines.str());
     }
     return id;
   }

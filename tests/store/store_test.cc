@@ -453,7 +453,7 @@ TEST_P(StoreTest, SetJobState) {
 // --- Nodes
 
 TEST_P(StoreTest, NodesUpDownAndDrained) {
-  EXPECT_OK(store_->nodes_seen({"n0", "n1"}, "host1:7000", 100));
+  EXPECT_OK(store_->register_nodes({"n0", "n1"}, "host1:7000", {}, 100));
   EXPECT_OK(store_->nodes_seen({"n0", "n1"}, "host1:7000", 110));  // heartbeat: no new event
   std::vector<StoredNode> nodes = value_of(store_->list_nodes());
   EXPECT_TRUE(nodes[0].up);
@@ -463,7 +463,7 @@ TEST_P(StoreTest, NodesUpDownAndDrained) {
   EXPECT_EQ(event_kinds(), (std::vector<std::string>{"node_up", "node_up"}));
   EXPECT_EQ(all_events()[1].node, "n1");
 
-  Error unknown = error_of(store_->nodes_seen({"n2", "nope"}, "host1:7000", 120));
+  Error unknown = error_of(store_->register_nodes({"n2", "nope"}, "host1:7000", {}, 120));
   EXPECT_EQ(unknown.code, Error::Code::kNotFound);
   EXPECT_TRUE(has(unknown.message, "'nope'")) << unknown.message;
   EXPECT_FALSE(value_of(store_->list_nodes())[2].up);  // the whole call was undone
@@ -488,10 +488,55 @@ TEST_P(StoreTest, NodesUpDownAndDrained) {
   nodes = value_of(store_->list_nodes());
   EXPECT_FALSE(nodes[0].drained);
   EXPECT_EQ(nodes[0].reason, "");
-  EXPECT_OK(store_->nodes_seen({"n1"}, "host2:7000", 170));  // back up: the reason goes
+  // A heartbeat never brings a node back: only a registration, which lists what runs there.
+  Error down = error_of(store_->nodes_seen({"n1"}, "host1:7000", 165));
+  EXPECT_EQ(down.code, Error::Code::kNotFound);
+  EXPECT_TRUE(has(down.message, "n1 is down")) << down.message;
+  EXPECT_FALSE(value_of(store_->list_nodes())[1].up);
+  EXPECT_OK(store_->register_nodes({"n1"}, "host2:7000", {}, 170));  // back up: the reason goes
   EXPECT_EQ(value_of(store_->list_nodes())[1].reason, "");
+  // n1 moved to host2: a heartbeat from the old address is refused.
+  Error moved = error_of(store_->nodes_seen({"n1"}, "host1:7000", 175));
+  EXPECT_EQ(moved.code, Error::Code::kNotFound);
+  EXPECT_TRUE(has(moved.message, "registered to host2:7000")) << moved.message;
+  EXPECT_EQ(value_of(store_->list_nodes())[1].last_heartbeat, 170);
   EXPECT_EQ(event_kinds(), (std::vector<std::string>{"node_up", "node_up", "node_down", "drain",
                                                      "resume", "node_up"}));
+}
+
+// Found by the 30-minute chaos run on PostgreSQL with two controllers: an agent registered with
+// one controller while the other requeued its job, and the node came back with the old attempt's
+// process still on it. The store decides whether a node may come up, in the same transaction that
+// brings it up.
+TEST_P(StoreTest, ANodeWhereAnEndedAttemptStillRunsDoesNotComeUp) {
+  JobId a = add(simple_job("a"));
+  JobId b = add(simple_job("b"));
+  EXPECT_OK(store_->register_nodes({"n3", "n4", "n5"}, "host1:7000", {}, 5));
+  EXPECT_OK(store_->commit_pass(pass_of({start_of(a, {3}), start_of(b, {4})}), 10));
+  EXPECT_OK(store_->nodes_down({3, 4, 5}, "missed heartbeats", 20));
+  // The scheduler requeues a (node failure); b keeps running (its node is only unheard).
+  EXPECT_TRUE(value_of(store_->end_job(ending(a, 1, JobState::kPending, 0, 9, "node failed"), 21)));
+
+  // The agent comes back running a's attempt 1 (ended), b's attempt 1 (current), and a task of
+  // attempt 7 of b, which never existed.
+  std::vector<RunningTask> running = {{a, 1, "n3"}, {b, 1, "n4"}, {b, 7, "n5"}};
+  std::vector<RunningTask> stale =
+      value_of(store_->register_nodes({"n3", "n4", "n5"}, "host1:7001", running, 30));
+  EXPECT_EQ(stale, (std::vector<RunningTask>{{a, 1, "n3"}, {b, 7, "n5"}}));
+  std::vector<StoredNode> nodes = value_of(store_->list_nodes());
+  EXPECT_FALSE(nodes[3].up);
+  EXPECT_TRUE(nodes[4].up);
+  EXPECT_FALSE(nodes[5].up);
+  EXPECT_EQ(error_of(store_->nodes_seen({"n3"}, "host1:7001", 31)).code, Error::Code::kNotFound);
+
+  // Once the agent has killed them, it registers without them and the nodes come back.
+  EXPECT_TRUE(value_of(store_->register_nodes({"n3", "n4", "n5"}, "host1:7001", {{b, 1, "n4"}}, 32))
+                  .empty());
+  nodes = value_of(store_->list_nodes());
+  EXPECT_TRUE(nodes[3].up && nodes[4].up && nodes[5].up);
+  // A stale process on a node that is up already does not take it down (its kill goes first).
+  EXPECT_EQ(value_of(store_->register_nodes({"n3"}, "host1:7001", {{a, 1, "n3"}}, 33)).size(), 1u);
+  EXPECT_TRUE(value_of(store_->list_nodes())[3].up);
 }
 
 TEST_P(StoreTest, EventsArePagedBySeq) {
@@ -531,7 +576,7 @@ TEST_P(StoreTest, AWriterAndAReadOnlyReaderSeeEachOthersCommits) {
       << refused.message;
   EXPECT_FALSE(reader->commit_pass(pass_of({start_of(a, {1}, 2)}), 1));
   EXPECT_FALSE(reader->end_job(ending(a, 1, JobState::kCompleted), 1));
-  EXPECT_FALSE(reader->nodes_seen({"n0"}, "h", 1));
+  EXPECT_FALSE(reader->register_nodes({"n0"}, "h", {}, 1));
   EXPECT_FALSE(reader->init_cluster("torus:4x4", node_names(16)));
   EXPECT_EQ(value_of(reader->list_jobs({})).size(), 1u);
 
