@@ -148,6 +148,8 @@ struct UpArgs {
   double kill_grace = 2.0;
 };
 
+int run_down(const std::string& dir_arg);
+
 int run_up(const UpArgs& args) {
   Result<Machine> machine = Machine::parse(args.machine);
   if (!machine) return usage_error(fail("--machine: " + machine.error().message));
@@ -201,6 +203,14 @@ int run_up(const UpArgs& args) {
     return failure(again.error().message);
   const fs::path conf = dir / "trellis.toml";
   std::ofstream(conf) << text;
+  // From here on a failure stops what was started (daemons and munged), as `cluster down` does,
+  // so that a failed `cluster up` leaves nothing running.
+  auto failed_after_start = [&](const std::string& message) {
+    int code = failure(message);
+    std::cerr << "trellis cluster: stopping what was started\n";
+    (void)run_down(dir.string());
+    return code;
+  };
 
   for (int c = 0; c < args.controllers; ++c) {
     fs::remove(controller_file(c, ".port"));
@@ -208,12 +218,13 @@ int run_up(const UpArgs& args) {
         start_detached({sibling_binary("trellisd"), "--conf", conf.string(), "--listen",
                         addresses[c], "--port-file", controller_file(c, ".port").string()},
                        controller_file(c, ".log").string(), controller_file(c, ".pid").string());
-    if (!controller) return failure(controller.error().message);
+    if (!controller) return failed_after_start(controller.error().message);
     auto deadline = Clock::now() + std::chrono::seconds(30);
     while (!fs::exists(controller_file(c, ".port"))) {
       if (gone(*controller) || Clock::now() > deadline)
-        return failure("trellisd did not start; its log (" + controller_file(c, ".log").string() +
-                       "):\n" + tail(controller_file(c, ".log")));
+        return failed_after_start("trellisd did not start; its log (" +
+                                  controller_file(c, ".log").string() + "):\n" +
+                                  tail(controller_file(c, ".log")));
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
   }
@@ -221,6 +232,7 @@ int run_up(const UpArgs& args) {
   for (const std::string& a : addresses)
     controller_list += (controller_list.empty() ? "" : ",") + a;
 
+  std::vector<pid_t> agents;
   for (int k = 0; k < args.agents; ++k) {
     NodeId first = static_cast<NodeId>(static_cast<long>(n) * k / args.agents);
     NodeId last = static_cast<NodeId>(static_cast<long>(n) * (k + 1) / args.agents);
@@ -234,12 +246,13 @@ int run_up(const UpArgs& args) {
          munge->socket(), "--port-file", (state / "port").string()},
         (dir / ("agent-" + std::to_string(k) + ".log")).string(),
         (dir / ("agent-" + std::to_string(k) + ".pid")).string());
-    if (!agent) return failure(agent.error().message);
+    if (!agent) return failed_after_start(agent.error().message);
+    agents.push_back(*agent);
   }
 
   // Up when every node's agent has registered.
   Result<LiveClient> client = connect_to_cluster(conf.string());
-  if (!client) return failure(client.error().message);
+  if (!client) return failed_after_start(client.error().message);
   auto deadline = Clock::now() + std::chrono::seconds(30);
   for (;;) {
     Result<v1::ListNodesReply> nodes = list_nodes(*client, {});
@@ -247,9 +260,19 @@ int run_up(const UpArgs& args) {
     if (nodes)
       for (const v1::NodeInfo& node : nodes->nodes()) up += node.state() != v1::DOWN;
     if (up == n) break;
+    // An agent that cannot start (a missing binary, a bad option) exits at once: say so now.
+    for (size_t k = 0; k < agents.size(); ++k) {
+      if (!gone(agents[k])) continue;
+      fs::path log = dir / ("agent-" + std::to_string(k) + ".log");
+      std::string said = tail(log);
+      return failed_after_start(
+          "trellis-agent " + std::to_string(k) + " exited; " +
+          (said.empty() ? "its log is empty (can " + sibling_binary("trellis-agent") + " run?)"
+                        : "its log (" + log.string() + "):\n" + said));
+    }
     if (Clock::now() > deadline)
-      return failure(std::to_string(up) + " of " + std::to_string(n) +
-                     " nodes came up in 30 s; see the logs in " + dir.string());
+      return failed_after_start(std::to_string(up) + " of " + std::to_string(n) +
+                                " nodes came up in 30 s; see the logs in " + dir.string());
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   std::cout << "cluster up: " << machine->spec() << " (" << n << " nodes, " << args.agents

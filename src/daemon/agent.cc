@@ -1,6 +1,5 @@
 #include "daemon/agent.h"
 
-#include <pwd.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -8,11 +7,12 @@
 #include <csignal>
 #include <ctime>
 #include <iostream>
-#include <map>
+#include <optional>
 
 #include <grpcpp/grpcpp.h>
 
 #include "core/hostlist.h"
+#include "daemon/agent_requests.h"
 #include "daemon/auth.h"
 #include "daemon/controller_client.h"
 #include "daemon/server_threads.h"
@@ -34,10 +34,6 @@ using grpc::StatusCode;
 
 constexpr auto kMinBackoff = std::chrono::milliseconds(200);
 constexpr auto kMaxBackoff = std::chrono::seconds(10);
-
-grpc::Status invalid(const std::string& message) {
-  return grpc::Status(StatusCode::INVALID_ARGUMENT, message);
-}
 
 grpc::Status to_grpc(const Error& error) {
   switch (error.code) {
@@ -115,19 +111,24 @@ Result<std::vector<std::string>> parse_node_names(std::string_view hostlist) {
   }
   constexpr int kMaxNodeNumber = 1 << 20;
   std::vector<std::string> names;
+  auto too_many = [&](size_t more) {
+    return names.size() + more > kMaxAgentNodes
+               ? std::optional(fail("nodes: more than " + std::to_string(kMaxAgentNodes) +
+                                    " names; one agent serves at most that many"))
+               : std::nullopt;
+  };
   for (std::string_view part : parts) {
     if (part.empty()) return fail("nodes '" + std::string(hostlist) + "': empty name");
     size_t bracket = part.find('[');
-    size_t digits = part.size();
-    while (digits > 0 && part[digits - 1] >= '0' && part[digits - 1] <= '9') --digits;
-    size_t prefix_end = bracket != std::string_view::npos ? bracket : digits;
-    if (prefix_end == part.size()) {  // no number: the name as it is
+    if (bracket == std::string_view::npos) {  // one name, taken as it is
+      if (auto error = too_many(1)) return *error;
       names.emplace_back(part);
       continue;
     }
-    std::string_view prefix = part.substr(0, prefix_end);
+    std::string_view prefix = part.substr(0, bracket);
     Result<NodeSet> ids = parse_hostlist(part, kMaxNodeNumber, prefix);
     if (!ids) return fail("nodes: " + ids.error().message);
+    if (auto error = too_many(static_cast<size_t>(ids->count()))) return *error;
     for (NodeId id = ids->next(0); id >= 0; id = ids->next(id + 1)) {
       names.push_back(std::string(prefix) + std::to_string(id));
     }
@@ -148,7 +149,8 @@ class Agent::Service final : public v1::Agent::Service {
   grpc::Status Launch(grpc::ServerContext* context, const v1::LaunchRequest* request,
                       v1::LaunchReply*) override {
     if (grpc::Status allowed = authorize(*context); !allowed.ok()) return allowed;
-    if (grpc::Status valid = validate(*request); !valid.ok()) return valid;
+    if (Status valid = check_launch_request(*request, agent_.served_); !valid)
+      return to_grpc(valid.error());
     int started = 0;
     for (const std::string& node : request->nodes()) {
       if (request->launch_by() > 0 && wall_seconds() > request->launch_by()) {
@@ -158,7 +160,7 @@ class Agent::Service final : public v1::Agent::Service {
         return grpc::Status(StatusCode::DEADLINE_EXCEEDED,
                             "the launch came after its deadline (launch_by); not started");
       }
-      TaskSpec spec = make_spec(*request, node);
+      TaskSpec spec = task_spec(*request, node, agent_.base_env_);
       Result<bool> launched = agent_.runner_->launch(spec);
       if (!launched) {
         agent_log("launch of " + spec.key.name() + " failed: " + launched.error().message);
@@ -176,18 +178,11 @@ class Agent::Service final : public v1::Agent::Service {
   grpc::Status Signal(grpc::ServerContext* context, const v1::SignalRequest* request,
                       v1::SignalReply* reply) override {
     if (grpc::Status allowed = authorize(*context); !allowed.ok()) return allowed;
-    if (request->job_id() <= 0) return invalid("job_id: must be positive");
-    if (request->attempt() < 0) return invalid("attempt: must be 0 (any) or positive");
-    if (request->signal() < 0 || request->signal() >= NSIG) {
-      return invalid("signal: " + std::to_string(request->signal()) + " is not a signal number");
-    }
-    if (request->grace_seconds() < 0) return invalid("grace_seconds: must not be negative");
-    auto grace =
-        request->grace_seconds() > 0
-            ? std::chrono::milliseconds(static_cast<long long>(request->grace_seconds() * 1000))
-            : agent_.config_.kill_wait;
+    Result<std::chrono::milliseconds> grace =
+        check_signal_request(*request, agent_.config_.kill_wait);
+    if (!grace) return to_grpc(grace.error());
     int count =
-        agent_.runner_->signal(request->job_id(), request->attempt(), request->signal(), grace);
+        agent_.runner_->signal(request->job_id(), request->attempt(), request->signal(), *grace);
     agent_log("signal " + std::to_string(request->signal()) + " to job " +
               std::to_string(request->job_id()) + ": " + std::to_string(count) + " tasks");
     reply->set_processes(count);
@@ -217,77 +212,6 @@ class Agent::Service final : public v1::Agent::Service {
                               std::to_string(agent_.config_.daemon_uid) + ")");
     }
     return grpc::Status::OK;
-  }
-
-  grpc::Status validate(const v1::LaunchRequest& request) const {
-    if (request.job_id() <= 0)
-      return invalid("job_id: must be positive, got " + std::to_string(request.job_id()));
-    if (request.attempt() <= 0)
-      return invalid("attempt: must be positive, got " + std::to_string(request.attempt()));
-    if (request.nodes().empty()) return invalid("nodes: empty");
-    if (request.nnodes() <= 0)
-      return invalid("nnodes: must be positive, got " + std::to_string(request.nnodes()));
-    std::set<std::string> seen;
-    for (const std::string& node : request.nodes()) {
-      if (!agent_.served_.contains(node))
-        return invalid("nodes: this agent does not serve node '" + node + "'");
-      if (!seen.insert(node).second) return invalid("nodes: '" + node + "' appears twice");
-      auto rank = request.node_ids().find(node);
-      if (rank == request.node_ids().end())
-        return invalid("node_ids: no rank for node '" + node + "'");
-      if (rank->second < 0 || rank->second >= request.nnodes()) {
-        return invalid("node_ids: rank " + std::to_string(rank->second) + " of node '" + node +
-                       "' is outside 0.." + std::to_string(request.nnodes() - 1));
-      }
-    }
-    if (request.argv().empty() || request.argv(0).empty()) return invalid("argv: empty command");
-    if (!request.cwd().empty() && request.cwd()[0] != '/') {
-      return invalid("cwd: '" + request.cwd() + "' is not an absolute path");
-    }
-    if (request.uid() < 0) return invalid("uid: must not be negative");
-    if (request.gid() < 0) return invalid("gid: must not be negative");
-    for (const auto& [name, value] : request.env()) {
-      if (name.empty() || name.find('=') != std::string::npos)
-        return invalid("env: bad variable name '" + name + "'");
-    }
-    return grpc::Status::OK;
-  }
-
-  TaskSpec make_spec(const v1::LaunchRequest& request, const std::string& node) const {
-    TaskSpec spec;
-    spec.key = {request.job_id(), request.attempt(), node};
-    spec.argv.assign(request.argv().begin(), request.argv().end());
-    spec.cwd = request.cwd();
-    spec.output = request.output();
-    spec.error = request.error();
-    spec.uid = request.uid();
-    spec.gid = request.gid();
-    // The agent's environment, the user's identity when it is another user, the job's own
-    // variables, then Trellis's (which the job cannot override).
-    std::map<std::string, std::string> env;
-    for (const std::string& entry : agent_.base_env_) {
-      size_t eq = entry.find('=');
-      if (eq != std::string::npos) env[entry.substr(0, eq)] = entry.substr(eq + 1);
-    }
-    if (static_cast<uid_t>(request.uid()) != ::geteuid()) {
-      std::vector<char> buffer(16384);
-      struct passwd entry {};
-      struct passwd* found = nullptr;
-      if (::getpwuid_r(request.uid(), &entry, buffer.data(), buffer.size(), &found) == 0 && found) {
-        env["USER"] = env["LOGNAME"] = entry.pw_name;
-        env["HOME"] = entry.pw_dir;
-      }
-    }
-    for (const auto& [name, value] : request.env()) env[name] = value;
-    env["TRELLIS_JOB_ID"] = std::to_string(request.job_id());
-    env["TRELLIS_NODELIST"] = request.nodelist();
-    env["TRELLIS_NNODES"] = std::to_string(request.nnodes());
-    env["TRELLIS_NODEID"] = std::to_string(request.node_ids().at(node));
-    env["TRELLIS_NODENAME"] = node;
-    // 1 the first time; a job requeued (node failure) runs again with the next attempt.
-    env["TRELLIS_ATTEMPT"] = std::to_string(request.attempt());
-    for (const auto& [name, value] : env) spec.env.push_back(name + "=" + value);
-    return spec;
   }
 
   Agent& agent_;

@@ -537,6 +537,18 @@ TEST(AgentNodeNamesTest, HostlistsWithSeveralPrefixes) {
   EXPECT_FALSE(parse_node_names(""));
 }
 
+// Found by fuzz_node_names: "n[0-1048575]" made a million names, and lists of many parts were
+// slow enough to hang the fuzzer. One agent serves at most kMaxAgentNodes names.
+TEST(AgentNodeNamesTest, AtMostTheLimitOfNames) {
+  EXPECT_EQ(parse_node_names("n[0-32767]")->size(), kMaxAgentNodes);
+  Result<std::vector<std::string>> too_many = parse_node_names("n[0-32767],login");
+  ASSERT_FALSE(too_many);
+  EXPECT_NE(too_many.error().message.find("32768"), std::string::npos) << too_many.error().message;
+  EXPECT_FALSE(parse_node_names("n[0-1048575]"));
+  // A name without brackets is taken as written.
+  EXPECT_EQ(*parse_node_names("n02,n2"), (std::vector<std::string>{"n02", "n2"}));
+}
+
 }  // namespace
 }  // namespace trellis
 

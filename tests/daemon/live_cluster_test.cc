@@ -541,5 +541,36 @@ TEST(LiveDemo, RunsTheTraceForRealBesideThePrediction) {
   EXPECT_EQ(status.output.find("running, pid"), std::string::npos) << status.output;
 }
 
+// Found when the chaos run was started from a copy of the binaries without trellis-shepherd: the
+// agents exited at once, `cluster up` waited 30 s and failed, and left both controllers running.
+// Now it fails as soon as an agent is gone, and stops what it started.
+TEST(ClusterUpTest, AFailedClusterUpStopsWhatItStarted) {
+  TempDir bin;
+  TempDir dir;
+  // trellis and trellisd, but no trellis-agent beside them (copies: the programs are found next
+  // to the running binary, and a symbolic link would resolve to the build tree).
+  for (const char* binary : {TRELLIS_BINARY, TRELLISD_BINARY}) {
+    std::string name = std::filesystem::path(binary).filename();
+    std::filesystem::copy_file(binary, bin / name);  // a link would lead back to the build tree
+  }
+  CommandRun up = run_command(bin / "trellis" + " cluster up --machine flat:4 --dir " + dir.path());
+  EXPECT_NE(up.status, 0);
+  EXPECT_NE(up.output.find("trellis-agent 0 exited"), std::string::npos) << up.output;
+  EXPECT_NE(up.output.find("cluster down"), std::string::npos) << up.output;
+  // No process of this cluster is left: none names its directory in its arguments.
+  auto left = [&] {
+    std::vector<std::string> found;
+    for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+      pid_t pid = std::atoi(entry.path().filename().c_str());
+      if (pid <= 0 || !process_running(pid)) continue;
+      for (const std::string& arg : process_arguments(pid))
+        if (arg.find(dir.path()) != std::string::npos) found.push_back(std::to_string(pid));
+    }
+    return found;
+  };
+  EXPECT_TRUE(eventually([&] { return left().empty(); }, std::chrono::seconds(10)))
+      << "still running: " << ::testing::PrintToString(left());
+}
+
 }  // namespace
 }  // namespace trellis

@@ -1,0 +1,110 @@
+// The agent's checks of Launch and Signal requests (daemon/agent_requests.h), each field's error,
+// and the inputs the fuzzer found.
+#include "daemon/agent_requests.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "trellis/v1/trellis.pb.h"
+
+namespace trellis {
+namespace {
+
+const std::set<std::string> kServed = {"n0", "n1"};
+
+v1::LaunchRequest good_launch() {
+  v1::LaunchRequest request;
+  request.set_job_id(7);
+  request.set_attempt(2);
+  request.add_nodes("n1");
+  request.set_nodelist("n[1,5]");
+  request.set_nnodes(2);
+  (*request.mutable_node_ids())["n1"] = 0;
+  request.add_argv("sleep");
+  request.add_argv("1");
+  request.set_cwd("/tmp");
+  (*request.mutable_env())["MINE"] = "x";
+  (*request.mutable_env())["TRELLIS_JOB_ID"] = "999";
+  return request;
+}
+
+std::string error_of(const v1::LaunchRequest& request) {
+  Status checked = check_launch_request(request, kServed);
+  return checked ? "" : checked.error().message;
+}
+
+TEST(AgentRequestsTest, AGoodLaunchAndItsTask) {
+  v1::LaunchRequest request = good_launch();
+  EXPECT_EQ(error_of(request), "");
+  TaskSpec spec = task_spec(request, "n1", {"PATH=/bin", "MINE=agent", "junk"});
+  EXPECT_EQ(spec.key.job_id, 7);
+  EXPECT_EQ(spec.key.attempt, 2);
+  EXPECT_EQ(spec.argv, (std::vector<std::string>{"sleep", "1"}));
+  auto has = [&](const std::string& entry) {
+    return std::find(spec.env.begin(), spec.env.end(), entry) != spec.env.end();
+  };
+  EXPECT_TRUE(has("PATH=/bin"));
+  EXPECT_TRUE(has("MINE=x"));            // the job's variable wins over the agent's
+  EXPECT_TRUE(has("TRELLIS_JOB_ID=7"));  // and Trellis's win over the job's
+  EXPECT_FALSE(has("TRELLIS_JOB_ID=999"));
+  EXPECT_TRUE(has("TRELLIS_NODEID=0"));
+  EXPECT_TRUE(has("TRELLIS_ATTEMPT=2"));
+  EXPECT_TRUE(has("TRELLIS_NODELIST=n[1,5]"));
+}
+
+TEST(AgentRequestsTest, EachBadFieldIsNamed) {
+  auto with = [](auto change) {
+    v1::LaunchRequest request = good_launch();
+    change(request);
+    return error_of(request);
+  };
+  EXPECT_NE(with([](auto& r) { r.set_job_id(0); }).find("job_id"), std::string::npos);
+  EXPECT_NE(with([](auto& r) { r.set_attempt(0); }).find("attempt"), std::string::npos);
+  EXPECT_NE(with([](auto& r) { r.add_nodes("n9"); }).find("does not serve node 'n9'"),
+            std::string::npos);
+  EXPECT_NE(with([](auto& r) { r.add_nodes("n1"); }).find("twice"), std::string::npos);
+  EXPECT_NE(with([](auto& r) { (*r.mutable_node_ids())["n1"] = 2; }).find("outside 0..1"),
+            std::string::npos);
+  EXPECT_NE(with([](auto& r) { r.clear_argv(); }).find("argv"), std::string::npos);
+  EXPECT_NE(with([](auto& r) { r.set_cwd("tmp"); }).find("cwd"), std::string::npos);
+  EXPECT_NE(with([](auto& r) { r.set_uid(-1); }).find("uid"), std::string::npos);
+  EXPECT_NE(with([](auto& r) { (*r.mutable_env())["A=B"] = ""; }).find("env"), std::string::npos);
+  // NUL bytes would be cut off without a word by exec.
+  EXPECT_NE(with([](auto& r) { r.set_argv(1, std::string("a\0b", 3)); }).find("NUL"),
+            std::string::npos);
+  EXPECT_NE(with([](auto& r) { (*r.mutable_env())["X"] = std::string("\0", 1); }).find("NUL"),
+            std::string::npos);
+  EXPECT_NE(with([](auto& r) { r.set_launch_by(std::nan("")); }).find("launch_by"),
+            std::string::npos);
+}
+
+// A huge grace period overflowed its conversion to milliseconds (undefined behaviour, which
+// UBSan under the fuzzer stops at), and NaN was taken for "none".
+TEST(AgentRequestsTest, SignalGracePeriods) {
+  const std::chrono::milliseconds fallback(10000);
+  v1::SignalRequest request;
+  request.set_job_id(3);
+  EXPECT_EQ(*check_signal_request(request, fallback), fallback);
+  request.set_grace_seconds(2.5);
+  EXPECT_EQ(*check_signal_request(request, fallback), std::chrono::milliseconds(2500));
+  for (double bad : {-1.0, 1e300, std::nan(""), std::numeric_limits<double>::infinity()}) {
+    request.set_grace_seconds(bad);
+    Result<std::chrono::milliseconds> refused = check_signal_request(request, fallback);
+    ASSERT_FALSE(refused) << bad;
+    EXPECT_NE(refused.error().message.find("grace_seconds"), std::string::npos);
+  }
+  request.set_grace_seconds(0);
+  request.set_signal(NSIG);
+  EXPECT_FALSE(check_signal_request(request, fallback));
+  request.set_signal(9);
+  request.set_attempt(-1);
+  EXPECT_FALSE(check_signal_request(request, fallback));
+  request.set_attempt(0);
+  request.set_job_id(0);
+  EXPECT_FALSE(check_signal_request(request, fallback));
+}
+
+}  // namespace
+}  // namespace trellis
