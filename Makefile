@@ -3,7 +3,7 @@
 #   make test  installs dependencies, builds, runs every test
 JOBS ?= 2
 
-.PHONY: deps build run sim-compare test test-asan bench format clean screenshots
+.PHONY: deps build run sim-compare test test-asan fuzz fuzz-smoke bench format clean screenshots
 
 deps:
 	@bash scripts/bootstrap.sh
@@ -32,6 +32,14 @@ test-asan: deps
 	@cmake --preset asan >/dev/null
 	@cmake --build --preset asan -j $(JOBS)
 	@TRELLIS_REQUIRE_POSTGRES=1 ctest --preset asan -j $(JOBS)
+
+# libFuzzer targets (fuzz/, clang, build/fuzz): each for FUZZ_SECONDS; fuzz-smoke is CI's short pass.
+FUZZ_SECONDS ?= 60
+fuzz: deps
+	@bash scripts/fuzz.sh $(FUZZ_SECONDS)
+
+fuzz-smoke: deps
+	@bash scripts/fuzz.sh 5
 
 bench: build
 	@./build/release/trellis bench contiguous

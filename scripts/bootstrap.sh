@@ -11,6 +11,7 @@ packages=(
   zlib1g-dev libsqlite3-dev sqlite3 libpqxx-dev postgresql
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler munge libmunge-dev
   chromium chromium-driver
+  clang libclang-rt-14-dev
 )
 
 missing=()

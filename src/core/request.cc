@@ -30,8 +30,14 @@ Result<Shape> parse_shape(std::string_view text) {
   if (shape.size() > kMaxDims)
     return fail("shape '" + std::string(text) + "' has " + std::to_string(shape.size()) +
                 " dimensions; at most " + std::to_string(kMaxDims) + " are supported");
-  long volume = shape_volume(shape);
-  if (volume > 1'000'000'000) return fail("shape '" + std::string(text) + "' is too large");
+  // Checked extent by extent: the product of four large extents overflows a long.
+  long volume = 1;
+  for (int extent : shape) {
+    volume *= extent;
+    if (volume > kMaxShapeVolume)
+      return fail("shape '" + std::string(text) + "' is too large (over " +
+                  std::to_string(kMaxShapeVolume) + " nodes)");
+  }
   return shape;
 }
 

@@ -11,6 +11,8 @@
 namespace trellis {
 
 constexpr int kMaxDims = 6;
+// The most nodes a shape (or a count) may ask for.
+constexpr long kMaxShapeVolume = 1'000'000'000;
 
 // Extents of a box, one per axis (x first). "4x2x2" is {4,2,2}.
 using Shape = std::vector<int>;

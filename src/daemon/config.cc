@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <limits>
 #include <sstream>
 
 #include <toml++/toml.h>
@@ -32,7 +33,10 @@ class TableReader {
     } else {
       return wrong(key, "a number");
     }
-    if (!(out >= minimum)) return wrong(key, "a number >= " + std::to_string(minimum));
+    // Finite and at most a billion (about 30 years of seconds): what is converted to milliseconds
+    // later must fit.
+    if (!(out >= minimum && out <= 1e9))
+      return wrong(key, "a number from " + std::to_string(minimum) + " to 1e9");
     return Ok{};
   }
   Status integer(std::string_view key, int& out, int minimum) {
@@ -62,8 +66,12 @@ class TableReader {
     const toml::array* array = node->as_array();
     if (!array) return wrong(key, "an array of uids");
     out.clear();
+    // Uids are kept as int, so one beyond INT_MAX would wrap to another user's.
     for (const toml::node& item : *array) {
-      if (!item.is_integer() || item.as_integer()->get() < 0) return wrong(key, "an array of uids");
+      if (!item.is_integer() || item.as_integer()->get() < 0 ||
+          item.as_integer()->get() > std::numeric_limits<int>::max())
+        return wrong(
+            key, "an array of uids (0 to " + std::to_string(std::numeric_limits<int>::max()) + ")");
       out.push_back(static_cast<int>(item.as_integer()->get()));
     }
     return Ok{};

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include <nlohmann/json.hpp>
 
@@ -681,8 +682,8 @@ Result<v1::RegisterReply> Controller::register_agent(const v1::RegisterRequest& 
     return fail(Error::Code::kPermissionDenied, "permission denied: agents run as the daemon user");
   if (request.address().empty()) return fail("address: an agent must give its address");
   v1::RegisterReply reply;
-  reply.set_heartbeat_interval_ms(
-      static_cast<int>(std::lround(config_.controller.heartbeat_interval * 1000)));
+  reply.set_heartbeat_interval_ms(static_cast<int>(std::min<long>(
+      std::lround(config_.controller.heartbeat_interval * 1000), std::numeric_limits<int>::max())));
   std::vector<std::string> known;
   std::vector<RunningTask> running;
   {

@@ -36,7 +36,9 @@ GangPolicyRegistry make_builtin() {
       {TaskAllocationPolicy::kFirstFit, "subtree with the shortest queue of jobs of its size"},
   };
   for (bool fair : {false, true}) {
-    for (const auto& [tap, what] : taps) {
+    for (const auto& [tap_of_entry, what] : taps) {
+      // A copy: C++20 lambdas may not capture a structured binding (clang refuses it).
+      TaskAllocationPolicy tap = tap_of_entry;
       std::string name = std::string(fair ? "fair-dqt-" : "dqt-") + std::string(to_string(tap));
       std::string summary = std::string(fair ? "Fair-DQT" : "DQT") +
                             " (distributed queue tree) time sharing; a new job goes to the " + what;

@@ -1,0 +1,42 @@
+// The agent's Launch and Signal requests (daemon/agent_requests.h), decoded from the fuzzer's
+// bytes as a controller would send them: the first byte picks which. A launch that passes the
+// checks yields tasks whose environment is well formed and carries Trellis's variables; a signal
+// that passes has a grace period that is not negative.
+#include <algorithm>
+
+#include "daemon/agent_requests.h"
+#include "fuzz_support.h"
+#include "trellis/v1/trellis.pb.h"
+
+using namespace trellis;
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  if (size == 0) return 0;
+  const std::set<std::string> served = {"n0", "n1", "n2", "gpu0"};
+  const std::vector<std::string> agent_env = {"PATH=/usr/bin:/bin", "HOME=/root", "odd", "=x"};
+  if (data[0] & 1) {
+    v1::SignalRequest request;
+    if (!request.ParseFromArray(data + 1, static_cast<int>(size - 1))) return 0;
+    Result<std::chrono::milliseconds> grace =
+        check_signal_request(request, std::chrono::milliseconds(10000));
+    if (grace) FUZZ_CHECK(grace->count() >= 0, request.ShortDebugString());
+    return 0;
+  }
+  v1::LaunchRequest request;
+  if (!request.ParseFromArray(data + 1, static_cast<int>(size - 1))) return 0;
+  if (!check_launch_request(request, served)) return 0;
+  for (const std::string& node : request.nodes()) {
+    FUZZ_CHECK(served.contains(node), node);
+    TaskSpec spec = task_spec(request, node, agent_env);
+    FUZZ_CHECK(!spec.argv.empty() && !spec.argv[0].empty(), request.ShortDebugString());
+    FUZZ_CHECK(spec.key.job_id > 0 && spec.key.attempt > 0, request.ShortDebugString());
+    for (const std::string& entry : spec.env) {
+      FUZZ_CHECK(entry.find('=') != std::string::npos && entry[0] != '=', entry);
+      FUZZ_CHECK(entry.find('\0') == std::string::npos, entry);
+    }
+    const std::string job_id = "TRELLIS_JOB_ID=" + std::to_string(request.job_id());
+    FUZZ_CHECK(std::count(spec.env.begin(), spec.env.end(), job_id) == 1,
+               request.ShortDebugString());
+  }
+  return 0;
+}

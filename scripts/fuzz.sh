@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# Runs every libFuzzer target of fuzz/ (built by the fuzz preset) for a while each, from a corpus
+# seeded with the tests' own inputs and the bundled traces.
+#
+#   scripts/fuzz.sh SECONDS [TARGET...]      each target for SECONDS (default: all targets)
+#   scripts/fuzz.sh --runs N [TARGET...]     each target for N inputs
+#
+# Corpora grow in build/fuzz/corpus/TARGET, crashes are kept in build/fuzz/crashes/TARGET-*, and
+# each run's log is build/fuzz/logs/TARGET.log. The last line per target gives the inputs run,
+# the coverage reached and the result. Exits non-zero if any target found a crash, leak, hang or
+# broken invariant; the reproducer is named in the log (run the target binary on it).
+set -euo pipefail
+here="$(cd "$(dirname "$0")/.." && pwd)"
+build="$here/build/fuzz"
+
+limit=(-max_total_time=60)
+if [ "${1:-}" = "--runs" ]; then
+  limit=(-runs="$2"); shift 2
+elif [ -n "${1:-}" ]; then
+  limit=(-max_total_time="$1"); shift
+fi
+targets=("$@")
+if [ ${#targets[@]} -eq 0 ]; then
+  for src in "$here"/fuzz/fuzz_*.cc; do targets+=("$(basename "$src" .cc)"); done
+fi
+
+cmake --preset fuzz >/dev/null
+cmake --build --preset fuzz -j "${JOBS:-2}"
+
+# Seeds: a few files per surface from the repository's own inputs.
+seed() {  # seed TARGET FILE...
+  local dir="$build/corpus/$1"; shift
+  mkdir -p "$dir"
+  for f in "$@"; do [ -f "$f" ] && head -c 65536 "$f" > "$dir/seed-$(basename "$f")"; done
+  return 0
+}
+seed_text() {  # seed_text TARGET TEXT...
+  local dir="$build/corpus/$1" i=0; shift
+  mkdir -p "$dir"
+  for t in "$@"; do printf '%s' "$t" > "$dir/seed-text-$i"; i=$((i + 1)); done
+}
+seed fuzz_swf "$here"/data/workloads/*.swf
+# A gzip-compressed trace too: the target decompresses what starts with gzip's magic.
+head -c 4096 "$here"/data/workloads/lublin_256.swf | gzip -c > "$build/corpus/fuzz_swf/seed-gz"
+seed_text fuzz_job_list_json \
+  '{"jobs": [{"id": 7, "submit": 5, "run": 60, "nodes": 4}, {"id": 3, "submit": 1, "run": 10, "limit": 20, "shape": "2x2", "mode": "mesh"}]}'
+seed_text fuzz_cluster_config $'[cluster]\nmachine = "torus:4x4x4"\nstore = "sqlite:/srv/trellis/state.db"\ncontrollers = ["127.0.0.1:6817"]\nmunge_socket = ""\n\n[controller]\nlisten = "127.0.0.1:6817"\npolicy = "easy"\nallocator = ""\nheartbeat_interval = 1.0\nheartbeat_misses = 3\nnode_failure = "requeue"\ndefault_time_limit = 3600\nmax_time_limit = 0\nkill_grace = 5.0\nadmins = [0]\nscheduler_lease = 0.5\n' \
+  $'[cluster]\nmachine = "flat:4"\nstore = "sqlite:/tmp/x.db"\n[controller]\nadmins = [0, 1000]\n'
+seed_text fuzz_hostlist $'\x10n[0-3,8]' $'\x40n[0-15],n20' $'\x01n0'
+seed_text fuzz_node_names 'n[0-63]' 'n[0-2,5],gpu1,login' 'n[00-10]'
+seed_text fuzz_request $'\x004x2x2' $'\x0264' $'\x05 8x8 '
+seed_text fuzz_machine 'torus:8x8x8' 'mesh:27x16x24:wrap=z' 'fattree:4,4,4' 'flat:64'
+seed_text fuzz_routing_rules 'recommended' 'literal,table=B' 'prior-art' 'dor' 'table=C,phase=earliest'
+for t in fuzz_shepherd_plan fuzz_agent_requests fuzz_controller; do mkdir -p "$build/corpus/$t"; done
+
+mkdir -p "$build/logs" "$build/crashes"
+status=0
+for t in "${targets[@]}"; do
+  log="$build/logs/$t.log"
+  if "$build/$t" "${limit[@]}" -rss_limit_mb=4096 -timeout=20 -max_len=8192 \
+      -artifact_prefix="$build/crashes/$t-" -print_final_stats=1 \
+      "$build/corpus/$t" >"$log" 2>&1; then
+    result=clean
+  else
+    result="FAILED (see $log)"
+    status=1
+  fi
+  runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo '?')
+  cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1 | grep -o '[0-9]*' || echo '?')
+  printf '%-22s %10s inputs  coverage %6s  %s\n' "$t" "$runs" "$cov" "$result"
+done
+exit $status
