@@ -1,17 +1,19 @@
 #!/usr/bin/env bash
-# Runs every libFuzzer target of fuzz/ (built by the fuzz preset) for a while each, from a corpus
-# seeded with the tests' own inputs and the bundled traces.
+# Runs every libFuzzer target of fuzz/ for a while each, from a corpus seeded with the bundled
+# traces and the documented examples. The targets are built by the asan preset (clang, ASan and
+# UBSan, with the fuzzer's coverage), the same build that `make test-asan` tests.
 #
 #   scripts/fuzz.sh SECONDS [TARGET...]      each target for SECONDS (default: all targets)
 #   scripts/fuzz.sh --runs N [TARGET...]     each target for N inputs
 #
-# Corpora grow in build/fuzz/corpus/TARGET, crashes are kept in build/fuzz/crashes/TARGET-*, and
-# each run's log is build/fuzz/logs/TARGET.log. The last line per target gives the inputs run,
+# Corpora grow in build/asan/fuzz/corpus/TARGET, crashes are kept in build/asan/fuzz/crashes/, and
+# each run's log is build/asan/fuzz/logs/TARGET.log. The last line per target gives the inputs run,
 # the coverage reached and the result. Exits non-zero if any target found a crash, leak, hang or
-# broken invariant; the reproducer is named in the log (run the target binary on it).
+# broken invariant; the reproducer is named in the log (run build/asan/TARGET on it).
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
-build="$here/build/fuzz"
+bin="$here/build/asan"
+build="$bin/fuzz"
 
 limit=(-max_total_time=60)
 if [ "${1:-}" = "--runs" ]; then
@@ -24,8 +26,8 @@ if [ ${#targets[@]} -eq 0 ]; then
   for src in "$here"/fuzz/fuzz_*.cc; do targets+=("$(basename "$src" .cc)"); done
 fi
 
-cmake --preset fuzz >/dev/null
-cmake --build --preset fuzz -j "${JOBS:-2}"
+cmake --preset asan >/dev/null
+cmake --build --preset asan --target fuzzers -j "${JOBS:-2}"
 
 # Seeds: a few files per surface from the repository's own inputs.
 seed() {  # seed TARGET FILE...
@@ -57,7 +59,7 @@ mkdir -p "$build/logs" "$build/crashes"
 status=0
 for t in "${targets[@]}"; do
   log="$build/logs/$t.log"
-  if "$build/$t" "${limit[@]}" -rss_limit_mb=4096 -timeout=20 -max_len=8192 \
+  if "$bin/$t" "${limit[@]}" -rss_limit_mb=4096 -timeout=20 -max_len=8192 \
       -artifact_prefix="$build/crashes/$t-" -print_final_stats=1 \
       "$build/corpus/$t" >"$log" 2>&1; then
     result=clean

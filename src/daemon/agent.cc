@@ -109,7 +109,9 @@ Result<std::vector<std::string>> parse_node_names(std::string_view hostlist) {
       --depth;
     }
   }
-  constexpr int kMaxNodeNumber = 1 << 20;
+  if (parts.size() > kMaxAgentNodes)
+    return fail("nodes: more than " + std::to_string(kMaxAgentNodes) +
+                " names; one agent serves at most that many");
   std::vector<std::string> names;
   auto too_many = [&](size_t more) {
     return names.size() + more > kMaxAgentNodes
@@ -126,7 +128,7 @@ Result<std::vector<std::string>> parse_node_names(std::string_view hostlist) {
       continue;
     }
     std::string_view prefix = part.substr(0, bracket);
-    Result<NodeSet> ids = parse_hostlist(part, kMaxNodeNumber, prefix);
+    Result<NodeSet> ids = parse_hostlist(part, kMaxNodeNumber + 1, prefix);
     if (!ids) return fail("nodes: " + ids.error().message);
     if (auto error = too_many(static_cast<size_t>(ids->count()))) return *error;
     for (NodeId id = ids->next(0); id >= 0; id = ids->next(id + 1)) {

@@ -100,10 +100,12 @@ class Agent {
 };
 
 // Node names from a hostlist whose parts may carry different prefixes: "n[0-3],gpu[0-1],login".
-// A part without brackets is one name, as written. Errors: an empty part, a name given twice,
-// more than kMaxAgentNodes names.
+// A part without brackets is one name, as written; numbers in brackets go up to kMaxNodeNumber.
+// Errors: an empty part, a name given twice, more than kMaxAgentNodes names. (The limits keep a
+// hostile or mistyped list cheap: one agent emulating thousands of nodes is already a lot.)
 Result<std::vector<std::string>> parse_node_names(std::string_view hostlist);
-constexpr size_t kMaxAgentNodes = 32768;
+constexpr size_t kMaxAgentNodes = 4096;
+constexpr int kMaxNodeNumber = 65535;
 
 // Writes "2026-01-31T12:00:00.123Z trellis-agent: MESSAGE" to stderr, one line at a time.
 void agent_log(std::string_view message);
