@@ -4,6 +4,9 @@
 
 #include "core/request.h"
 #include "daemon/config.h"
+#include "daemon/job_spec.h"
+#include "topology/machine.h"
+#include "trellis/v1/trellis.pb.h"
 
 namespace trellis {
 namespace {
@@ -44,6 +47,38 @@ TEST(FuzzFindingsTest, ConfigUidsAndSecondsStayInRange) {
       parse_cluster_config(head + "[controller]\nkill_grace = 2.5\n", "t.toml");
   ASSERT_TRUE(fine) << fine.error().message;
   EXPECT_EQ(fine->controller.kill_grace, 2.5);
+}
+
+// fuzz_controller: a submission whose shape had huge extents overflowed a long while its volume
+// was compared with `nodes`, before the extents were checked against the machine.
+TEST(FuzzFindingsTest, ASubmittedShapeWithHugeExtentsIsRefusedWithoutOverflow) {
+  Machine machine = *Machine::parse("torus:4x4x4");
+  ControllerSettings settings;
+  v1::JobSpec spec;
+  spec.add_argv("true");
+  for (int extent : {2000000000, 2000000000, 2000000000}) spec.add_shape(extent);
+  spec.set_nodes(5);
+  Result<StoredJob> huge = job_from_spec(spec, machine, settings);
+  ASSERT_FALSE(huge);
+  EXPECT_TRUE(says(huge.error(), "larger than the machine")) << huge.error().message;
+
+  spec.clear_shape();
+  for (int extent : {4, 4, 8}) spec.add_shape(extent);  // each fits, together they do not
+  Result<StoredJob> too_big = job_from_spec(spec, machine, settings);
+  ASSERT_FALSE(too_big);
+  EXPECT_TRUE(says(too_big.error(), "4x4x8 is larger than torus:4x4x4 (64 nodes)"))
+      << too_big.error().message;
+
+  spec.clear_shape();
+  for (int extent : {2, 2}) spec.add_shape(extent);
+  Result<StoredJob> mismatch = job_from_spec(spec, machine, settings);
+  ASSERT_FALSE(mismatch);
+  EXPECT_TRUE(says(mismatch.error(), "5 does not match the shape's 4 nodes"))
+      << mismatch.error().message;
+  spec.set_nodes(4);
+  Result<StoredJob> fine = job_from_spec(spec, machine, settings);
+  ASSERT_TRUE(fine) << fine.error().message;
+  EXPECT_EQ(fine->request.nodes, 4);
 }
 
 }  // namespace

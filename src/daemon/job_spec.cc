@@ -35,33 +35,34 @@ Result<StoredJob> job_from_spec(const v1::JobSpec& spec, const Machine& machine,
   }
   const bool rotate = spec.rotate_set() ? spec.rotate() : true;
   if (spec.shape_size() > 0) {
-    if (spec.nodes() != 0 && spec.shape_size() > 0) {
-      long volume = 1;
-      for (int extent : spec.shape()) volume *= std::max(extent, 1);
-      if (volume != spec.nodes())
-        return fail("nodes: " + std::to_string(spec.nodes()) + " does not match the shape's " +
-                    std::to_string(volume) + " nodes (give one of them)");
-    }
     if (spec.shape_size() > kMaxDims)
       return fail("shape: " + std::to_string(spec.shape_size()) + " extents, at most " +
                   std::to_string(kMaxDims));
     Shape shape;
+    // The volume grows extent by extent and stops past the machine, so it cannot overflow.
+    long volume = 1;
     for (int extent : spec.shape()) {
       if (extent < 1) return fail("shape: extent " + std::to_string(extent) + " is not positive");
       if (extent > machine.node_count())
         return fail("shape: extent " + std::to_string(extent) + " is larger than the machine (" +
                     machine.spec() + ")");
       shape.push_back(extent);
+      volume *= extent;
+      if (volume > machine.node_count()) {
+        Shape asked(spec.shape().begin(), spec.shape().end());
+        return fail("shape: " + format_shape(asked) + " is larger than " + machine.spec() + " (" +
+                    std::to_string(machine.node_count()) + " nodes)");
+      }
     }
+    if (spec.nodes() != 0 && volume != spec.nodes())
+      return fail("nodes: " + std::to_string(spec.nodes()) + " does not match the shape's " +
+                  std::to_string(volume) + " nodes (give one of them)");
     if (const Torus* torus = machine.torus()) {
       if (static_cast<int>(shape.size()) > torus->dims())
         return fail("shape: " + format_shape(shape) + " has more axes than " + machine.spec());
     } else {
       return fail("shape: " + machine.spec() + " is not a mesh or torus; ask for a node count");
     }
-    if (shape_volume(shape) > machine.node_count())
-      return fail("shape: " + format_shape(shape) + " is larger than " + machine.spec() + " (" +
-                  std::to_string(machine.node_count()) + " nodes)");
     job.request = Request::box(shape, rotate, mode);
   } else {
     if (spec.nodes() < 1)

@@ -163,15 +163,9 @@ void expect_same_schedule(const std::string& machine_spec, const std::string& al
   for (const StoredJob& j : *finished) end_of[j.id] = j.end_time;
   int compared = 0;
   for (const auto& [id, start] : agents.started) {
-    Outcome got{start, end_of[id],
-                format_hostlist(*parse_hostlist(
-                    [&] {
-                      std::string list;
-                      for (const std::string& n : agents.nodes[id])
-                        list += (list.empty() ? "" : ",") + n;
-                      return list;
-                    }(),
-                    machine.node_count()))};
+    std::string names;
+    for (const std::string& n : agents.nodes[id]) names += (names.empty() ? "" : ",") + n;
+    Outcome got{start, end_of[id], format_hostlist(*parse_hostlist(names, machine.node_count()))};
     ASSERT_EQ(got, expected.at(trace_id.at(id))) << "job " << trace_id.at(id);
     ++compared;
   }
