@@ -33,7 +33,7 @@ test-asan: deps
 	@cmake --build --preset asan -j $(JOBS)
 	@TRELLIS_REQUIRE_POSTGRES=1 ctest --preset asan -j $(JOBS)
 
-# libFuzzer targets (fuzz/, built in build/asan): each for FUZZ_SECONDS; fuzz-smoke is CI's short pass.
+# libFuzzer targets (fuzz/, clang, build/fuzz): each for FUZZ_SECONDS; fuzz-smoke is CI's short pass.
 FUZZ_SECONDS ?= 60
 fuzz: deps
 	@bash scripts/fuzz.sh $(FUZZ_SECONDS)

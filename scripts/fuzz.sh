@@ -1,19 +1,19 @@
 #!/usr/bin/env bash
 # Runs every libFuzzer target of fuzz/ for a while each, from a corpus seeded with the bundled
-# traces and the documented examples. The targets are built by the asan preset (clang, ASan and
-# UBSan, with the fuzzer's coverage), the same build that `make test-asan` tests.
+# traces and the documented examples. The targets are built by the fuzz preset (clang, ASan and
+# UBSan, with the fuzzer's coverage) into build/fuzz; only what they need is built.
 #
 #   scripts/fuzz.sh SECONDS [TARGET...]      each target for SECONDS (default: all targets)
 #   scripts/fuzz.sh --runs N [TARGET...]     each target for N inputs
 #
-# Corpora grow in build/asan/fuzz/corpus/TARGET, crashes are kept in build/asan/fuzz/crashes/, and
-# each run's log is build/asan/fuzz/logs/TARGET.log. The last line per target gives the inputs run,
+# Corpora grow in build/fuzz/corpus/TARGET, crashes are kept in build/fuzz/crashes/, and each
+# run's log is build/fuzz/logs/TARGET.log. The last line per target gives the inputs run,
 # the coverage reached and the result. Exits non-zero if any target found a crash, leak, hang or
-# broken invariant; the reproducer is named in the log (run build/asan/TARGET on it).
+# broken invariant; the reproducer is named in the log (run build/fuzz/TARGET on it).
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
-bin="$here/build/asan"
-build="$bin/fuzz"
+bin="$here/build/fuzz"
+build="$bin"
 
 limit=(-max_total_time=60)
 if [ "${1:-}" = "--runs" ]; then
@@ -26,8 +26,8 @@ if [ ${#targets[@]} -eq 0 ]; then
   for src in "$here"/fuzz/fuzz_*.cc; do targets+=("$(basename "$src" .cc)"); done
 fi
 
-cmake --preset asan >/dev/null
-cmake --build --preset asan --target fuzzers -j "${JOBS:-2}"
+cmake --preset fuzz >/dev/null
+cmake --build --preset fuzz -j "${JOBS:-2}"
 
 # Seeds: a few files per surface from the repository's own inputs.
 seed() {  # seed TARGET FILE...
