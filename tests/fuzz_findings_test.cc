@@ -56,6 +56,7 @@ TEST(FuzzFindingsTest, ASubmittedShapeWithHugeExtentsIsRefusedWithoutOverflow) {
   ControllerSettings settings;
   v1::JobSpec spec;
   spec.add_argv("true");
+  spec.set_cwd("/tmp");
   for (int extent : {2000000000, 2000000000, 2000000000}) spec.add_shape(extent);
   spec.set_nodes(5);
   Result<StoredJob> huge = job_from_spec(spec, machine, settings);
