@@ -44,10 +44,13 @@ fuzz-smoke: deps
 bench: build
 	@./build/release/trellis bench contiguous
 
-# PNGs of the HTML reports (NASA iPSC and Lublin traces, a gang run, two comparisons) in
+# PNGs of the HTML reports (NASA iPSC and Lublin traces, a gang run, two comparisons) and of the
+# dashboard's three views on a 3-D torus and a fat tree (live clusters, `trellis web`) in
 # out/screenshots, taken with headless Chromium.
 screenshots: build
 	@bash scripts/report_screenshots.sh out/screenshots
+	@TRELLIS_SCREENSHOTS=$(CURDIR)/out/screenshots ./build/release/trellis_tests \
+	  --gtest_filter=DashboardBrowserTest.ScreenshotsOfTheThreeViews
 
 format:
 	@clang-format -i $$(git ls-files '*.h' '*.cc')

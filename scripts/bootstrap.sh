@@ -6,7 +6,7 @@ set -euo pipefail
 
 packages=(
   cmake ninja-build g++ make pkg-config git clang-format
-  libcli11-dev libtomlplusplus-dev nlohmann-json3-dev libspdlog-dev libfmt-dev
+  libcli11-dev libtomlplusplus-dev libcpp-httplib-dev nlohmann-json3-dev libspdlog-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   zlib1g-dev libsqlite3-dev sqlite3 libpqxx-dev postgresql
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler munge libmunge-dev

@@ -25,6 +25,8 @@ void add_bench_gang_command(CLI::App& app, int& status);
 // The live cluster's client commands: submit, queue, cancel, nodes, show, drain, resume.
 void add_job_commands(CLI::App& app, int& status);
 void add_showmesh_command(CLI::App& app, int& status);
+// trellis web: the dashboard, served from the store.
+void add_web_command(CLI::App& app, int& status);
 // trellis cluster up|down|status: a local cluster on this host.
 void add_cluster_command(CLI::App& app, int& status);
 // `trellis cluster demo`, under the cluster command.

@@ -20,6 +20,7 @@
 #include "daemon/controller_service.h"
 #include "daemon/process.h"
 #include "daemon_test_support.h"
+#include "live_cluster.h"
 #include "store/state_store.h"
 
 namespace trellis {
@@ -29,55 +30,8 @@ using test::CommandRun;
 using test::run_command;
 using testing::ChildProcess;
 using testing::eventually;
+using testing::LiveCluster;
 using testing::TempDir;
-
-class LiveCluster {
- public:
-  explicit LiveCluster(const std::string& options) {
-    up_ = run_command(std::string(TRELLIS_BINARY) + " cluster up --dir " + dir_.path() + " " +
-                      options);
-    conf_ = dir_ / "trellis.toml";
-  }
-  ~LiveCluster() {
-    run_command(std::string(TRELLIS_BINARY) + " cluster down --dir " + dir_.path());
-  }
-
-  const CommandRun& up() const { return up_; }
-  const TempDir& dir() const { return dir_; }
-  // `trellis ARGS` against this cluster.
-  CommandRun trellis(const std::string& args) const {
-    return run_command("TRELLIS_CONF=" + conf_ + " " + TRELLIS_BINARY + " " + args);
-  }
-  nlohmann::json job(int64_t id) const {
-    CommandRun r = trellis("show job " + std::to_string(id) + " --json");
-    return nlohmann::json::parse(r.output, nullptr, false);
-  }
-  std::string state(int64_t id) const {
-    nlohmann::json j = job(id);
-    return j.is_object() ? j["state"].get<std::string>() : "?";
-  }
-  int64_t submit(const std::string& args) const {
-    CommandRun r = trellis("submit " + args);
-    size_t at = r.output.find("Submitted job ");
-    return at == std::string::npos ? -1 : std::stoll(r.output.substr(at + 14));
-  }
-  ClusterConfig config() const { return *load_cluster_config(conf_); }
-  ControllerClient client() const {
-    ClusterConfig c = config();
-    return ControllerClient({.addresses = c.controllers, .munge_socket = c.munge_socket});
-  }
-  pid_t pid_of(const std::string& name) const {
-    std::ifstream in(dir_ / (name + ".pid"));
-    pid_t pid = -1;
-    in >> pid;
-    return pid;
-  }
-
- private:
-  TempDir dir_;
-  std::string conf_;
-  CommandRun up_;
-};
 
 // A job of `nodes` nodes that writes its node id, one line per node, to OUT_DIR/ID.
 v1::SubmitRequest node_echo_job(int nodes, const std::string& out_dir) {
