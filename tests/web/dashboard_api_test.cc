@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "../daemon/daemon_test_support.h"
+#include "../store_engines.h"
 #include "alloc/metrics.h"
 #include "web/dashboard_api.h"
 #include "web/dashboard_server.h"
@@ -306,6 +307,52 @@ TEST(DashboardListenTest, AddressesParseOrSayWhatIsWrong) {
   EXPECT_FALSE(web::parse_listen_address("host:99999"));
   EXPECT_FALSE(web::parse_listen_address("host:http"));
   EXPECT_FALSE(web::parse_listen_address(""));
+}
+
+}  // namespace
+}  // namespace trellis
+
+namespace trellis {
+namespace {
+
+// The dashboard's read path on the shared store: a read-only session of a PostgreSQL database
+// that a controller writes (here, a store written by hand).
+TEST(DashboardPostgresTest, TheApiReadsAPostgresStoreReadOnly) {
+  std::string url;
+  test::fresh_postgres_database(url);
+  if (url.empty()) return;
+  auto writer = open_store(url);
+  ASSERT_TRUE(writer) << writer.error().message;
+  ASSERT_TRUE((*writer)->init_cluster("torus:2x2", {"n0", "n1", "n2", "n3"}));
+  ASSERT_TRUE((*writer)->register_nodes({"n0", "n1", "n2", "n3"}, "127.0.0.1:1", {}, 10));
+  StoredJob job;
+  job.request = Request::count(2);
+  job.argv = {"true"};
+  job.user = "carol";
+  job.name = "on postgres";
+  Result<JobId> id = (*writer)->add_job(job, 11);
+  ASSERT_TRUE(id);
+  PassCommit pass;
+  pass.starts.push_back(JobStart{*id, 1, {0, 1}, {}, {}});
+  ASSERT_TRUE((*writer)->commit_pass(pass, 12));
+
+  auto reader = open_store(url, {.read_only = true});
+  ASSERT_TRUE(reader) << reader.error().message;
+  Result<nlohmann::json> nodes = web::nodes_json(**reader, 13);
+  ASSERT_TRUE(nodes) << nodes.error().message;
+  EXPECT_EQ((*nodes)["counts"]["allocated"], 2);
+  EXPECT_EQ((*nodes)["largest_free_box"]["volume"], 2);
+  web::EventHistory history;
+  ASSERT_TRUE(history.catch_up(**reader));
+  Result<nlohmann::json> one = web::job_json(**reader, history, *id, 13);
+  ASSERT_TRUE(one) << one.error().message;
+  EXPECT_EQ((*one)["name"], "on postgres");
+  EXPECT_EQ((*one)["history"].size(), 2u);
+  nlohmann::json use = web::utilization_json(history, 4, 10, 13);
+  EXPECT_EQ(use["samples"]["busy_nodes"].back(), 2);
+  EXPECT_EQ(use["runs"].size(), 1u);
+  // The session is read-only: a write through it is refused.
+  EXPECT_FALSE((*reader)->add_job(job, 14));
 }
 
 }  // namespace
