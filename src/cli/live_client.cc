@@ -38,6 +38,15 @@ Result<v1::ListNodesReply> list_nodes(LiveClient& client, const v1::ListNodesReq
   return reply;
 }
 
+Result<std::string> store_to_read(const std::string& conf, const std::string& store_flag) {
+  if (!store_flag.empty()) return store_flag;
+  Result<std::string> path = find_cluster_config(conf);
+  if (!path) return path.error();
+  Result<ClusterConfig> config = load_cluster_config(*path);
+  if (!config) return config.error();
+  return config->store;
+}
+
 void add_conf_option(CLI::App& command, std::string& conf) {
   command.add_option("--conf", conf,
                      "The cluster's config file (default: $TRELLIS_CONF; `trellis cluster up` "

@@ -26,6 +26,10 @@ Result<LiveClient> connect_to_cluster(const std::string& conf);
 Result<v1::ListJobsReply> list_jobs(LiveClient& client, const v1::ListJobsRequest& request);
 Result<v1::ListNodesReply> list_nodes(LiveClient& client, const v1::ListNodesRequest& request);
 
+// The store the read path opens (showmesh, web): `store_flag` when given, else the store of the
+// cluster found through `conf` ("" = TRELLIS_CONF).
+Result<std::string> store_to_read(const std::string& conf, const std::string& store_flag);
+
 // Adds the --conf option every client command takes.
 void add_conf_option(CLI::App& command, std::string& conf);
 

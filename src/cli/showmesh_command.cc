@@ -11,15 +11,10 @@
 namespace trellis::cli {
 namespace {
 
-int run_showmesh(const std::string& conf, std::string store_url) {
-  if (store_url.empty()) {
-    Result<std::string> path = find_cluster_config(conf);
-    if (!path) return usage_error(path.error());
-    Result<ClusterConfig> config = load_cluster_config(*path);
-    if (!config) return usage_error(config.error());
-    store_url = config->store;
-  }
-  Result<std::unique_ptr<StateStore>> store = open_store(store_url, {.read_only = true});
+int run_showmesh(const std::string& conf, const std::string& store_flag) {
+  Result<std::string> store_url = store_to_read(conf, store_flag);
+  if (!store_url) return usage_error(store_url.error());
+  Result<std::unique_ptr<StateStore>> store = open_store(*store_url, {.read_only = true});
   if (!store) return usage_error(store.error());
   Result<std::string> spec = (*store)->machine_spec();
   if (!spec) return usage_error(spec.error());

@@ -11,29 +11,24 @@
 namespace trellis::cli {
 namespace {
 
-int run_web(const std::string& conf, std::string store_url, const std::string& listen) {
+int run_web(const std::string& conf, const std::string& store_flag, const std::string& listen) {
   Result<std::pair<std::string, int>> address = web::parse_listen_address(listen);
   if (!address) return usage_error(address.error());
-  if (store_url.empty()) {
-    Result<std::string> path = find_cluster_config(conf);
-    if (!path) return usage_error(path.error());
-    Result<ClusterConfig> config = load_cluster_config(*path);
-    if (!config) return usage_error(config.error());
-    store_url = config->store;
-  }
+  Result<std::string> store_url = store_to_read(conf, store_flag);
+  if (!store_url) return usage_error(store_url.error());
   // The server's threads inherit the mask: only this thread takes the signals, in sigwait.
   sigset_t signals;
   sigemptyset(&signals);
   for (int s : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&signals, s);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   Result<std::unique_ptr<web::DashboardServer>> server = web::DashboardServer::start(
-      {.store_url = store_url, .host = address->first, .port = address->second});
+      {.store_url = *store_url, .host = address->first, .port = address->second});
   if (!server) {
     std::cerr << "trellis web: " << server.error().message << "\n";
     return server.error().code == Error::Code::kInvalidArgument ? kExitUsage : kExitFailure;
   }
   std::cout << "trellis web: http://" << (*server)->host() << ":" << (*server)->port()
-            << "/ (store " << store_url << ", read-only); Ctrl-C stops it" << std::endl;
+            << "/ (store " << *store_url << ", read-only); Ctrl-C stops it" << std::endl;
   int received = 0;
   sigwait(&signals, &received);
   (*server)->stop();
