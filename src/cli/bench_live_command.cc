@@ -352,7 +352,8 @@ int run_bench_live(const BenchLiveArgs& args) {
   }
   std::cout << "fork/exec limit           " << limit << " processes/s (this machine, same run)\n"
             << std::setprecision(2) << "ratio to the limit        " << flood.jobs_per_second / limit
-            << "  (jobs/s over processes/s)\n";
+            << "  (jobs/s over processes/s; started/s over processes/s: "
+            << flood.started_per_second / limit << ")\n";
   if (slurm > 0)
     std::cout << "ratio to Slurm            " << flood.jobs_per_second / slurm << "  (Slurm "
               << std::setprecision(1) << slurm << " jobs/s, same run)\n";

@@ -8,7 +8,6 @@
 #include <signal.h>
 
 #include <fstream>
-#include <regex>
 
 #include "../daemon/live_cluster.h"
 #include "core/hostlist.h"
@@ -30,13 +29,14 @@ class WebServer {
       : process_({TRELLIS_BINARY, "web", "--conf", cluster.dir() / "trellis.toml", "--listen",
                   "127.0.0.1:0"},
                  log) {
-    std::regex address(R"(http://127\.0\.0\.1:(\d+)/)");
+    // "trellis web: http://127.0.0.1:PORT/ ..." once it listens.
+    const std::string address = "http://127.0.0.1:";
     eventually([&] {
-      std::smatch match;
       std::string text = testing::read_file(log);
-      if (!std::regex_search(text, match, address)) return false;
-      port_ = std::stoi(match[1].str());
-      return true;
+      size_t at = text.find(address);
+      if (at == std::string::npos) return false;
+      port_ = std::atoi(text.c_str() + at + address.size());
+      return port_ > 0;
     });
   }
   int port() const { return port_; }
