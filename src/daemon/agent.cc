@@ -151,29 +151,24 @@ class Agent::Service final : public v1::Agent::Service {
   grpc::Status Launch(grpc::ServerContext* context, const v1::LaunchRequest* request,
                       v1::LaunchReply*) override {
     if (grpc::Status allowed = authorize(*context); !allowed.ok()) return allowed;
-    if (Status valid = check_launch_request(*request, agent_.served_); !valid)
-      return to_grpc(valid.error());
-    int started = 0;
-    for (const std::string& node : request->nodes()) {
-      if (request->launch_by() > 0 && wall_seconds() > request->launch_by()) {
-        agent_log("launch of job " + std::to_string(request->job_id()) + " attempt " +
-                  std::to_string(request->attempt()) + " came after its deadline: " +
-                  std::to_string(request->nodes_size() - started) + " tasks not started");
-        return grpc::Status(StatusCode::DEADLINE_EXCEEDED,
-                            "the launch came after its deadline (launch_by); not started");
-      }
-      TaskSpec spec = task_spec(*request, node, agent_.base_env_);
-      Result<bool> launched = agent_.runner_->launch(spec);
-      if (!launched) {
-        agent_log("launch of " + spec.key.name() + " failed: " + launched.error().message);
-        return to_grpc(launched.error());
-      }
-      started += *launched ? 1 : 0;
+    return launch(*request);
+  }
+
+  grpc::Status LaunchBatch(grpc::ServerContext* context, const v1::LaunchBatchRequest* request,
+                           v1::LaunchBatchReply* reply) override {
+    if (grpc::Status allowed = authorize(*context); !allowed.ok()) return allowed;
+    if (request->launches_size() > kMaxLaunchBatch) {
+      return grpc::Status(StatusCode::INVALID_ARGUMENT,
+                          "launches: " + std::to_string(request->launches_size()) +
+                              " in one batch; at most " + std::to_string(kMaxLaunchBatch));
     }
-    agent_log("launch job " + std::to_string(request->job_id()) + " attempt " +
-              std::to_string(request->attempt()) + ": " + std::to_string(started) + " of " +
-              std::to_string(request->nodes_size()) + " tasks started" +
-              (started < request->nodes_size() ? " (the others were already known)" : ""));
+    agent_log("launch batch of " + std::to_string(request->launches_size()));
+    for (const v1::LaunchRequest& one : request->launches()) {
+      grpc::Status status = launch(one);
+      v1::LaunchResult* result = reply->add_results();
+      result->set_code(status.error_code());
+      result->set_message(status.error_message());
+    }
     return grpc::Status::OK;
   }
 
@@ -199,6 +194,36 @@ class Agent::Service final : public v1::Agent::Service {
   }
 
  private:
+  static constexpr int kMaxLaunchBatch = 1024;
+
+  // One launch, as Launch and each entry of LaunchBatch ask for it (the caller is authorized).
+  grpc::Status launch(const v1::LaunchRequest& request) {
+    if (Status valid = check_launch_request(request, agent_.served_); !valid)
+      return to_grpc(valid.error());
+    int started = 0;
+    for (const std::string& node : request.nodes()) {
+      if (request.launch_by() > 0 && wall_seconds() > request.launch_by()) {
+        agent_log("launch of job " + std::to_string(request.job_id()) + " attempt " +
+                  std::to_string(request.attempt()) + " came after its deadline: " +
+                  std::to_string(request.nodes_size() - started) + " tasks not started");
+        return grpc::Status(StatusCode::DEADLINE_EXCEEDED,
+                            "the launch came after its deadline (launch_by); not started");
+      }
+      TaskSpec spec = task_spec(request, node, agent_.base_env_);
+      Result<bool> launched = agent_.runner_->launch(spec);
+      if (!launched) {
+        agent_log("launch of " + spec.key.name() + " failed: " + launched.error().message);
+        return to_grpc(launched.error());
+      }
+      started += *launched ? 1 : 0;
+    }
+    agent_log("launch job " + std::to_string(request.job_id()) + " attempt " +
+              std::to_string(request.attempt()) + ": " + std::to_string(started) + " of " +
+              std::to_string(request.nodes_size()) + " tasks started" +
+              (started < request.nodes_size() ? " (the others were already known)" : ""));
+    return grpc::Status::OK;
+  }
+
   grpc::Status authorize(const grpc::ServerContext& context) const {
     Result<Caller> caller = agent_.authenticator_->verify(context);
     if (!caller) {

@@ -39,6 +39,7 @@ void GrpcAgentLink::launch(const std::string& agent, const v1::LaunchRequest& re
   pending.job = request.job_id();
   pending.attempt = request.attempt();
   pending.is_launch = true;
+  pending.launch = request;
   pending.failed = [this, request, agent](const grpc::Status& status) {
     if (launch_failed_) launch_failed_(request, from_grpc(status, "launch on agent " + agent));
   };
@@ -91,48 +92,133 @@ bool GrpcAgentLink::superseded(const Pending& launch, const Sender& sender) {
   return false;
 }
 
+namespace {
+
+// Only a call that may not have arrived is worth repeating; the agent makes a repeated launch a
+// no-op, so repeating one that did arrive is safe.
+bool worth_repeating(const grpc::Status& status) {
+  return status.error_code() == grpc::StatusCode::UNAVAILABLE ||
+         status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED;
+}
+
+}  // namespace
+
 void GrpcAgentLink::run(const std::string& agent, Sender& sender) {
-  constexpr int kAttempts = 4;
   for (;;) {
-    Pending next;
+    std::vector<Pending> batch;
     {
       std::unique_lock lock(mutex_);
       wake_.wait(lock, [&] { return stopping_ || !sender.queue.empty(); });
       if (sender.queue.empty()) return;  // stopping, and everything was sent
-      next = std::move(sender.queue.front());
-      sender.queue.pop_front();
+      // The launches at the front go together; anything else goes alone, in order.
+      do {
+        batch.push_back(std::move(sender.queue.front()));
+        sender.queue.pop_front();
+      } while (batch.front().is_launch && batch.size() < kMaxBatch && !sender.queue.empty() &&
+               sender.queue.front().is_launch);
     }
-    grpc::Status status;
-    for (int attempt = 1; attempt <= kAttempts; ++attempt) {
-      if (attempt > 1 && next.is_launch && superseded(next, sender)) {
-        log_line("agent " + agent + ": " + next.what + " not tried again: the attempt was ended");
-        status = grpc::Status::OK;
-        break;
-      }
-      grpc::ClientContext context;
-      context.set_deadline(std::chrono::system_clock::now() +
-                           std::chrono::milliseconds(static_cast<long>(deadline_seconds_ * 1000)));
-      if (Status ok = credentials_.attach(context); !ok) {
-        status = grpc::Status(grpc::StatusCode::UNAVAILABLE, ok.error().message);
-      } else {
-        status = next.call(*sender.stub, context);
-      }
-      // Only a call that may not have arrived is worth repeating; the agent makes a repeated
-      // launch a no-op, so repeating one that did arrive is safe.
-      if (status.ok() || (status.error_code() != grpc::StatusCode::UNAVAILABLE &&
-                          status.error_code() != grpc::StatusCode::DEADLINE_EXCEEDED))
-        break;
-      {
-        std::unique_lock lock(mutex_);
-        if (stopping_) break;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(100 << attempt));
+    std::vector<grpc::Status> results;
+    if (batch.size() == 1) {
+      results.push_back(send_one(agent, sender, batch.front()));
+    } else {
+      bool delivered = false;
+      results = send_batch(agent, sender, batch, delivered);
+      // A launch the agent answered it got too late (or could not take now) is tried again alone;
+      // a batch that never got through was tried enough.
+      for (size_t i = 0; i < batch.size() && delivered; ++i)
+        if (worth_repeating(results[i])) results[i] = send_one(agent, sender, batch[i]);
     }
-    if (!status.ok()) {
-      log_line("agent " + agent + ": " + next.what + " failed: " + status.error_message());
-      if (next.failed) next.failed(status);
+    for (size_t i = 0; i < batch.size(); ++i) {
+      if (results[i].ok()) continue;
+      log_line("agent " + agent + ": " + batch[i].what + " failed: " + results[i].error_message());
+      if (batch[i].failed) batch[i].failed(results[i]);
     }
   }
+}
+
+grpc::Status GrpcAgentLink::call_once(Sender& sender, const Call& call) {
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() +
+                       std::chrono::milliseconds(static_cast<long>(deadline_seconds_ * 1000)));
+  if (Status ok = credentials_.attach(context); !ok)
+    return grpc::Status(grpc::StatusCode::UNAVAILABLE, ok.error().message);
+  return call(*sender.stub, context);
+}
+
+grpc::Status GrpcAgentLink::send_one(const std::string& agent, Sender& sender,
+                                     const Pending& pending) {
+  grpc::Status status;
+  for (int attempt = 1; attempt <= kAttempts; ++attempt) {
+    if (attempt > 1 && pending.is_launch && superseded(pending, sender)) {
+      log_line("agent " + agent + ": " + pending.what + " not tried again: the attempt was ended");
+      return grpc::Status::OK;
+    }
+    status = call_once(sender, pending.call);
+    if (status.ok() || !worth_repeating(status)) break;
+    {
+      std::unique_lock lock(mutex_);
+      if (stopping_) break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100 << attempt));
+  }
+  return status;
+}
+
+std::vector<grpc::Status> GrpcAgentLink::send_batch(const std::string& agent, Sender& sender,
+                                                    std::vector<Pending>& launches,
+                                                    bool& delivered) {
+  delivered = false;
+  std::vector<grpc::Status> results(launches.size());
+  std::vector<bool> dropped(launches.size(), false);
+  for (int attempt = 1; attempt <= kAttempts; ++attempt) {
+    if (attempt > 1) {
+      for (size_t i = 0; i < launches.size(); ++i) {
+        if (!dropped[i] && superseded(launches[i], sender)) {
+          log_line("agent " + agent + ": " + launches[i].what +
+                   " not tried again: the attempt was ended");
+          dropped[i] = true;
+        }
+      }
+    }
+    v1::LaunchBatchReply reply;
+    std::vector<size_t> sent;
+    grpc::Status status =
+        call_once(sender, [&](v1::Agent::Stub& stub, grpc::ClientContext& context) {
+          v1::LaunchBatchRequest request;
+          double launch_by =
+              std::chrono::duration<double>(context.deadline().time_since_epoch()).count();
+          for (size_t i = 0; i < launches.size(); ++i) {
+            if (dropped[i]) continue;
+            v1::LaunchRequest* one = request.add_launches();
+            *one = *launches[i].launch;
+            one->set_launch_by(launch_by);
+            sent.push_back(i);
+          }
+          return stub.LaunchBatch(&context, request, &reply);
+        });
+    if (status.ok()) {
+      delivered = true;
+      for (size_t k = 0; k < sent.size(); ++k) {
+        results[sent[k]] =
+            k < static_cast<size_t>(reply.results_size())
+                ? grpc::Status(
+                      static_cast<grpc::StatusCode>(reply.results(static_cast<int>(k)).code()),
+                      reply.results(static_cast<int>(k)).message())
+                : grpc::Status(grpc::StatusCode::INTERNAL,
+                               "the agent's reply left this launch out");
+      }
+      return results;
+    }
+    for (size_t i = 0; i < launches.size(); ++i)
+      results[i] = dropped[i] ? grpc::Status::OK : status;
+    if (!worth_repeating(status)) return results;
+    {
+      std::unique_lock lock(mutex_);
+      if (stopping_) return results;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100 << attempt));
+  }
+  return results;
 }
 
 }  // namespace trellis

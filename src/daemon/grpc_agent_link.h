@@ -2,11 +2,12 @@
 // a slow or dead agent delays only its own launches, never a scheduling pass or other agents.
 // Calls for one job always go through the same sender (a job's signal never overtakes its
 // launch); different jobs' calls go in parallel over a few senders, so that one agent's launches
-// overlap. A failed call is retried a few times with backoff (a launch carries the deadline of
-// each try as its launch_by, so an agent that gets it too late starts nothing, and it is not
-// retried once a kill of its attempt is queued); a launch that still fails goes to
-// on_launch_failed, other calls are dropped with a log line (the agent's missed heartbeats
-// or the next reconciliation take over from there).
+// overlap. Launches that wait together at the front of a sender's queue go in one LaunchBatch
+// call (a pass that starts many jobs on one agent costs one call, not one per job). A failed call
+// is retried a few times with backoff (a launch carries the deadline of each try as its launch_by,
+// so an agent that gets it too late starts nothing, and it is not retried once a kill of its
+// attempt is queued); a launch that still fails goes to on_launch_failed, other calls are dropped
+// with a log line (the agent's missed heartbeats or the next reconciliation take over from there).
 #pragma once
 
 #include <condition_variable>
@@ -15,8 +16,10 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "daemon/agent_link.h"
 #include "daemon/auth.h"
@@ -36,6 +39,9 @@ class GrpcAgentLink final : public AgentLink {
  private:
   // Senders per agent.
   static constexpr int kLanes = 4;
+  // Launches sent together at most (the agent takes up to 1,024).
+  static constexpr size_t kMaxBatch = 64;
+  static constexpr int kAttempts = 4;
   using Call = std::function<grpc::Status(v1::Agent::Stub&, grpc::ClientContext&)>;
   struct Pending {
     std::string what;  // for the log
@@ -47,7 +53,8 @@ class GrpcAgentLink final : public AgentLink {
     int64_t job = 0;
     int attempt = 0;
     bool is_launch = false;
-    bool kills_attempt = false;  // a SIGKILL of `attempt` (or of every attempt when 0)
+    bool kills_attempt = false;               // a SIGKILL of `attempt` (or of every attempt when 0)
+    std::optional<v1::LaunchRequest> launch;  // a launch's request, for LaunchBatch
   };
   struct Sender {
     std::shared_ptr<v1::Agent::Stub> stub;  // shared by the agent's senders (one channel)
@@ -56,6 +63,13 @@ class GrpcAgentLink final : public AgentLink {
   };
   void enqueue(const std::string& agent, int64_t job_id, Pending pending);
   void run(const std::string& agent, Sender& sender);
+  // One call, tried again with backoff while it may not have arrived; the last status.
+  grpc::Status send_one(const std::string& agent, Sender& sender, const Pending& pending);
+  // The launches in one LaunchBatch call (tried again whole while it may not have arrived); each
+  // launch's status, or the call's for all when it failed. `delivered`: the agent answered.
+  std::vector<grpc::Status> send_batch(const std::string& agent, Sender& sender,
+                                       std::vector<Pending>& launches, bool& delivered);
+  grpc::Status call_once(Sender& sender, const Call& call);
   // Whether a SIGKILL of `launch`'s attempt waits in `sender`'s queue.
   bool superseded(const Pending& launch, const Sender& sender);
 

@@ -10,6 +10,7 @@
 #include "daemon/agent.h"
 #include "daemon/auth.h"
 #include "daemon/controller_client.h"
+#include "daemon/grpc_agent_link.h"
 #include "daemon/munge_daemon.h"
 #include "daemon/process.h"
 #include "daemon_test_support.h"
@@ -283,6 +284,84 @@ TEST_F(AgentTest, RepeatedLaunchOfTheSameAttemptRunsItOnce) {
   ASSERT_TRUE(wait_exits(9, 4));
   ASSERT_TRUE(eventually([&] { return list_tasks().tasks_size() == 0; }));
   EXPECT_EQ(read_lines(output(9)).size(), 2u);
+}
+
+// Several launches in one call: each is handled as Launch alone would handle it, in order, and
+// answered in the same order; one bad launch fails alone.
+TEST_F(AgentTest, ABatchOfLaunchesIsAnsweredLaunchByLaunch) {
+  v1::LaunchBatchRequest batch;
+  *batch.add_launches() = launch_request(21, {"n0"}, {"sh", "-c", "echo a"});
+  *batch.add_launches() = launch_request(22, {"x9"}, {"true"});  // a node it does not serve
+  *batch.add_launches() = launch_request(23, {"n1", "n2"}, {"sh", "-c", "echo c"});
+  *batch.add_launches() = launch_request(21, {"n0"}, {"sh", "-c", "echo a"});  // a repeat
+  launched_jobs_.insert({21, 22, 23});
+  v1::LaunchBatchReply reply;
+  ASSERT_TRUE(call([&](grpc::ClientContext& context) {
+                return stub_->LaunchBatch(&context, batch, &reply);
+              }).ok());
+  ASSERT_EQ(reply.results_size(), 4);
+  std::vector<int> codes;
+  for (const v1::LaunchResult& r : reply.results()) codes.push_back(r.code());
+  EXPECT_EQ(codes, (std::vector<int>{grpc::StatusCode::OK, grpc::StatusCode::INVALID_ARGUMENT,
+                                     grpc::StatusCode::OK, grpc::StatusCode::OK}));
+  EXPECT_NE(reply.results(1).message().find("x9"), std::string::npos) << reply.results(1).message();
+  ASSERT_TRUE(wait_exits(21, 1));
+  ASSERT_TRUE(wait_exits(23, 2));
+  ASSERT_TRUE(eventually([&] { return list_tasks().tasks_size() == 0; }));
+  EXPECT_EQ(read_lines(output(21)).size(), 1u);  // the repeat ran nothing
+  EXPECT_EQ(read_lines(output(23)).size(), 2u);
+  EXPECT_TRUE(controller_->service().exits_of(22).empty());
+
+  // More than an agent takes in one call is refused whole, and starts nothing.
+  v1::LaunchBatchRequest huge;
+  for (int i = 0; i < 1025; ++i) *huge.add_launches() = launch_request(100 + i, {"n3"}, {"true"});
+  v1::LaunchBatchReply refused;
+  grpc::Status status = call(
+      [&](grpc::ClientContext& context) { return stub_->LaunchBatch(&context, huge, &refused); });
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << status.error_message();
+  EXPECT_EQ(list_tasks().tasks_size(), 0);
+}
+
+// trellisd's link to the agents sends the launches that wait together in one LaunchBatch call:
+// here the agent is paused, so each sender's first call hangs and the rest queue up behind it.
+// Every job runs exactly once, and only the bad launch is reported as failed.
+TEST_F(AgentTest, TheControllersLinkBatchesWaitingLaunchesAndEachRunsOnce) {
+  CredentialSource credentials(munge_->socket());
+  std::mutex mutex;
+  std::vector<int64_t> failed;
+  {
+    GrpcAgentLink link(credentials);
+    link.on_launch_failed([&](const v1::LaunchRequest& request, const Error&) {
+      std::lock_guard lock(mutex);
+      failed.push_back(request.job_id());
+    });
+    const std::string agent = "127.0.0.1:" + std::to_string(port_);
+    ASSERT_EQ(::kill(agent_->pid(), SIGSTOP), 0);
+    for (int64_t job = 31; job <= 54; ++job) {
+      launched_jobs_.insert(job);
+      std::string node = "n" + std::to_string(job % 4);
+      link.launch(agent, launch_request(job, {job == 50 ? "x9" : node}, {"sh", "-c", "echo ran"}));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    ASSERT_EQ(::kill(agent_->pid(), SIGCONT), 0);
+    for (int64_t job = 31; job <= 54; ++job) {
+      if (job == 50) continue;
+      ASSERT_TRUE(wait_exits(job, 1)) << "job " << job << "\n" << read_file(dir_ / "agent.log");
+      EXPECT_EQ(read_lines(output(job)).size(), 1u) << "job " << job;
+    }
+    ASSERT_TRUE(eventually([&] {
+      std::lock_guard lock(mutex);
+      return !failed.empty();
+    }));
+  }  // the link is gone: every call it had was answered
+  EXPECT_EQ(failed, (std::vector<int64_t>{50}));
+  EXPECT_TRUE(controller_->service().exits_of(50).empty());
+  std::string log = read_file(dir_ / "agent.log");
+  size_t batched = 0;
+  for (size_t at = log.find("launch batch of "); at != std::string::npos;
+       at = log.find("launch batch of ", at + 1))
+    batched += std::stoul(log.substr(at + 16));
+  EXPECT_GE(batched, 16u) << "at most one call per sender should have gone alone\n" << log;
 }
 
 // A launch held up until after its deadline (the agent was stopped, the network slow) starts
