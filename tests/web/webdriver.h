@@ -120,15 +120,22 @@ class WebDriver {
     return call("POST", path("/execute/sync"),
                 {{"script", body}, {"args", nlohmann::json::array()}});
   }
-  // Clicks the first element matching the CSS selector, as a user would (false when none).
+  // Clicks the first element matching the CSS selector, as a user would (false when none). A
+  // page that redraws may replace the element between finding and clicking it (a stale element):
+  // it is found again, a few times.
   bool click(const std::string& css) {
-    nlohmann::json found =
-        call("POST", path("/element"), {{"using", "css selector"}, {"value", css}});
-    if (!found.is_object() || found.empty() || found.contains("error")) return false;
-    std::string element = found.begin().value().get<std::string>();
-    nlohmann::json clicked =
-        call("POST", path("/element/" + element + "/click"), nlohmann::json::object());
-    return !(clicked.is_object() && clicked.contains("error"));
+    for (int attempt = 0; attempt < 5; ++attempt) {
+      nlohmann::json found =
+          call("POST", path("/element"), {{"using", "css selector"}, {"value", css}});
+      if (found.is_object() && !found.empty() && !found.contains("error")) {
+        std::string element = found.begin().value().get<std::string>();
+        nlohmann::json clicked =
+            call("POST", path("/element/" + element + "/click"), nlohmann::json::object());
+        if (!(clicked.is_object() && clicked.contains("error"))) return true;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+    return false;
   }
   // Polls `body` (a script returning true or false) until true or `seconds` pass.
   bool wait_for(const std::string& body, int seconds = 30) {
