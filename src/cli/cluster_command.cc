@@ -146,6 +146,10 @@ struct UpArgs {
   std::string store;  // empty: sqlite:DIR/state.db
   double heartbeat = 1.0;
   double kill_grace = 2.0;
+  double slice = 0.1;      // gang policies
+  int switch_fanout = 16;  // gang policies
+  std::string deadlock = "report";
+  bool freeze_with_signals = false;
 };
 
 int run_down(const std::string& dir_arg);
@@ -195,6 +199,9 @@ int run_up(const UpArgs& args) {
   config.controller.allocator = args.allocator;
   config.controller.heartbeat_interval = args.heartbeat;
   config.controller.kill_grace = args.kill_grace;
+  config.controller.slice = args.slice;
+  config.controller.switch_fanout = args.switch_fanout;
+  config.controller.kill_deadlocked = args.deadlock == "kill";
   config.controller.node_failure =
       args.node_failure == "fail" ? NodeFailurePolicy::kFail : NodeFailurePolicy::kRequeue;
   // The config is checked by the parser the daemons use, before anything starts.
@@ -240,12 +247,21 @@ int run_up(const UpArgs& args) {
     for (NodeId id = first; id < last; ++id) ids.push_back(id);
     fs::path state = dir / ("agent-" + std::to_string(k));
     fs::create_directories(state);
-    Result<pid_t> agent = start_detached(
-        {sibling_binary("trellis-agent"), "--controller", controller_list, "--nodes",
-         format_hostlist(NodeSet::of(n, ids)), "--state-dir", state.string(), "--munge-socket",
-         munge->socket(), "--port-file", (state / "port").string()},
-        (dir / ("agent-" + std::to_string(k) + ".log")).string(),
-        (dir / ("agent-" + std::to_string(k) + ".pid")).string());
+    std::vector<std::string> command = {sibling_binary("trellis-agent"),
+                                        "--controller",
+                                        controller_list,
+                                        "--nodes",
+                                        format_hostlist(NodeSet::of(n, ids)),
+                                        "--state-dir",
+                                        state.string(),
+                                        "--munge-socket",
+                                        munge->socket(),
+                                        "--port-file",
+                                        (state / "port").string()};
+    if (args.freeze_with_signals) command.push_back("--freeze-with-signals");
+    Result<pid_t> agent =
+        start_detached(command, (dir / ("agent-" + std::to_string(k) + ".log")).string(),
+                       (dir / ("agent-" + std::to_string(k) + ".pid")).string());
     if (!agent) return failed_after_start(agent.error().message);
     agents.push_back(*agent);
   }
@@ -290,11 +306,11 @@ int run_down(const std::string& dir_arg) {
   // Jobs first, while the controller and agents can still stop them.
   bool controller_runs = false;
   for (const fs::directory_entry& entry : fs::directory_iterator(dir)) {
+    // Only pid files are read: whatever else a user keeps here (a FIFO) might block a read.
     std::string name = entry.path().filename().string();
+    if (name.rfind("trellisd", 0) != 0 || entry.path().extension() != ".pid") continue;
     std::optional<pid_t> pid = read_pid(entry.path());
-    if (name.rfind("trellisd", 0) == 0 && entry.path().extension() == ".pid" && pid &&
-        process_running(*pid))
-      controller_runs = true;
+    if (pid && process_running(*pid)) controller_runs = true;
   }
   if (controller_runs) {
     if (Result<LiveClient> client = connect_to_cluster((dir / "trellis.toml").string())) {
@@ -377,12 +393,23 @@ void add_cluster_command(CLI::App& app, int& status) {
   u->add_option("--store", up->store,
                 "The store's URL (default sqlite:DIR/state.db; or postgresql://USER@HOST/DB, "
                 "an empty database or one of this same cluster)");
-  u->add_option("--policy", up->policy, "The queue policy (default easy)");
+  u->add_option("--policy", up->policy,
+                "The queue or gang policy of `trellis list` (default easy; e.g. dqt-ffapa)");
   u->add_option("--allocator", up->allocator, "The allocator (default: the machine's)");
   u->add_option("--node-failure", up->node_failure, "A failed node's jobs: requeue or fail")
       ->check(CLI::IsMember({"requeue", "fail"}));
   u->add_option("--heartbeat", up->heartbeat, "Seconds between agent heartbeats (default 1)")
       ->check(CLI::Range(0.05, 3600.0));
+  u->add_option("--slice", up->slice, "Gang policies: seconds per time slot (default 0.1)")
+      ->check(CLI::Range(0.005, 3600.0));
+  u->add_option("--switch-fanout", up->switch_fanout,
+                "Gang policies: children per agent in the switch tree (default 16)")
+      ->check(CLI::Range(1, 64));
+  u->add_option("--deadlock", up->deadlock,
+                "Gang policies: a globally stopped job is reported or killed (default report)")
+      ->check(CLI::IsMember({"report", "kill"}));
+  u->add_flag("--freeze-with-signals", up->freeze_with_signals,
+              "Agents freeze jobs with SIGSTOP/SIGCONT even where a freezer cgroup works");
   u->add_option("--kill-grace", up->kill_grace, "Seconds from SIGTERM to SIGKILL (default 2)")
       ->check(CLI::Range(0.0, 3600.0));
   u->callback([up, &status] { status = run_up(*up); });

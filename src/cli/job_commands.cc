@@ -85,7 +85,10 @@ nlohmann::json job_json(const v1::JobInfo& job) {
                         {"signal", job.signal()},
                         {"attempt", job.attempt()},
                         {"argv", argv},
-                        {"output", job.output()}};
+                        {"output", job.output()},
+                        {"seconds_frozen", job.seconds_frozen()},
+                        {"partition", job.partition()},
+                        {"idle", job.idle()}};
   if (job.box_shape_size() > 0) {
     out["box"] = {{"origin", std::vector<int>(job.box_origin().begin(), job.box_origin().end())},
                   {"shape", std::vector<int>(job.box_shape().begin(), job.box_shape().end())}};
@@ -93,7 +96,17 @@ nlohmann::json job_json(const v1::JobInfo& job) {
   return out;
 }
 
-// squeue's default columns: JOBID PARTITION NAME USER ST TIME NODES NODELIST(REASON).
+// Seconds a job has run: from its start to its end (or now), less the time gang switches kept it
+// frozen (as squeue's TIME leaves out suspended time).
+Seconds run_seconds(const v1::JobInfo& job, Seconds now) {
+  if (job.start_time() <= 0) return 0;
+  Seconds elapsed = (job.end_time() > 0 ? job.end_time() : now) - job.start_time();
+  return std::max<Seconds>(0, elapsed - job.seconds_frozen());
+}
+
+// squeue's default columns: JOBID PARTITION NAME USER ST TIME NODES NODELIST(REASON). Under a
+// gang policy, PARTITION names the job's slot, the first processor of its gang partition
+// ("gang:32"): the jobs of one slot take turns on the same nodes; ST is S while switched out.
 void print_queue(std::ostream& out, const std::vector<v1::JobInfo>& jobs, Seconds now) {
   out << std::right << std::setw(8) << "JOBID"
       << " " << std::setw(9) << "PARTITION"
@@ -105,19 +118,21 @@ void print_queue(std::ostream& out, const std::vector<v1::JobInfo>& jobs, Second
       << " "
       << "NODELIST(REASON)\n";
   for (const v1::JobInfo& job : jobs) {
-    Seconds ran = 0;
-    if (job.start_time() > 0) ran = (job.end_time() > 0 ? job.end_time() : now) - job.start_time();
+    Seconds ran = run_seconds(job, now);
     std::string where = job.nodelist();
     if (job.state() == v1::PENDING) where = "(" + job.reason() + ")";
-    out << std::right << std::setw(8) << job.id() << " " << std::setw(9) << "main"
-        << " " << std::setw(8) << truncate(job.spec().name(), 8) << " " << std::setw(8)
+    if (job.idle()) where += " (Idle)";
+    std::string partition =
+        job.partition() >= 0 ? "gang:" + std::to_string(job.partition()) : "main";
+    out << std::right << std::setw(8) << job.id() << " " << std::setw(9) << partition << " "
+        << std::setw(8) << truncate(job.spec().name(), 8) << " " << std::setw(8)
         << truncate(job.user(), 8) << " " << std::setw(2) << state_letter_of(job.state()) << " "
         << std::setw(10) << format_slurm_time(ran) << " " << std::setw(6) << job.spec().nodes()
         << " " << where << "\n";
   }
 }
 
-void print_job(std::ostream& out, const v1::JobInfo& job) {
+void print_job(std::ostream& out, const v1::JobInfo& job, Seconds now) {
   std::string command;
   for (const std::string& a : job.spec().argv()) command += (command.empty() ? "" : " ") + a;
   std::string request = std::to_string(job.spec().nodes()) + " nodes";
@@ -135,6 +150,10 @@ void print_job(std::ostream& out, const v1::JobInfo& job) {
       << "   SubmitTime=" << format_epoch(job.submit_time()) << " StartTime="
       << format_epoch(job.start_time() > 0 ? job.start_time() : job.expected_start())
       << " EndTime=" << format_epoch(job.end_time()) << "\n"
+      << "   RunTime=" << format_slurm_time(run_seconds(job, now))
+      << " FrozenTime=" << format_slurm_time(job.seconds_frozen())
+      << (job.partition() >= 0 ? " GangSlot=" + std::to_string(job.partition()) : "")
+      << (job.idle() ? " Idle=yes" : "") << "\n"
       << "   NodeList=" << (job.nodelist().empty() ? "(null)" : job.nodelist());
   if (job.box_shape_size() > 0) {
     out << " Box=" << format_shape(Shape(job.box_shape().begin(), job.box_shape().end())) << "@(";
@@ -417,7 +436,7 @@ int run_show(const std::string& conf, const std::string& what, const std::string
     if (json)
       std::cout << job_json(jobs->front()).dump(2) << "\n";
     else
-      print_job(std::cout, jobs->front());
+      print_job(std::cout, jobs->front(), now_seconds());
     return kExitOk;
   }
   if (what != "node") return report(fail("show what? 'job ID' or 'node NAME'"), "show");

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <csignal>
+#include <cstdio>
 #include <ctime>
 #include <iostream>
 #include <optional>
@@ -16,6 +17,7 @@
 #include "daemon/auth.h"
 #include "daemon/controller_client.h"
 #include "daemon/server_threads.h"
+#include "daemon/switch_node.h"
 #include "daemon/task_runner.h"
 #include "trellis/v1/trellis.grpc.pb.h"
 
@@ -31,6 +33,16 @@ double wall_seconds() {
 
 using Clock = std::chrono::steady_clock;
 using grpc::StatusCode;
+
+// Names this agent's freezer cgroup after its state directory (FNV-1a), so that a restarted agent
+// finds the cgroups of the jobs it adopts, and agents on one host do not share one.
+std::string state_dir_tag(const std::string& state_dir) {
+  uint64_t hash = 14695981039346656037ull;
+  for (unsigned char c : state_dir) hash = (hash ^ c) * 1099511628211ull;
+  char text[32];
+  std::snprintf(text, sizeof text, "agent-%016llx", static_cast<unsigned long long>(hash));
+  return text;
+}
 
 constexpr auto kMinBackoff = std::chrono::milliseconds(200);
 constexpr auto kMaxBackoff = std::chrono::seconds(10);
@@ -178,6 +190,7 @@ class Agent::Service final : public v1::Agent::Service {
     Result<std::chrono::milliseconds> grace =
         check_signal_request(*request, agent_.config_.kill_wait);
     if (!grace) return to_grpc(grace.error());
+    agent_.switch_node_->before_signal(request->job_id(), request->attempt());
     int count =
         agent_.runner_->signal(request->job_id(), request->attempt(), request->signal(), *grace);
     agent_log("signal " + std::to_string(request->signal()) + " to job " +
@@ -190,6 +203,14 @@ class Agent::Service final : public v1::Agent::Service {
                      v1::TasksReply* reply) override {
     if (grpc::Status allowed = authorize(*context); !allowed.ok()) return allowed;
     for (const TaskInfo& task : agent_.runner_->tasks()) *reply->add_tasks() = to_proto(task);
+    return grpc::Status::OK;
+  }
+
+  grpc::Status Switch(grpc::ServerContext* context, const v1::SwitchRequest* request,
+                      v1::SwitchReply* reply) override {
+    if (grpc::Status allowed = authorize(*context); !allowed.ok()) return allowed;
+    if (Status valid = check_switch_request(*request); !valid) return to_grpc(valid.error());
+    *reply = agent_.switch_node_->handle(*request);
     return grpc::Status::OK;
   }
 
@@ -210,6 +231,15 @@ class Agent::Service final : public v1::Agent::Service {
                             "the launch came after its deadline (launch_by); not started");
       }
       TaskSpec spec = task_spec(request, node, agent_.base_env_);
+      spec.env.push_back("TRELLIS_RUNTIME_AREA=" +
+                         runtime_area_name(request.job_id(), request.attempt(), node));
+      Result<std::string> cgroup =
+          agent_.switch_node_->cgroup_for(request.job_id(), request.attempt());
+      if (!cgroup) {
+        agent_log("launch of " + spec.key.name() + " failed: " + cgroup.error().message);
+        return to_grpc(cgroup.error());
+      }
+      spec.cgroup_procs = *cgroup;
       Result<bool> launched = agent_.runner_->launch(spec);
       if (!launched) {
         agent_log("launch of " + spec.key.name() + " failed: " + launched.error().message);
@@ -217,6 +247,7 @@ class Agent::Service final : public v1::Agent::Service {
       }
       started += *launched ? 1 : 0;
     }
+    if (started > 0) agent_.switch_node_->started(request.job_id(), request.attempt());
     agent_log("launch job " + std::to_string(request.job_id()) + " attempt " +
               std::to_string(request.attempt()) + ": " + std::to_string(started) + " of " +
               std::to_string(request.nodes_size()) + " tasks started" +
@@ -275,6 +306,14 @@ Result<std::unique_ptr<Agent>> Agent::start(AgentConfig config) {
               task.key.name());
   }
 
+  Freezer::Options freezer;
+  freezer.name = state_dir_tag(a.config_.state_dir);
+  freezer.force_signals = a.config_.freeze_with_signals;
+  a.switch_node_ = std::make_unique<SwitchNode>(*a.runner_, Freezer::open(freezer),
+                                                a.config_.munge_socket, a.config_.listen);
+  agent_log(std::string("gang switches freeze with ") +
+            std::string(freeze_method_name(a.switch_node_->freeze_method())));
+
   a.service_ = std::make_unique<Service>(a);
   grpc::ServerBuilder builder;
   keep_server_threads(builder);
@@ -311,7 +350,8 @@ void Agent::shutdown() {
     server_->Wait();
     server_.reset();
   }
-  runner_.reset();  // stops watching; the jobs keep running
+  switch_node_.reset();  // it uses the runner
+  runner_.reset();       // stops watching; the jobs keep running
 }
 
 void Agent::wake() {
@@ -397,6 +437,7 @@ void Agent::controller_loop() {
           keys.push_back(task.key);
         }
         runner_->acknowledge(keys);
+        switch_node_->ended(keys);
         exits.clear();
       } else if (not_known(status)) {
         registered = false;

@@ -1,6 +1,7 @@
 // The node agent (trellis-agent): runs the jobs a controller launches on the nodes it serves.
 //
-// It serves the Agent RPC service (Launch, Signal, Tasks) to the controllers only: every call
+// It serves the Agent RPC service (Launch, Signal, Tasks, Switch) to the controllers and to the
+// other agents of a gang switch tree (daemon/switch_node.h) only: every call
 // must carry a MUNGE credential of the daemon user. It registers with a controller (any of
 // them: they share the store), heartbeats at the interval the controller asks for, and reports
 // each task's exit with ReportExit until a controller acknowledges it (the exits survive agent
@@ -40,6 +41,7 @@ namespace trellis {
 
 class Authenticator;
 class ControllerClient;
+class SwitchNode;
 class TaskRunner;
 
 struct AgentConfig {
@@ -55,6 +57,9 @@ struct AgentConfig {
   std::chrono::milliseconds heartbeat_interval{10000};  // until a controller says otherwise
   std::chrono::milliseconds rpc_deadline{5000};         // per call to a controller
   std::chrono::milliseconds kill_wait{10000};  // SIGTERM -> SIGKILL when a cancel gives no grace
+  // Gang switches stop jobs with SIGSTOP/SIGCONT even where a freezer cgroup could be made
+  // (daemon/freezer.h).
+  bool freeze_with_signals = false;
 };
 
 class Agent {
@@ -87,6 +92,7 @@ class Agent {
   std::unique_ptr<Authenticator> authenticator_;
   std::unique_ptr<ControllerClient> controllers_;
   std::unique_ptr<TaskRunner> runner_;
+  std::unique_ptr<SwitchNode> switch_node_;  // gang switches (daemon/switch_node.h)
   std::unique_ptr<Service> service_;
   std::unique_ptr<grpc::Server> server_;
   int port_ = 0;

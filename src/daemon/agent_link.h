@@ -4,13 +4,32 @@
 // pass (a lost launch is found again by reconciliation, a dead agent by its missed heartbeats).
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "core/result.h"
 #include "trellis/v1/trellis.pb.h"
 
 namespace trellis {
+
+// One gang switch: freeze the outgoing jobs, collect their activity, thaw the incoming ones, and
+// report the activity of `probe` jobs (left running, e.g. skipped as idle) without freezing them.
+struct SwitchOrder {
+  using JobAttempt = std::pair<int64_t, int>;  // (job id, attempt)
+  int64_t id = 0;                              // the controller's count
+  std::vector<std::string> agents;  // every agent with a task of these jobs, in tree order
+  std::vector<JobAttempt> freeze, thaw, probe;
+};
+// What came back: the reduced reply of every agent that answered (daemon/switch_node.h), and the
+// round trip through the tree.
+struct SwitchOutcome {
+  SwitchOrder order;
+  v1::SwitchReply reply;
+  double seconds = 0;
+};
 
 class AgentLink {
  public:
@@ -24,8 +43,17 @@ class AgentLink {
   using LaunchFailed = std::function<void(const v1::LaunchRequest&, const Error&)>;
   void on_launch_failed(LaunchFailed callback) { launch_failed_ = std::move(callback); }
 
+  // --- Gang switches (daemon/switch_node.h): sent in the order given, each through a tree of
+  // the agents it names, one at a time. A link whose agents cannot switch (the simulator
+  // equivalence test's fakes) drops them: the default.
+  virtual void gang_switch(SwitchOrder order) { (void)order; }
+  // Called, from the link's thread, with each switch's outcome. Set before the first switch.
+  using SwitchDone = std::function<void(const SwitchOutcome&)>;
+  void on_switch_done(SwitchDone callback) { switch_done_ = std::move(callback); }
+
  protected:
   LaunchFailed launch_failed_;
+  SwitchDone switch_done_;
 };
 
 }  // namespace trellis

@@ -133,10 +133,10 @@ Result<ClusterConfig> parse_cluster_config(std::string_view text, std::string_vi
 
   ControllerSettings& c = config.controller;
   TableReader controller(root["controller"].as_table(), std::string(origin) + ": [controller]");
-  TRELLIS_TRY(controller.no_unknown_keys({"listen", "port_file", "policy", "allocator",
-                                          "heartbeat_interval", "heartbeat_misses", "node_failure",
-                                          "default_time_limit", "max_time_limit", "kill_grace",
-                                          "admins", "scheduler_lease"}));
+  TRELLIS_TRY(controller.no_unknown_keys(
+      {"listen", "port_file", "policy", "allocator", "heartbeat_interval", "heartbeat_misses",
+       "node_failure", "default_time_limit", "max_time_limit", "kill_grace", "admins",
+       "scheduler_lease", "slice", "switch_fanout", "deadlock"}));
   TRELLIS_TRY(controller.string("listen", c.listen));
   TRELLIS_TRY(controller.string("port_file", c.port_file));
   TRELLIS_TRY(controller.string("policy", c.policy));
@@ -157,6 +157,14 @@ Result<ClusterConfig> parse_cluster_config(std::string_view text, std::string_vi
   TRELLIS_TRY(controller.number("kill_grace", c.kill_grace, 0));
   TRELLIS_TRY(controller.integers("admins", c.admins));
   TRELLIS_TRY(controller.number("scheduler_lease", c.scheduler_lease, 0.05));
+  TRELLIS_TRY(controller.number("slice", c.slice, 0.005));
+  TRELLIS_TRY(controller.integer("switch_fanout", c.switch_fanout, 1));
+  if (c.switch_fanout > 64) return controller.wrong("switch_fanout", "at most 64");
+  std::string deadlock = "report";
+  TRELLIS_TRY(controller.string("deadlock", deadlock));
+  if (deadlock != "report" && deadlock != "kill")
+    return controller.wrong("deadlock", "\"report\" or \"kill\", found \"" + deadlock + "\"");
+  c.kill_deadlocked = deadlock == "kill";
   if (config.controllers.empty()) config.controllers.push_back(c.listen);
   return config;
 }
@@ -192,7 +200,10 @@ std::string format_cluster_config(const ClusterConfig& config) {
                                  {"max_time_limit", c.max_time_limit},
                                  {"kill_grace", c.kill_grace},
                                  {"admins", admins},
-                                 {"scheduler_lease", c.scheduler_lease}}},
+                                 {"scheduler_lease", c.scheduler_lease},
+                                 {"slice", c.slice},
+                                 {"switch_fanout", c.switch_fanout},
+                                 {"deadlock", c.kill_deadlocked ? "kill" : "report"}}},
   };
   std::ostringstream out;
   out << "# Trellis cluster config (see trellisd --help)\n" << root << "\n";

@@ -12,7 +12,7 @@
 //   [controller]
 //   listen = "127.0.0.1:6817"            # port 0 = any free port (see port_file)
 //   port_file = ""                       # where to write the bound port
-//   policy = "easy"                      # a queue policy of `trellis list`
+//   policy = "easy"                      # a queue or gang policy of `trellis list`
 //   allocator = ""                       # "" = the machine's default allocator
 //   heartbeat_interval = 1.0             # seconds between an agent's heartbeats
 //   heartbeat_misses = 3                 # a node is down after this many missed heartbeats
@@ -23,6 +23,10 @@
 //   admins = [0]                         # uids that may act on any job and drain nodes
 //   scheduler_lease = 0.5                # seconds: how long the controller that schedules holds
 //                                        # its role unrenewed before another takes over
+//   slice = 0.1                          # gang policies: seconds per time slot
+//   switch_fanout = 16                   # gang policies: children per agent in a switch tree
+//   deadlock = "report"                  # gang policies: a globally stopped job is "report"ed
+//                                        # (its reason says so) or "kill"ed (it fails)
 #pragma once
 
 #include <string>
@@ -49,6 +53,9 @@ struct ControllerSettings {
   Seconds kill_grace = 5.0;
   std::vector<int> admins = {0};
   Seconds scheduler_lease = 0.5;
+  Seconds slice = 0.1;
+  int switch_fanout = 16;
+  bool kill_deadlocked = false;
 };
 
 struct ClusterConfig {

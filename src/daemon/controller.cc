@@ -13,6 +13,7 @@
 #include "alloc/registry.h"
 #include "core/hostlist.h"
 #include "daemon/job_spec.h"
+#include "sched/gang/registry.h"
 #include "sched/registry.h"
 
 namespace trellis {
@@ -93,17 +94,26 @@ Result<std::unique_ptr<Controller>> Controller::open(const ClusterConfig& config
   }
   c->identity_ = std::move(identity);
   const Machine& m = c->machine_;
-  std::string allocator_name =
-      config.controller.allocator.empty() ? default_allocator_for(m) : config.controller.allocator;
+  // A gang policy's partitions run along the buddy allocator's curve unless another is named.
+  std::string allocator_name = !config.controller.allocator.empty() ? config.controller.allocator
+                               : gang::GangPolicyRegistry::builtin().find(config.controller.policy)
+                                   ? "buddy"
+                                   : default_allocator_for(m);
   Result<std::unique_ptr<Allocator>> allocator =
       AllocatorRegistry::builtin().create(allocator_name, m);
   if (!allocator) return fail("[controller] allocator: " + allocator.error().message);
   c->allocator_ = std::move(*allocator);
-  Result<std::unique_ptr<QueuePolicy>> policy =
-      PolicyRegistry::builtin().create(config.controller.policy, m);
-  if (!policy) return fail("[controller] policy: " + policy.error().message);
-  c->policy_ = std::move(*policy);
-  c->core_ = std::make_unique<BatchCore>(c->machine_, *c->allocator_, *c->policy_);
+  Result<bool> gang = c->open_gang();
+  if (!gang) return gang.error();
+  if (!*gang) {
+    Result<std::unique_ptr<QueuePolicy>> policy =
+        PolicyRegistry::builtin().create(config.controller.policy, m);
+    if (!policy) return fail("[controller] policy: " + policy.error().message);
+    c->policy_ = std::move(*policy);
+    auto batch = std::make_unique<BatchCore>(c->machine_, *c->allocator_, *c->policy_);
+    c->batch_ = batch.get();
+    c->core_ = std::move(batch);
+  }
 
   std::vector<std::string> names;
   for (NodeId n = 0; n < m.node_count(); ++n) names.push_back(c->node_name(n));
@@ -167,7 +177,8 @@ Status Controller::rebuild(Seconds now, bool relaunch) {
   if (!jobs) return jobs.error();
   CoreSnapshot snapshot;
   snapshot.down = NodeSet(n);
-  for (NodeId id = 0; id < n; ++id)
+  // A gang core keeps every node in its partition tree (GangCore::node_down).
+  for (NodeId id = 0; id < n && !gang_; ++id)
     if (!up_[id] || drained_[id]) snapshot.down.set(id);
   snapshot.last_pass = now;
   running_.clear();
@@ -197,13 +208,18 @@ Status Controller::rebuild(Seconds now, bool relaunch) {
     relaunch_jobs.push_back(&job);
   }
   Result<std::optional<std::string>> state = store_.core_state();
-  if (state && *state) {
-    reservations_text_ = **state;
-    snapshot.reservations = reservations_from_text(**state, n, pending_);
+  if (!state) return state.error();
+  if (gang_) {
+    if (Status ok = restore_gang(snapshot, *state ? **state : "", now); !ok) return ok;
+  } else {
+    if (*state) {
+      reservations_text_ = **state;
+      snapshot.reservations = reservations_from_text(**state, n, pending_);
+    }
+    if (Status ok = core_->restore(snapshot); !ok)
+      return fail(Error::Code::kInternal,
+                  "rebuilding the scheduler from the store: " + ok.error().message);
   }
-  if (Status ok = core_->restore(snapshot); !ok)
-    return fail(Error::Code::kInternal,
-                "rebuilding the scheduler from the store: " + ok.error().message);
   notes_.clear();
   for (const auto& [id, job] : pending_)
     notes_[id] = PendingNote{id, job.reason, job.expected_start};
@@ -370,6 +386,10 @@ Result<JobId> Controller::submit(const v1::JobSpec& spec, const Caller& caller, 
   Result<StoredJob> checked = job_from_spec(spec, machine_, config_.controller);
   if (!checked) return checked.error();
   StoredJob job = std::move(*checked);
+  if (gang_ && job.request.has_shape())
+    return fail("gang policy '" + config_.controller.policy +
+                "' runs jobs on partitions along the node order, not on boxes: ask for a node "
+                "count (--nodes) instead of a shape");
   if (Status fits = allocator_->check(job.request); !fits) return fits.error();
   job.uid = caller.uid;
   job.gid = caller.gid;
@@ -382,6 +402,7 @@ Result<JobId> Controller::submit(const v1::JobSpec& spec, const Caller& caller, 
   if (!tracking()) return *id;  // the scheduler reads it from the store
   job.id = *id;
   job.submit_time = now;
+  gang_log_dirty_ = true;
   if (Status queued = core_->submit(core_job(job), now); !queued) {
     // The allocator accepted the request above, so this is a broken invariant; the stored job
     // must not wait forever.
@@ -425,6 +446,7 @@ Result<std::vector<JobId>> Controller::cancel(const std::vector<JobId>& ids, int
     if (*after == JobState::kCancelled) {
       if (tracking() && pending_.count(job.id)) {
         (void)core_->cancel(job.id, now);
+        gang_log_dirty_ = true;
         pending_.erase(job.id);
         notes_.erase(job.id);
         finished_.insert(job.id);
@@ -468,10 +490,20 @@ Result<std::vector<JobId>> Controller::run_pass(Seconds now) {
     }
     commit.starts.push_back(std::move(start));
   }
-  commit.notes = pending_notes(now);
-  std::string reservations = reservations_to_text(core_->reservations());
-  if (reservations != reservations_text_) commit.core_state = reservations;
-  if (commit.starts.empty() && commit.notes.empty() && !commit.core_state) return started;
+  if (gang_) {
+    // The log is saved with every start (the restored core must hold the started jobs), after
+    // calls other than slots, and every kGangStateInterval for the slots and frozen times.
+    if (!commit.starts.empty() || gang_log_dirty_ || now - gang_state_saved_ >= kGangStateInterval)
+      commit.core_state = gang_state_text(now);
+  } else {
+    commit.notes = pending_notes(now);
+    std::string reservations = reservations_to_text(core_->reservations());
+    if (reservations != reservations_text_) commit.core_state = reservations;
+  }
+  if (commit.starts.empty() && commit.notes.empty() && !commit.core_state) {
+    if (gang_) switch_jobs(decided, now);
+    return started;
+  }
   if (Status ok = store_.commit_pass(commit, now); !ok) {
     // Nothing was committed: the core must forget the starts too, or it would believe nodes are
     // held that the store says are free. Rebuilding from the store is the one way back.
@@ -479,7 +511,14 @@ Result<std::vector<JobId>> Controller::run_pass(Seconds now) {
     if (!rebuilt) return rebuilt.error();
     return ok.error();
   }
-  if (commit.core_state) reservations_text_ = *commit.core_state;
+  if (commit.core_state) {
+    if (gang_) {
+      gang_log_dirty_ = false;
+      gang_state_saved_ = now;
+    } else {
+      reservations_text_ = *commit.core_state;
+    }
+  }
   for (const PendingNote& note : commit.notes) notes_[note.job] = note;
   for (const JobStart& start : commit.starts) {
     auto job = pending_.find(start.job);
@@ -500,6 +539,7 @@ Result<std::vector<JobId>> Controller::run_pass(Seconds now) {
     send_launch(stored, start.attempt, start.nodes);
     started.push_back(start.job);
   }
+  if (gang_) switch_jobs(decided, now);
   return started;
 }
 
@@ -509,7 +549,7 @@ std::vector<PendingNote> Controller::pending_notes(Seconds now) {
   std::vector<PendingNote> changed;
   bool first = true;
   // Called at every pass over the whole queue: a note is built only when it changed.
-  for (const Job* job : core_->queue()) {
+  for (const Job* job : batch_->queue()) {
     std::string_view reason = first ? "Resources" : "Priority";
     std::string shaped;
     if (first && job->request.has_shape()) {
@@ -601,6 +641,7 @@ Status Controller::apply_end(JobId id, JobState state, Seconds now) {
   pass_wanted_ = true;
   if (!tracking()) return Ok{};
   (void)core_->ended(id, now);
+  gang_log_dirty_ = true;
   running_.erase(id);
   if (state != JobState::kPending) finished_.insert(id);
   if (state == JobState::kPending) {
@@ -823,7 +864,8 @@ Status Controller::tick(Seconds now) {
   if (!scheduler_) return Ok{};  // limits and heartbeats are the scheduler's to watch
   // Time limits: the job is signalled once; it ends as TO when its processes are gone.
   for (auto& [id, live] : running_) {
-    if (live.stop != StopCause::kNone || now < live.limit_at) continue;
+    // A frozen job's clock stands still (limit_at moves on when it thaws).
+    if (live.stop != StopCause::kNone || live.frozen || now < live.limit_at) continue;
     Result<JobState> after =
         store_.stop_job(id, live.attempt, StopCause::kTimeout, "time limit reached", now);
     if (!after) return after.error();
@@ -894,7 +936,7 @@ std::optional<Seconds> Controller::next_wakeup() const {
     if (!wake || t < *wake) wake = t;
   };
   for (const auto& [id, live] : running_)
-    if (live.stop == StopCause::kNone) earliest(live.limit_at);
+    if (live.stop == StopCause::kNone && !live.frozen) earliest(live.limit_at);
   const Seconds window =
       config_.controller.heartbeat_interval * config_.controller.heartbeat_misses;
   for (NodeId id = 0; id < machine_.node_count(); ++id)
@@ -906,7 +948,7 @@ std::optional<Seconds> Controller::next_wakeup() const {
 
 namespace trellis {
 
-Result<v1::ListJobsReply> Controller::list_jobs(const v1::ListJobsRequest& request) {
+Result<v1::ListJobsReply> Controller::list_jobs(const v1::ListJobsRequest& request, Seconds now) {
   JobQuery query;
   for (int64_t id : request.job_ids()) query.ids.push_back(id);
   for (int state : request.states()) {
@@ -920,7 +962,20 @@ Result<v1::ListJobsReply> Controller::list_jobs(const v1::ListJobsRequest& reque
   Result<std::vector<StoredJob>> jobs = store_.list_jobs(query);
   if (!jobs) return jobs.error();
   v1::ListJobsReply reply;
-  for (const StoredJob& job : *jobs) *reply.add_jobs() = job_info(job, machine_.node_count());
+  std::lock_guard lock(mutex_);
+  for (const StoredJob& job : *jobs) {
+    v1::JobInfo* info = reply.add_jobs();
+    *info = job_info(job, machine_.node_count());
+    info->set_partition(-1);
+    if (!gang_) continue;
+    if (auto at = gang_->partition_of(job.id)) info->set_partition(at->first);
+    auto live = running_.find(job.id);
+    if (live == running_.end() || live->second.attempt != job.attempt) continue;
+    info->set_seconds_frozen(frozen_seconds(job.id, now));
+    info->set_idle(live->second.idle);
+    // The store keeps R for a time-shared job; whether it is frozen now is the controller's.
+    if (job.state == JobState::kRunning && live->second.frozen) info->set_state(v1::SUSPENDED);
+  }
   return reply;
 }
 

@@ -23,6 +23,17 @@
 //   (*c)->run_pass(now());                  // starts committed, then launched on the agents
 //   (*c)->tick(now());                      // time limits, missed heartbeats
 //
+// With a gang policy (DQT, Fair-DQT, slurm-gang, ...) the core is a GangCore, the one `trellis sim`
+// runs for that policy: every slice a pass decides the next slot, and the jobs switched out and
+// in go to the agents as one gang switch (AgentLink::gang_switch, through a tree of agents). A
+// job's time limit then counts only the time it was not frozen. The switch's reply says what the
+// outgoing jobs did: a job whose processes all waited for input is skipped (left thawed, since
+// it uses no CPU, and probed at each switch until it runs again); one whose processes all waited
+// for messages of each other is globally stopped (a deadlock: reported, or killed if so
+// configured). The core's call log (CoreSnapshot::policy_calls) and each job's frozen time are
+// committed with the passes as the store's core_state, so a restarted controller resumes the same
+// schedule (controller_gang.cc).
+//
 // trellisd (daemon/controller_service.h) calls it from gRPC threads with the wall clock; the
 // simulator-equivalence test calls it with a virtual clock and fake agents. Thread-safe: one
 // mutex orders every event, so the core sees them in the order the store committed them.
@@ -41,6 +52,8 @@
 #include "daemon/auth.h"
 #include "daemon/config.h"
 #include "sched/batch_core.h"
+#include "sched/gang/gang_scheduler.h"
+#include "sched/gang_core.h"
 #include "sched/policy.h"
 #include "store/state_store.h"
 #include "topology/machine.h"
@@ -69,7 +82,9 @@ class Controller {
   // act only on their own jobs unless they are an administrator.
   Result<std::vector<JobId>> cancel(const std::vector<JobId>& ids, int signal, const Caller& caller,
                                     Seconds now);
-  Result<v1::ListJobsReply> list_jobs(const v1::ListJobsRequest& request);
+  // Time-shared jobs show S while frozen, with their frozen time (`now` counts the current
+  // freeze).
+  Result<v1::ListJobsReply> list_jobs(const v1::ListJobsRequest& request, Seconds now);
   Result<v1::ListNodesReply> list_nodes(const v1::ListNodesRequest& request);
   Result<v1::DrainReply> drain(const v1::DrainRequest& request, const Caller& caller, Seconds now);
 
@@ -116,14 +131,29 @@ class Controller {
 
   const Machine& machine() const { return machine_; }
 
+  // --- Gang scheduling
+  // Whether the policy time-shares (a gang policy).
+  bool time_shares() const { return gang_ != nullptr; }
+  // A gang switch came back (AgentLink::on_switch_done): jobs found idle are skipped, idle ones
+  // that run again are scheduled again, globally stopped ones are reported or killed.
+  void switch_done(const SwitchOutcome& outcome, Seconds now);
+  // Seconds a running job has spent frozen (0 for an unknown job).
+  Seconds frozen_seconds(JobId id, Seconds now) const;
+
  private:
   // A running job as the scheduler tracks it beyond the core.
   struct LiveJob {
     int attempt = 0;
     Seconds start = 0;
-    Seconds limit_at = 0;  // start + time limit
+    Seconds limit_at = 0;  // start + time limit (+ the time frozen, for a time-shared job)
     std::vector<NodeId> nodes;
     StopCause stop = StopCause::kNone;
+    // Gang scheduling: frozen by a switch (since when), skipped as idle (left thawed), and how
+    // long it was frozen before (added to limit_at when it thaws).
+    bool frozen = false;
+    bool idle = false;
+    Seconds frozen_since = 0;
+    Seconds frozen_before = 0;
   };
 
   Controller(const ClusterConfig& config, StateStore& store, AgentLink& agents, Machine machine);
@@ -176,7 +206,10 @@ class Controller {
   Machine machine_;
   std::unique_ptr<Allocator> allocator_;
   std::unique_ptr<QueuePolicy> policy_;
-  std::unique_ptr<BatchCore> core_;
+  std::unique_ptr<SchedulingCore> core_;
+  BatchCore* batch_ = nullptr;  // core_ with a queue policy
+  std::unique_ptr<gang::GangScheduler> gang_policy_;
+  GangCore* gang_ = nullptr;  // core_ with a gang policy
   std::map<JobId, LiveJob> running_;
   std::map<JobId, StoredJob> pending_;  // the stored rows of the core's queue (for launches)
   std::map<JobId, PendingNote> notes_;  // the last note committed for each pending job
@@ -195,6 +228,29 @@ class Controller {
   int64_t synced_version_ = -1;  // the store version the memory reflects; -1: none kept
   int64_t synced_event_ = 0;     // the last event of the log the memory reflects
   std::set<JobId> finished_;     // jobs that left memory since the last sync (replay skips them)
+
+  // --- Gang scheduling (controller_gang.cc)
+  // Builds the gang core for the configured policy, if it is one; false when it is a queue
+  // policy.
+  Result<bool> open_gang();
+  // Sends the switch of a pass's kSuspend and kResume decisions (with the idle jobs as probes),
+  // and updates the jobs' frozen times.
+  void switch_jobs(const PassResult& decided, Seconds now);
+  void send_switch(std::vector<JobId> freeze, std::vector<JobId> thaw, Seconds now);
+  // The gang core's call log and the jobs' frozen times as core_state text, and back into a
+  // snapshot whose jobs and running_ come from the store (the log is fixed up where the store
+  // moved on after it was committed).
+  std::string gang_state_text(Seconds now) const;
+  Status restore_gang(CoreSnapshot& snapshot, const std::string& text, Seconds now);
+  bool gang_log_dirty_ = false;        // the core's log gained calls that are not slots
+  std::set<JobId> found_idle_;         // waited for input in their last slot (see switch_jobs)
+  std::set<JobId> suspected_stopped_;  // seen globally stopped once (confirmed at the next)
+  std::set<JobId> deadlocked_;         // reported as globally stopped
+  // How often the gang state is committed when nothing else makes it so: what a restarted
+  // controller may lose of the slots and frozen times (a job's limit then comes that much early).
+  static constexpr Seconds kGangStateInterval = 2;
+  Seconds gang_state_saved_ = 0;
+  int64_t switches_sent_ = 0;
 };
 
 }  // namespace trellis

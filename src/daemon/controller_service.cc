@@ -52,7 +52,7 @@ class Service final : public v1::Controller::Service {
                         v1::ListJobsReply* reply) override {
     Result<Caller> caller = auth_.verify(*context);
     if (!caller) return to_grpc(caller.error());
-    Result<v1::ListJobsReply> jobs = controller_.list_jobs(*request);
+    Result<v1::ListJobsReply> jobs = controller_.list_jobs(*request, wall_clock_now());
     if (!jobs) return to_grpc(jobs.error());
     *reply = std::move(*jobs);
     return grpc::Status::OK;
@@ -133,7 +133,9 @@ Result<std::unique_ptr<ControllerServer>> ControllerServer::start(const ClusterC
   s->authenticator_ = std::make_unique<Authenticator>(config.munge_socket);
   // The controller's own credential proves munged is there before anything is served.
   if (Result<std::string> probe = s->credentials_->encode(); !probe) return probe.error();
-  s->agents_ = std::make_unique<GrpcAgentLink>(*s->credentials_);
+  SwitchSender::Options switches;
+  switches.fanout = config.controller.switch_fanout;
+  s->agents_ = std::make_unique<GrpcAgentLink>(*s->credentials_, 5.0, switches);
   Result<std::unique_ptr<Controller>> controller =
       Controller::open(config, *s->store_, *s->agents_, wall_clock_now());
   if (!controller) return controller.error();
@@ -148,6 +150,10 @@ Result<std::unique_ptr<ControllerServer>> ControllerServer::start(const ClusterC
                    ok.error().message);
         raw->poke();
       });
+  s->agents_->on_switch_done([raw = s.get()](const SwitchOutcome& outcome) {
+    raw->controller_->switch_done(outcome, wall_clock_now());
+    raw->poke();
+  });
 
   grpc::ServerBuilder builder;
   keep_server_threads(builder);

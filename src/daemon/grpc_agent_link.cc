@@ -12,8 +12,15 @@
 
 namespace trellis {
 
-GrpcAgentLink::GrpcAgentLink(const CredentialSource& credentials, double deadline_seconds)
-    : credentials_(credentials), deadline_seconds_(deadline_seconds) {}
+GrpcAgentLink::GrpcAgentLink(const CredentialSource& credentials, double deadline_seconds,
+                             SwitchSender::Options switches)
+    : credentials_(credentials),
+      deadline_seconds_(deadline_seconds),
+      switches_(credentials, switches) {
+  switches_.on_done([this](const SwitchOutcome& outcome) {
+    if (switch_done_) switch_done_(outcome);
+  });
+}
 
 GrpcAgentLink::~GrpcAgentLink() {
   {

@@ -23,6 +23,7 @@
 
 #include "daemon/agent_link.h"
 #include "daemon/auth.h"
+#include "daemon/switch_sender.h"
 #include "trellis/v1/trellis.grpc.pb.h"
 
 namespace trellis {
@@ -30,11 +31,14 @@ namespace trellis {
 class GrpcAgentLink final : public AgentLink {
  public:
   // `credentials` must outlive the link.
-  explicit GrpcAgentLink(const CredentialSource& credentials, double deadline_seconds = 5.0);
+  explicit GrpcAgentLink(const CredentialSource& credentials, double deadline_seconds = 5.0,
+                         SwitchSender::Options switches = {});
   ~GrpcAgentLink() override;  // sends what is queued (bounded by the deadline), then stops
 
   void launch(const std::string& agent, const v1::LaunchRequest& request) override;
   void signal(const std::string& agent, const v1::SignalRequest& request) override;
+  // Through a tree of agents (daemon/switch_sender.h).
+  void gang_switch(SwitchOrder order) override { switches_.send(std::move(order)); }
 
  private:
   // Senders per agent.
@@ -79,6 +83,7 @@ class GrpcAgentLink final : public AgentLink {
   std::condition_variable wake_;
   bool stopping_ = false;
   std::map<std::pair<std::string, int>, std::unique_ptr<Sender>> senders_;  // (agent, lane)
+  SwitchSender switches_;
 };
 
 }  // namespace trellis

@@ -110,6 +110,15 @@ void report(const ShepherdPlan& p, const char* what, const char* subject, int er
   const ShepherdPlan& p = ready.plan;
   ::setpgid(0, 0);
   reset_signals();
+  if (!p.cgroup_procs.empty()) {
+    // Before the user is switched (root may move itself) and before anything can fork.
+    int cgroup = ::open(p.cgroup_procs.c_str(), O_WRONLY | O_CLOEXEC);
+    if (cgroup < 0 || ::write(cgroup, "0", 1) != 1) {
+      report(p, "cannot join the freezer cgroup", p.cgroup_procs.c_str(), errno);
+      ::_exit(127);
+    }
+    ::close(cgroup);
+  }
   if (p.switch_user) {
     if (::setgroups(p.groups.size(), p.groups.data()) != 0 || ::setgid(p.gid) != 0 ||
         ::setuid(p.uid) != 0) {
@@ -220,6 +229,7 @@ std::string encode_plan(const ShepherdPlan& p) {
   put_string(out, p.pid_file);
   put_string(out, p.exit_file);
   put_string(out, p.notice);
+  put_string(out, p.cgroup_procs);
   return out;
 }
 
@@ -241,6 +251,7 @@ Result<ShepherdPlan> decode_plan(const std::string& bytes) {
   p.pid_file = in.string();
   p.exit_file = in.string();
   p.notice = in.string();
+  p.cgroup_procs = in.string();
   if (!in.ok || in.at != bytes.size()) return fail("shepherd plan: truncated or malformed");
   if (p.argv.empty() || p.candidates.empty()) return fail("shepherd plan: no command");
   return p;

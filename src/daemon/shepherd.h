@@ -45,6 +45,10 @@ struct ShepherdPlan {
   std::string pid_file;   // "SHEPHERD_PID JOB_PID", written once the job's process runs
   std::string exit_file;  // "EXIT_CODE SIGNAL", written when the job has ended
   std::string notice;     // written to the exit-notice pipe after the exit file (one line)
+  // The job's process writes "0" here first, joining the task's freezer cgroup before it can
+  // fork (daemon/freezer.h), so that every process of the task is in it; "" = none (the freezer
+  // stops the process group with signals).
+  std::string cgroup_procs;
 };
 
 // A plan as bytes and back, for the socket.

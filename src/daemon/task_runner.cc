@@ -369,6 +369,7 @@ Result<bool> TaskRunner::launch(const TaskSpec& spec) {
   p.pid_file = pid_file(spec.key);
   p.exit_file = exit_file(spec.key);
   p.notice = spec.key.name() + "\n";
+  p.cgroup_procs = spec.cgroup_procs;
   // Leftovers of an earlier life of this key (never acknowledged, then forgotten) must not be
   // mistaken for this run's status.
   ::unlink(p.exit_file.c_str());

@@ -67,6 +67,9 @@ struct TaskSpec {
   std::vector<std::string> env;   // "NAME=value", the complete environment
   int uid = -1;                   // run as this user; -1 = the agent's own
   int gid = -1;
+  // The cgroup.procs file of the freezer cgroup its processes join ("" = none; see
+  // daemon/freezer.h).
+  std::string cgroup_procs;
 };
 
 // What the runner knows about a task.

@@ -27,6 +27,7 @@
 #include <optional>
 #include <type_traits>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "core/job_table.h"
@@ -103,6 +104,13 @@ class GangCore final : public SchedulingCore {
   NodeSet partition_nodes(int first, int size) const;
   // The job `id` in the system, or nullptr.
   const Job* find(JobId id) const;
+  // The partition [first, first + size) of the policy's processors that a job in the system has
+  // run on; nullopt before it first runs (or when it is not in the system).
+  std::optional<std::pair<int, int>> partition_of(JobId id) const {
+    const SlotState* j = jobs_.find(id);
+    if (j == nullptr || j->first < 0) return std::nullopt;
+    return std::pair{j->first, j->size};
+  }
 
  private:
   // What a switch reads for every job of every slot, kept small (JobTable holds it by id).

@@ -39,6 +39,8 @@ class RecordingAgents final : public AgentLink {
   std::vector<v1::SignalRequest> signals;
   void launch(const std::string&, const v1::LaunchRequest& r) override { launches.push_back(r); }
   void signal(const std::string&, const v1::SignalRequest& r) override { signals.push_back(r); }
+  std::vector<SwitchOrder> switches;
+  void gang_switch(SwitchOrder order) override { switches.push_back(std::move(order)); }
 };
 
 // A fresh directory under $TMPDIR (or /tmp), removed with its contents at scope exit. Mode 0755:

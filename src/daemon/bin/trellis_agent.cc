@@ -43,6 +43,9 @@ int main(int argc, char** argv) {
                  "directory for the task state (tasks.json) and the shepherds' status files")
       ->required();
   app.add_option("--munge-socket", config.munge_socket, "munged's socket (default: libmunge's)");
+  app.add_flag("--freeze-with-signals", config.freeze_with_signals,
+               "gang switches stop jobs with SIGSTOP/SIGCONT (confirmed in /proc) even where a "
+               "freezer cgroup could be made");
   app.add_option("--daemon-uid", config.daemon_uid,
                  "the only uid allowed to call the agent (default: the agent's own)");
   app.add_option("--heartbeat-ms", heartbeat_ms,

@@ -1,0 +1,274 @@
+#include "daemon/freezer.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <thread>
+#include <vector>
+
+#include "daemon/proc_stat.h"
+
+namespace trellis {
+namespace {
+
+std::string read_small_file(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// Writes `text` to a cgroup control file; the error names the file.
+Status write_control(const std::string& path, std::string_view text) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return fail("cannot open " + path + ": " + std::strerror(errno));
+  ssize_t n = ::write(fd, text.data(), text.size());
+  int error = errno;
+  ::close(fd);
+  if (n != static_cast<ssize_t>(text.size()))
+    return fail("cannot write '" + std::string(text) + "' to " + path + ": " +
+                std::strerror(error));
+  return Ok{};
+}
+
+// The mount point of the hierarchy of `fstype` ("cgroup2", or "cgroup" with `option` among its
+// super options), from /proc/self/mountinfo; "" when none.
+std::string mount_point(std::string_view fstype, std::string_view option) {
+  std::ifstream in("/proc/self/mountinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    // ID PARENT MAJ:MIN ROOT MOUNT OPTIONS [OPTIONAL...] - FSTYPE SOURCE SUPER_OPTIONS
+    size_t dash = line.find(" - ");
+    if (dash == std::string::npos) continue;
+    std::istringstream before(line.substr(0, dash)), after(line.substr(dash + 3));
+    std::string id, parent, device, root, mount, type, source, super;
+    before >> id >> parent >> device >> root >> mount;
+    after >> type >> source >> super;
+    if (type != fstype || root != "/") continue;
+    if (!option.empty()) {
+      bool found = false;
+      std::istringstream options(super);
+      for (std::string o; std::getline(options, o, ',');) found = found || o == option;
+      if (!found) continue;
+    }
+    return mount;
+  }
+  return "";
+}
+
+// This process's cgroup in the hierarchy whose /proc/self/cgroup line has `controllers` ("" for
+// the unified one): "/a/b", or "" when not found.
+std::string own_cgroup(std::string_view controllers) {
+  std::ifstream in("/proc/self/cgroup");
+  std::string line;
+  while (std::getline(in, line)) {
+    // ID:CONTROLLERS:PATH
+    size_t first = line.find(':');
+    size_t second = first == std::string::npos ? first : line.find(':', first + 1);
+    if (second == std::string::npos) continue;
+    std::string listed = line.substr(first + 1, second - first - 1);
+    bool match = controllers.empty() ? listed.empty() : false;
+    if (!controllers.empty()) {
+      std::istringstream names(listed);
+      for (std::string n; std::getline(names, n, ',');) match = match || n == controllers;
+    }
+    if (match) return line.substr(second + 1);
+  }
+  return "";
+}
+
+// Makes `dir` (its parent exists) unless it exists; true when it is a directory now.
+bool make_directory(const std::string& dir) {
+  if (::mkdir(dir.c_str(), 0755) == 0 || errno == EEXIST) {
+    struct stat info {};
+    return ::stat(dir.c_str(), &info) == 0 && S_ISDIR(info.st_mode);
+  }
+  return false;
+}
+
+bool file_exists(const std::string& path) {
+  return ::access(path.c_str(), F_OK) == 0;
+}
+
+// The agent's cgroup directory for `method`, made and checked; "" when that method cannot work.
+std::string try_root(FreezeMethod method, const std::string& name) {
+  std::string mount = method == FreezeMethod::kCgroupV2 ? mount_point("cgroup2", "")
+                                                        : mount_point("cgroup", "freezer");
+  if (mount.empty()) return "";
+  std::string own = own_cgroup(method == FreezeMethod::kCgroupV2 ? "" : "freezer");
+  if (own.empty() || own.find("..") != std::string::npos) return "";
+  if (own == "/") own.clear();
+  std::string root = mount + own + "/trellis-" + name;
+  if (!make_directory(root)) return "";
+  // The hierarchy must have the freezer: cgroup.freeze (kernel 5.2+) or freezer.state.
+  std::string control = method == FreezeMethod::kCgroupV2 ? "/cgroup.freeze" : "/freezer.state";
+  // The root cgroup of v1 has no freezer.state; a child always has. Probe with a child.
+  std::string probe = root + "/probe";
+  bool usable = make_directory(probe) && file_exists(probe + control);
+  ::rmdir(probe.c_str());
+  return usable ? root : "";
+}
+
+// Sleeps a little longer each time it is called: a freeze is usually seen within microseconds,
+// and a process that takes longer should not be polled in a tight loop.
+class Backoff {
+ public:
+  void wait() {
+    std::this_thread::sleep_for(std::chrono::microseconds(delay_us_));
+    delay_us_ = std::min(delay_us_ * 2, 5000);
+  }
+
+ private:
+  int delay_us_ = 20;
+};
+
+}  // namespace
+
+std::string_view freeze_method_name(FreezeMethod method) {
+  switch (method) {
+    case FreezeMethod::kCgroupV2:
+      return "cgroup-v2";
+    case FreezeMethod::kCgroupV1:
+      return "cgroup-v1";
+    case FreezeMethod::kSignals:
+      return "signals";
+  }
+  return "?";
+}
+
+bool process_group_stopped(pid_t process_group) {
+  for (pid_t pid : processes_in_group(process_group)) {
+    std::string tasks = "/proc/" + std::to_string(pid) + "/task";
+    DIR* dir = ::opendir(tasks.c_str());
+    if (dir == nullptr) continue;  // gone since the scan
+    bool stopped = true;
+    while (dirent* entry = ::readdir(dir)) {
+      if (entry->d_name[0] < '0' || entry->d_name[0] > '9') continue;
+      Result<ProcStat> thread = read_proc_stat(std::atoi(entry->d_name));
+      if (!thread) continue;  // the thread ended
+      char state = thread->state;
+      if (state != 'T' && state != 't' && state != 'Z' && state != 'X') {
+        stopped = false;
+        break;
+      }
+    }
+    ::closedir(dir);
+    if (!stopped) return false;
+  }
+  return true;
+}
+
+Freezer Freezer::open(Options options) {
+  std::string name;
+  for (char c : options.name)  // a path component, whatever the caller's name holds
+    name += std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' ? c : '_';
+  if (name.empty()) name = "agent";
+  options.name = name;
+  if (!options.force_signals) {
+    for (FreezeMethod method : {FreezeMethod::kCgroupV2, FreezeMethod::kCgroupV1}) {
+      std::string root = try_root(method, name);
+      if (!root.empty()) return Freezer(method, std::move(root), std::move(options));
+    }
+  }
+  return Freezer(FreezeMethod::kSignals, "", std::move(options));
+}
+
+std::string Freezer::group_dir(std::string_view group) const {
+  std::string name;
+  for (char c : group) name += c == '/' || c == '\0' ? '_' : c;
+  if (name == "." || name == ".." || name == "probe") name = "_" + name;
+  return root_ + "/" + name;
+}
+
+Result<std::string> Freezer::prepare(std::string_view group) {
+  if (method_ == FreezeMethod::kSignals) return std::string();
+  std::string dir = group_dir(group);
+  if (!make_directory(dir))
+    return fail("cannot make the freezer cgroup " + dir + ": " + std::strerror(errno));
+  return dir + "/cgroup.procs";
+}
+
+Status Freezer::freeze(std::string_view group, const std::vector<pid_t>& process_groups) {
+  if (method_ == FreezeMethod::kSignals) return freeze_by_signals(group, process_groups);
+  Result<std::string> procs = prepare(group);
+  if (!procs) return procs.error();
+  std::string dir = group_dir(group);
+  const bool v2 = method_ == FreezeMethod::kCgroupV2;
+  if (Status ok =
+          write_control(dir + (v2 ? "/cgroup.freeze" : "/freezer.state"), v2 ? "1" : "FROZEN");
+      !ok)
+    return ok;
+  auto frozen = [&] {
+    if (v2) return read_small_file(dir + "/cgroup.events").find("frozen 1") != std::string::npos;
+    // Reading freezer.state also moves a FREEZING cgroup on.
+    return read_small_file(dir + "/freezer.state").rfind("FROZEN", 0) == 0;
+  };
+  auto give_up = std::chrono::steady_clock::now() + options_.confirm_timeout;
+  Backoff backoff;
+  while (!frozen()) {
+    if (std::chrono::steady_clock::now() > give_up)
+      return fail(Error::Code::kUnavailable,
+                  "job " + std::string(group) + ": its cgroup " + dir + " did not freeze within " +
+                      std::to_string(options_.confirm_timeout.count()) + " ms");
+    backoff.wait();
+  }
+  return Ok{};
+}
+
+Status Freezer::freeze_by_signals(std::string_view group,
+                                  const std::vector<pid_t>& process_groups) {
+  // All are sent their SIGSTOP before any is watched: the tasks stop together.
+  for (pid_t process_group : process_groups) {
+    if (process_group <= 0) continue;  // not started: the agent stops it when it starts
+    if (::kill(-process_group, SIGSTOP) != 0 && errno != ESRCH)
+      return fail("job " + std::string(group) + ": SIGSTOP to process group " +
+                  std::to_string(process_group) + ": " + std::strerror(errno));
+  }
+  auto give_up = std::chrono::steady_clock::now() + options_.confirm_timeout;
+  for (pid_t process_group : process_groups) {
+    Backoff backoff;
+    while (process_group > 0 && !process_group_stopped(process_group)) {
+      if (std::chrono::steady_clock::now() > give_up)
+        return fail(Error::Code::kUnavailable,
+                    "job " + std::string(group) + ": process group " +
+                        std::to_string(process_group) + " was not seen stopped within " +
+                        std::to_string(options_.confirm_timeout.count()) + " ms");
+      backoff.wait();
+    }
+  }
+  return Ok{};
+}
+
+Status Freezer::thaw(std::string_view group, const std::vector<pid_t>& process_groups) {
+  if (method_ == FreezeMethod::kSignals) {
+    for (pid_t process_group : process_groups) {
+      if (process_group > 0 && ::kill(-process_group, SIGCONT) != 0 && errno != ESRCH)
+        return fail("job " + std::string(group) + ": SIGCONT to process group " +
+                    std::to_string(process_group) + ": " + std::strerror(errno));
+    }
+    return Ok{};
+  }
+  std::string dir = group_dir(group);
+  if (!file_exists(dir)) return Ok{};  // never frozen
+  const bool v2 = method_ == FreezeMethod::kCgroupV2;
+  return write_control(dir + (v2 ? "/cgroup.freeze" : "/freezer.state"), v2 ? "0" : "THAWED");
+}
+
+void Freezer::remove(std::string_view group) {
+  if (method_ == FreezeMethod::kSignals) return;
+  std::string dir = group_dir(group);
+  if (!file_exists(dir)) return;
+  (void)thaw(group, {});
+  ::rmdir(dir.c_str());
+}
+
+}  // namespace trellis

@@ -1,0 +1,91 @@
+// Freezer: stops every process of a job on this agent at once and starts them again, for gang
+// switching (seed 002: a switch stops all processes of the outgoing job before the incoming one
+// runs). What it freezes is a group: one job attempt's tasks on this agent ("JOB.ATTEMPT").
+//
+// Three ways, the first that works on this host:
+//   kCgroupV2   each group has a cgroup under the agent's own in the unified hierarchy; freezing
+//               writes cgroup.freeze and waits until cgroup.events says "frozen 1".
+//   kCgroupV1   the same with the v1 freezer controller (freezer.state FROZEN).
+//   kSignals    no cgroup can be made (a container without a writable cgroupfs): SIGSTOP to each
+//               task's process group, then every thread of every process in the groups is
+//               watched in /proc until it is stopped; SIGCONT thaws. A process that leaves its
+//               group (setsid) escapes this way, which is why cgroups come first.
+// A task's processes join the cgroup before exec (the shepherd writes cgroup.procs, see
+// ShepherdPlan::cgroup_procs), so every child they fork is in it too; a process that joins a
+// frozen cgroup is frozen at once, so a task launched after its job was frozen never runs. (With
+// signals the agent stops such a task right after it starts.)
+//
+// freeze() returns only once every process is seen frozen (the "confirmed" of the issue): the
+// agent acknowledges a switch after that, so a frozen job is never running when the controller
+// hears the switch is done.
+//
+//   Freezer freezer = Freezer::open({.name = "agent-6817"});
+//   Result<std::string> procs = freezer.prepare("12.1");   // -> ShepherdPlan::cgroup_procs
+//   freezer.freeze("12.1", {process_group_n3, process_group_n4});
+//   freezer.thaw("12.1", {process_group_n3, process_group_n4});
+//   freezer.remove("12.1");                                 // once its tasks have ended
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/result.h"
+
+namespace trellis {
+
+enum class FreezeMethod { kCgroupV2, kCgroupV1, kSignals };
+std::string_view freeze_method_name(FreezeMethod method);  // "cgroup-v2", "cgroup-v1", "signals"
+
+class Freezer {
+ public:
+  struct Options {
+    // Names this agent's cgroup (trellis-NAME, under the agent's own cgroup); agents on one host
+    // need different names. Tasks' cgroups go inside it.
+    std::string name = "agent";
+    // Use signals even where cgroups work (tests of that path; hosts whose cgroups are managed
+    // by something else).
+    bool force_signals = false;
+    // How long freeze() waits to see every process stopped before it gives up.
+    std::chrono::milliseconds confirm_timeout{2000};
+  };
+
+  // Finds how to freeze on this host (never fails: signals always work).
+  static Freezer open(Options options);
+
+  FreezeMethod method() const { return method_; }
+  // The agent's cgroup directory ("" with signals).
+  const std::string& root() const { return root_; }
+
+  // Makes the group's cgroup and returns the file its processes write to join it; "" with
+  // signals. Idempotent: a group frozen before its tasks were launched stays frozen.
+  Result<std::string> prepare(std::string_view group);
+  // Stops every process of the group (its cgroup; with signals, the process groups given) and
+  // returns once all are seen stopped; kUnavailable naming the group if that takes longer
+  // than confirm_timeout. With cgroups a group with no processes yet is frozen ahead of them.
+  Status freeze(std::string_view group, const std::vector<pid_t>& process_groups);
+  // Lets the group's processes run again.
+  Status thaw(std::string_view group, const std::vector<pid_t>& process_groups);
+  // Removes the group's cgroup once its processes are gone (thawed first, so that nothing that
+  // might still join it is frozen). Errors are ignored (busy: a task still runs).
+  void remove(std::string_view group);
+
+ private:
+  Freezer(FreezeMethod method, std::string root, Options options)
+      : method_(method), root_(std::move(root)), options_(std::move(options)) {}
+  std::string group_dir(std::string_view group) const;
+  Status freeze_by_signals(std::string_view group, const std::vector<pid_t>& process_groups);
+
+  FreezeMethod method_;
+  std::string root_;
+  Options options_;
+};
+
+// Whether every thread of every process in `process_group` is stopped (or a zombie); true when
+// the group has no process left.
+bool process_group_stopped(pid_t process_group);
+
+}  // namespace trellis
