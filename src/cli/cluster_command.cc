@@ -45,11 +45,6 @@ int failure(const std::string& message) {
 }
 
 // The daemons live next to the trellis binary (the build tree, or the install's bin/).
-std::string sibling_binary(const std::string& name) {
-  std::error_code error;
-  fs::path self = fs::read_symlink("/proc/self/exe", error);
-  return (self.parent_path() / name).string();
-}
 
 // A free TCP port on the loopback interface, as the kernel hands one out.
 Result<int> free_port() {
@@ -375,6 +370,12 @@ int run_status(const std::string& dir_arg) {
 }
 
 }  // namespace
+
+std::string sibling_binary(const std::string& name) {
+  std::error_code error;
+  fs::path self = fs::read_symlink("/proc/self/exe", error);
+  return (self.parent_path() / name).string();
+}
 
 void add_cluster_command(CLI::App& app, int& status) {
   CLI::App* cluster = app.add_subcommand(

@@ -22,7 +22,8 @@ void add_sim_compare_command(CLI::App& app, int& status);
 void add_gang_sim_command(CLI::App& app, int& status);
 // Adds `bench gang` to the bench family.
 void add_bench_gang_command(CLI::App& app, int& status);
-// The live cluster's client commands: submit, queue, cancel, nodes, show, drain, resume.
+// The live cluster's client commands: submit, queue, cancel, nodes, show, drain, suspend and
+// resume (jobs, or drained nodes).
 void add_job_commands(CLI::App& app, int& status);
 void add_showmesh_command(CLI::App& app, int& status);
 // trellis web: the dashboard, served from the store.
@@ -37,5 +38,9 @@ void add_bench_live_command(CLI::App& app, int& status);
 void add_bench_controllers_command(CLI::App& app, int& status);
 // Adds `bench chaos` to the bench family.
 void add_bench_chaos_command(CLI::App& app, int& status);
+// Adds `bench gang-live` to the bench family.
+void add_bench_gang_live_command(CLI::App& app, int& status);
+// The path of another program installed beside the running one (trellis-agent, trellisd).
+std::string sibling_binary(const std::string& name);
 
 }  // namespace trellis::cli

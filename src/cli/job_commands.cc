@@ -1,7 +1,7 @@
 // The client commands of a live cluster, in Slurm's conventions: submit (sbatch/srun), queue
 // (squeue), show job|node (scontrol show), cancel (scancel), nodes (sinfo), drain/resume
-// (scontrol update state=drain). They talk to the controllers over gRPC; `queue --store` reads
-// the store directly, with no controller.
+// (scontrol update state=drain), suspend/resume JOBID (scontrol suspend/resume). They talk to
+// the controllers over gRPC; `queue --store` reads the store directly, with no controller.
 #include <pwd.h>
 #include <unistd.h>
 
@@ -9,6 +9,7 @@
 #include <iomanip>
 #include <iostream>
 #include <map>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -88,7 +89,8 @@ nlohmann::json job_json(const v1::JobInfo& job) {
                         {"output", job.output()},
                         {"seconds_frozen", job.seconds_frozen()},
                         {"partition", job.partition()},
-                        {"idle", job.idle()}};
+                        {"idle", job.idle()},
+                        {"admin_suspended", job.admin_suspended()}};
   if (job.box_shape_size() > 0) {
     out["box"] = {{"origin", std::vector<int>(job.box_origin().begin(), job.box_origin().end())},
                   {"shape", std::vector<int>(job.box_shape().begin(), job.box_shape().end())}};
@@ -122,6 +124,7 @@ void print_queue(std::ostream& out, const std::vector<v1::JobInfo>& jobs, Second
     std::string where = job.nodelist();
     if (job.state() == v1::PENDING) where = "(" + job.reason() + ")";
     if (job.idle()) where += " (Idle)";
+    if (job.admin_suspended()) where += " (Suspended)";
     std::string partition =
         job.partition() >= 0 ? "gang:" + std::to_string(job.partition()) : "main";
     out << std::right << std::setw(8) << job.id() << " " << std::setw(9) << partition << " "
@@ -153,7 +156,8 @@ void print_job(std::ostream& out, const v1::JobInfo& job, Seconds now) {
       << "   RunTime=" << format_slurm_time(run_seconds(job, now))
       << " FrozenTime=" << format_slurm_time(job.seconds_frozen())
       << (job.partition() >= 0 ? " GangSlot=" + std::to_string(job.partition()) : "")
-      << (job.idle() ? " Idle=yes" : "") << "\n"
+      << (job.idle() ? " Idle=yes" : "") << (job.admin_suspended() ? " Suspended=admin" : "")
+      << "\n"
       << "   NodeList=" << (job.nodelist().empty() ? "(null)" : job.nodelist());
   if (job.box_shape_size() > 0) {
     out << " Box=" << format_shape(Shape(job.box_shape().begin(), job.box_shape().end())) << "@(";
@@ -306,7 +310,10 @@ Result<std::vector<v1::JobInfo>> jobs_from_store(const std::string& url, const J
   Result<std::vector<StoredJob>> jobs = (*store)->list_jobs(query);
   if (!jobs) return jobs.error();
   std::vector<v1::JobInfo> out;
-  for (const StoredJob& job : *jobs) out.push_back(job_info(job, machine->node_count()));
+  for (const StoredJob& job : *jobs) {
+    out.push_back(job_info(job, machine->node_count()));
+    out.back().set_admin_suspended(job.state == JobState::kSuspended);
+  }
   return out;
 }
 
@@ -374,6 +381,56 @@ int run_cancel(const std::string& conf, const std::vector<int64_t>& ids, int sig
         return stub.Cancel(&context, request, &reply);
       });
   if (!status.ok()) return report(from_grpc(status, "cancelling"), "cancel");
+  return kExitOk;
+}
+
+// --- suspend, resume (jobs) ---------------------------------------------------------------------
+
+// Whether every argument is a job id (a positive number): `trellis resume` resumes jobs then, and
+// drained nodes otherwise (a hostlist starts with a letter).
+bool all_job_ids(const std::vector<std::string>& args, std::vector<int64_t>& ids) {
+  ids.clear();
+  for (const std::string& arg : args) {
+    char* end = nullptr;
+    long long id = std::strtoll(arg.c_str(), &end, 10);
+    if (arg.empty() || *end != '\0' || id <= 0) return false;
+    ids.push_back(id);
+  }
+  return !ids.empty();
+}
+
+int run_suspend(const std::string& conf, const std::vector<int64_t>& ids, bool suspend) {
+  const std::string command = suspend ? "suspend" : "resume";
+  Result<LiveClient> client = connect_to_cluster(conf);
+  if (!client) return report(client.error(), command);
+  std::set<int64_t> acted;
+  grpc::Status status;
+  if (suspend) {
+    v1::SuspendRequest request;
+    for (int64_t id : ids) request.add_job_ids(id);
+    v1::SuspendReply reply;
+    status =
+        client->controllers->call([&](v1::Controller::Stub& stub, grpc::ClientContext& context) {
+          return stub.Suspend(&context, request, &reply);
+        });
+    acted.insert(reply.suspended().begin(), reply.suspended().end());
+  } else {
+    v1::ResumeRequest request;
+    for (int64_t id : ids) request.add_job_ids(id);
+    v1::ResumeReply reply;
+    status =
+        client->controllers->call([&](v1::Controller::Stub& stub, grpc::ClientContext& context) {
+          return stub.Resume(&context, request, &reply);
+        });
+    acted.insert(reply.resumed().begin(), reply.resumed().end());
+  }
+  if (!status.ok()) return report(from_grpc(status, suspend ? "suspending" : "resuming"), command);
+  // The controller leaves a job that is in the asked state already as it is.
+  std::set<int64_t> told;
+  for (int64_t id : ids)
+    if (!acted.contains(id) && told.insert(id).second)
+      std::cerr << "trellis " << command << ": job " << id
+                << (suspend ? " was suspended already\n" : " was not suspended\n");
   return kExitOk;
 }
 
@@ -547,19 +604,58 @@ void add_job_commands(CLI::App& app, int& status) {
   sh->add_flag("--json", *show_json, "JSON output (jobs)");
   sh->callback([=, &status] { status = run_show(*show_conf, *show_what, *show_name, *show_json); });
 
-  for (bool resume : {false, true}) {
-    auto conf = std::make_shared<std::string>();
-    auto nodelist = std::make_shared<std::string>();
-    auto reason = std::make_shared<std::string>();
-    CLI::App* d = app.add_subcommand(resume ? "resume" : "drain",
-                                     resume ? "Put drained nodes back into service (administrators)"
-                                            : "Take nodes out of service (administrators): "
-                                              "running jobs finish, nothing new starts");
-    add_conf_option(*d, *conf);
-    d->add_option("nodes", *nodelist, "A hostlist, e.g. n[0-7]")->required();
-    d->add_option("--reason", *reason, "Why (shown by show node)");
-    d->callback([=, &status] { status = run_drain(*conf, *nodelist, resume, *reason); });
-  }
+  auto drain_conf = std::make_shared<std::string>();
+  auto drain_nodes = std::make_shared<std::string>();
+  auto drain_reason = std::make_shared<std::string>();
+  CLI::App* d = app.add_subcommand("drain",
+                                   "Take nodes out of service (administrators): running jobs "
+                                   "finish, nothing new starts");
+  add_conf_option(*d, *drain_conf);
+  d->add_option("nodes", *drain_nodes, "A hostlist, e.g. n[0-7]")->required();
+  d->add_option("--reason", *drain_reason, "Why (shown by show node)");
+  d->callback([=, &status] {
+    status = run_drain(*drain_conf, *drain_nodes, /*resume=*/false, *drain_reason);
+  });
+
+  auto suspend_conf = std::make_shared<std::string>();
+  auto suspend_ids = std::make_shared<std::vector<int64_t>>();
+  CLI::App* su = app.add_subcommand(
+      "suspend", "Suspend running jobs (administrators; as scontrol suspend): trellis suspend 12");
+  su->footer(
+      "A suspended job is frozen on its nodes until `trellis resume JOBID`, and its time limit "
+      "does not count meanwhile. Under a queue policy it keeps its nodes; under a gang policy it "
+      "leaves the rotation and its slots go to the other jobs.");
+  add_conf_option(*su, *suspend_conf);
+  su->add_option("ids", *suspend_ids, "Job ids")->required();
+  su->callback([=, &status] { status = run_suspend(*suspend_conf, *suspend_ids, true); });
+
+  // `resume` takes job ids (as scontrol resume) or one hostlist of drained nodes (as scontrol
+  // update state=resume): a hostlist starts with a letter, a job id is a number.
+  auto resume_conf = std::make_shared<std::string>();
+  auto resume_targets = std::make_shared<std::vector<std::string>>();
+  auto resume_reason = std::make_shared<std::string>();
+  CLI::App* r = app.add_subcommand(
+      "resume",
+      "Resume suspended jobs (trellis resume 12) or put drained nodes back into service "
+      "(trellis resume 'n[0-7]'); administrators");
+  add_conf_option(*r, *resume_conf);
+  r->add_option("targets", *resume_targets, "Job ids, or a hostlist of nodes, e.g. n[0-7]")
+      ->required();
+  r->add_option("--reason", *resume_reason, "Why (nodes only; shown by show node)");
+  r->callback([=, &status] {
+    std::vector<int64_t> ids;
+    if (all_job_ids(*resume_targets, ids)) {
+      status = resume_reason->empty()
+                   ? run_suspend(*resume_conf, ids, false)
+                   : report(fail("--reason: jobs are resumed without one"), "resume");
+    } else if (resume_targets->size() == 1) {
+      status = run_drain(*resume_conf, resume_targets->front(), /*resume=*/true, *resume_reason);
+    } else {
+      status = report(fail("give job ids (trellis resume 12 13) or one hostlist of nodes "
+                           "(trellis resume 'n[0-7]')"),
+                      "resume");
+    }
+  });
 }
 
 }  // namespace trellis::cli

@@ -43,10 +43,9 @@ std::string reservations_to_text(const std::vector<Reservation>& reservations) {
 
 // Reads reservations back, keeping only those of jobs still pending; anything malformed is
 // dropped (a reservation is a promise the next pass remakes, never needed for correctness).
-std::vector<Reservation> reservations_from_text(const std::string& text, int node_count,
+std::vector<Reservation> reservations_from_json(const nlohmann::json& parsed, int node_count,
                                                 const std::map<JobId, StoredJob>& pending) {
   std::vector<Reservation> out;
-  nlohmann::json parsed = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (!parsed.is_array()) return out;
   for (const nlohmann::json& item : parsed) {
     if (!item.is_object() || !item["job"].is_number_integer() || !item["start"].is_number() ||
@@ -67,6 +66,59 @@ std::vector<Reservation> reservations_from_text(const std::string& text, int nod
     if (valid) out.push_back(std::move(r));
   }
   return out;
+}
+
+// A suspended job's frozen time, as a queue policy's core_state keeps it (Controller::
+// batch_state_text()).
+struct SavedFreeze {
+  int attempt = 0;
+  bool frozen = false;
+  Seconds frozen_since = 0;
+  Seconds frozen_before = 0;
+};
+
+// A queue policy's core_state: the reservations alone (an array: the format before suspensions,
+// and still when no running job has been suspended), or with the frozen times of running jobs
+// ({"reservations": [...], "frozen": [...]}). Malformed entries are dropped.
+struct SavedBatchState {
+  std::vector<Reservation> reservations;
+  std::map<JobId, SavedFreeze> frozen;
+};
+
+SavedBatchState batch_state_from_text(const std::string& text, int node_count,
+                                      const std::map<JobId, StoredJob>& pending) {
+  SavedBatchState saved;
+  nlohmann::json parsed = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!parsed.is_object()) {
+    saved.reservations = reservations_from_json(parsed, node_count, pending);
+    return saved;
+  }
+  if (parsed.contains("reservations"))
+    saved.reservations = reservations_from_json(parsed["reservations"], node_count, pending);
+  if (!parsed.contains("frozen") || !parsed["frozen"].is_array()) return saved;
+  for (const nlohmann::json& item : parsed["frozen"]) {
+    if (!item.is_object() || !item["job"].is_number_integer() ||
+        !item["attempt"].is_number_integer() || !item["frozen"].is_boolean() ||
+        !item["since"].is_number() || !item["before"].is_number())
+      continue;
+    SavedFreeze f;
+    f.attempt = item["attempt"].get<int>();
+    f.frozen = item["frozen"].get<bool>();
+    f.frozen_since = item["since"].get<double>();
+    f.frozen_before = std::max(0.0, item["before"].get<double>());
+    saved.frozen[item["job"].get<JobId>()] = f;
+  }
+  return saved;
+}
+
+// Whether a "state" event's detail (set_job_state()'s "FROM -> TO: reason") is an
+// administrator's suspend or resume.
+bool is_suspension_event(std::string_view detail) {
+  const std::string suspended = std::string(state_name(JobState::kRunning)) + " -> " +
+                                std::string(state_name(JobState::kSuspended));
+  const std::string resumed = std::string(state_name(JobState::kSuspended)) + " -> " +
+                              std::string(state_name(JobState::kRunning));
+  return detail.starts_with(suspended) || detail.starts_with(resumed);
 }
 
 std::vector<NodeId> ids_of(const NodeSet& nodes) {
@@ -183,11 +235,22 @@ Status Controller::rebuild(Seconds now, bool relaunch) {
   snapshot.last_pass = now;
   running_.clear();
   pending_.clear();
+  admin_suspended_.clear();
+  leaving_rotation_.clear();
+  for (const StoredJob& job : *jobs)
+    if (job.state == JobState::kPending) pending_[job.id] = job;
+  Result<std::optional<std::string>> state = store_.core_state();
+  if (!state) return state.error();
+  SavedBatchState saved;
+  if (!gang_ && *state) {
+    reservations_text_ = **state;
+    saved = batch_state_from_text(**state, n, pending_);
+  }
   std::vector<const StoredJob*> relaunch_jobs;
+  std::vector<JobId> suspended;
   for (const StoredJob& job : *jobs) {
     if (job.state == JobState::kPending) {
       snapshot.queue.push_back(core_job(job));
-      pending_[job.id] = job;
       continue;
     }
     LiveJob live;
@@ -196,6 +259,20 @@ Status Controller::rebuild(Seconds now, bool relaunch) {
     live.limit_at = job.start_time + job.time_limit;
     live.nodes = job.nodes;
     live.stop = job.stop;
+    // Suspended by an administrator (the store's S): frozen until resumed. A gang policy's saved
+    // state has the frozen times (restore_gang()); a queue policy's, core_state.
+    if (job.state == JobState::kSuspended) {
+      admin_suspended_.insert(job.id);
+      live.frozen = true;
+      live.frozen_since = now;
+      suspended.push_back(job.id);
+    }
+    if (auto f = saved.frozen.find(job.id);
+        f != saved.frozen.end() && f->second.attempt == job.attempt) {
+      live.frozen_before = f->second.frozen_before;
+      live.limit_at += live.frozen_before;
+      if (live.frozen && f->second.frozen) live.frozen_since = f->second.frozen_since;
+    }
     RunningJob r;
     r.id = job.id;
     r.start = job.start_time;
@@ -207,18 +284,16 @@ Status Controller::rebuild(Seconds now, bool relaunch) {
     running_[job.id] = std::move(live);
     relaunch_jobs.push_back(&job);
   }
-  Result<std::optional<std::string>> state = store_.core_state();
-  if (!state) return state.error();
   if (gang_) {
     if (Status ok = restore_gang(snapshot, *state ? **state : "", now); !ok) return ok;
   } else {
-    if (*state) {
-      reservations_text_ = **state;
-      snapshot.reservations = reservations_from_text(**state, n, pending_);
-    }
+    snapshot.reservations = std::move(saved.reservations);
     if (Status ok = core_->restore(snapshot); !ok)
       return fail(Error::Code::kInternal,
                   "rebuilding the scheduler from the store: " + ok.error().message);
+    // The agents may have missed the freeze: the scheduler tells them again (restore_gang() tells
+    // them the whole state).
+    if (scheduler_ && !suspended.empty()) send_switch(suspended, {}, now);
   }
   notes_.clear();
   for (const auto& [id, job] : pending_)
@@ -273,7 +348,9 @@ Status Controller::sync(Seconds now) {
     bool submitted = event.kind == "submit" && !pending_.count(event.job) &&
                      !running_.count(event.job) && !finished_.count(event.job);
     bool ended = (event.kind == "end" || event.kind == "requeue") && running_.count(event.job);
-    if (submitted || ended) needed.ids.push_back(event.job);
+    bool suspension =
+        event.kind == "state" && running_.count(event.job) && is_suspension_event(event.detail);
+    if (submitted || ended || suspension) needed.ids.push_back(event.job);
   }
   std::map<JobId, StoredJob> rows;
   if (!needed.ids.empty()) {
@@ -332,6 +409,12 @@ Result<bool> Controller::replay(const StoredEvent& event, const std::map<JobId, 
         if (live->second.stop == StopCause::kNone) live->second.stop = StopCause::kCancel;
       } else if (event.detail.ends_with("COMPLETING: time limit reached")) {
         if (live->second.stop == StopCause::kNone) live->second.stop = StopCause::kTimeout;
+      } else if (is_suspension_event(event.detail)) {
+        // An administrator's suspend or resume, applied as the store has it now (a later event
+        // may have undone it; those already applied change nothing).
+        if (row == rows.end() || row->second.attempt != live->second.attempt) return false;
+        if (row->second.state == JobState::kSuspended) apply_suspend(id, now);
+        if (row->second.state == JobState::kRunning) apply_resume(id, now);
       } else {
         return false;  // an administrator's change: read it all again
       }
@@ -466,6 +549,60 @@ Result<std::vector<JobId>> Controller::cancel(const std::vector<JobId>& ids, int
   return acted;
 }
 
+Result<std::vector<JobId>> Controller::suspend(const std::vector<JobId>& ids, const Caller& caller,
+                                               Seconds now) {
+  return set_suspended(ids, true, caller, now);
+}
+
+Result<std::vector<JobId>> Controller::resume(const std::vector<JobId>& ids, const Caller& caller,
+                                              Seconds now) {
+  return set_suspended(ids, false, caller, now);
+}
+
+Result<std::vector<JobId>> Controller::set_suspended(const std::vector<JobId>& ids, bool suspend,
+                                                     const Caller& caller, Seconds now) {
+  if (!is_admin(caller))
+    return fail(Error::Code::kPermissionDenied,
+                "permission denied: only administrators suspend and resume jobs, and uid " +
+                    std::to_string(caller.uid) + " is not one");
+  if (ids.empty()) return fail("job_ids: give at least one job id");
+  const JobState from = suspend ? JobState::kRunning : JobState::kSuspended;
+  const JobState to = suspend ? JobState::kSuspended : JobState::kRunning;
+  std::lock_guard lock(mutex_);
+  // Every id is checked before anything changes, so a refused call changes nothing. The store is
+  // the truth: a job suspended through another controller is S there, whatever this one holds.
+  std::vector<JobId> targets;
+  std::set<JobId> seen;
+  for (JobId id : ids) {
+    Result<StoredJob> job = store_.job(id);
+    if (!job) return fail(Error::Code::kNotFound, "job " + std::to_string(id) + " does not exist");
+    if (!seen.insert(id).second || job->state == to) continue;  // left as it is
+    if (job->state != from)
+      return fail("job " + std::to_string(id) + " is " + std::string(state_letter(job->state)) +
+                  (suspend ? ": only a running job can be suspended"
+                           : ": only a suspended job can be resumed"));
+    targets.push_back(id);
+  }
+  std::vector<JobId> acted;
+  for (JobId id : targets) {
+    if (Status ok =
+            store_.set_job_state(id, to, suspend ? "suspended by an administrator" : "", now);
+        !ok)
+      return ok.error();
+    // The scheduler freezes or thaws it; another controller leaves that to the scheduler, which
+    // replays the change (replay()).
+    if (tracking()) {
+      if (suspend)
+        apply_suspend(id, now);
+      else
+        apply_resume(id, now);
+    }
+    acted.push_back(id);
+  }
+  pass_wanted_ = true;
+  return acted;
+}
+
 Result<std::vector<JobId>> Controller::run_pass(Seconds now) {
   std::lock_guard lock(mutex_);
   if (Status ok = sync(now); !ok) return ok.error();
@@ -497,8 +634,8 @@ Result<std::vector<JobId>> Controller::run_pass(Seconds now) {
       commit.core_state = gang_state_text(now);
   } else {
     commit.notes = pending_notes(now);
-    std::string reservations = reservations_to_text(core_->reservations());
-    if (reservations != reservations_text_) commit.core_state = reservations;
+    std::string batch_state = batch_state_text();
+    if (batch_state != reservations_text_) commit.core_state = batch_state;
   }
   if (commit.starts.empty() && commit.notes.empty() && !commit.core_state) {
     if (gang_) switch_jobs(decided, now);
@@ -566,6 +703,22 @@ std::vector<PendingNote> Controller::pending_notes(Seconds now) {
       changed.push_back({job->id, std::string(reason), expected_start});
   }
   return changed;
+}
+
+std::string Controller::batch_state_text() const {
+  std::string reservations = reservations_to_text(core_->reservations());
+  nlohmann::json frozen = nlohmann::json::array();
+  for (const auto& [id, live] : running_)
+    if (live.frozen || live.frozen_before > 0)
+      frozen.push_back({{"job", id},
+                        {"attempt", live.attempt},
+                        {"frozen", live.frozen},
+                        {"since", live.frozen ? live.frozen_since : 0.0},
+                        {"before", live.frozen_before}});
+  if (frozen.empty()) return reservations;  // the format that has no frozen times
+  nlohmann::json out = {{"reservations", nlohmann::json::parse(reservations)},
+                        {"frozen", std::move(frozen)}};
+  return out.dump();
 }
 
 v1::LaunchRequest Controller::launch_request(const StoredJob& job, int attempt,
@@ -643,6 +796,8 @@ Status Controller::apply_end(JobId id, JobState state, Seconds now) {
   (void)core_->ended(id, now);
   gang_log_dirty_ = true;
   running_.erase(id);
+  admin_suspended_.erase(id);
+  leaving_rotation_.erase(id);
   if (state != JobState::kPending) finished_.insert(id);
   if (state == JobState::kPending) {
     Result<StoredJob> again = store_.job(id);
@@ -967,8 +1122,10 @@ Result<v1::ListJobsReply> Controller::list_jobs(const v1::ListJobsRequest& reque
     v1::JobInfo* info = reply.add_jobs();
     *info = job_info(job, machine_.node_count());
     info->set_partition(-1);
-    if (!gang_) continue;
-    if (auto at = gang_->partition_of(job.id)) info->set_partition(at->first);
+    // An administrator's suspension is stored (S), so every controller shows it.
+    info->set_admin_suspended(job.state == JobState::kSuspended);
+    if (gang_)
+      if (auto at = gang_->partition_of(job.id)) info->set_partition(at->first);
     auto live = running_.find(job.id);
     if (live == running_.end() || live->second.attempt != job.attempt) continue;
     info->set_seconds_frozen(frozen_seconds(job.id, now));

@@ -82,11 +82,23 @@ class Controller {
   // act only on their own jobs unless they are an administrator.
   Result<std::vector<JobId>> cancel(const std::vector<JobId>& ids, int signal, const Caller& caller,
                                     Seconds now);
-  // Time-shared jobs show S while frozen, with their frozen time (`now` counts the current
-  // freeze).
+  // Time-shared jobs show S while frozen, and jobs suspended by an administrator under every
+  // policy, with their frozen time (`now` counts the current freeze).
   Result<v1::ListJobsReply> list_jobs(const v1::ListJobsRequest& request, Seconds now);
   Result<v1::ListNodesReply> list_nodes(const v1::ListNodesRequest& request);
   Result<v1::DrainReply> drain(const v1::DrainRequest& request, const Caller& caller, Seconds now);
+  // Administrators only (as Slurm's scontrol suspend/resume). A suspended job is frozen on its
+  // nodes (a gang switch, under every policy) until it is resumed, and its time limit does not
+  // count meanwhile. Under a queue policy it keeps its nodes; under a gang policy it leaves the
+  // rotation, so that its slots go to other jobs, and it comes back on resume (thawed when its
+  // slot comes). Stored as S, so that a restarted controller keeps it suspended. Every id is
+  // checked first, and a refused call changes nothing: unknown jobs are NOT_FOUND; a job that
+  // is not running (suspend) or not suspended (resume) is refused, except that a job already in
+  // the asked state is left as it is. Returns the jobs suspended or resumed.
+  Result<std::vector<JobId>> suspend(const std::vector<JobId>& ids, const Caller& caller,
+                                     Seconds now);
+  Result<std::vector<JobId>> resume(const std::vector<JobId>& ids, const Caller& caller,
+                                    Seconds now);
 
   // --- Agent calls (the caller must be the daemon user or an administrator).
   Result<v1::RegisterReply> register_agent(const v1::RegisterRequest& request, const Caller& caller,
@@ -145,15 +157,22 @@ class Controller {
   struct LiveJob {
     int attempt = 0;
     Seconds start = 0;
-    Seconds limit_at = 0;  // start + time limit (+ the time frozen, for a time-shared job)
+    Seconds limit_at = 0;  // start + time limit (+ the time frozen)
     std::vector<NodeId> nodes;
     StopCause stop = StopCause::kNone;
-    // Gang scheduling: frozen by a switch (since when), skipped as idle (left thawed), and how
-    // long it was frozen before (added to limit_at when it thaws).
+    // Frozen by a switch (since when), skipped as idle (left thawed), and how long it was frozen
+    // before (added to limit_at when it thaws). Gang scheduling, and an administrator's suspension
+    // under every policy.
     bool frozen = false;
     bool idle = false;
     Seconds frozen_since = 0;
     Seconds frozen_before = 0;
+    // Thawed at `now`: its time limit moves on by the time it was frozen.
+    void thaw(Seconds now) {
+      frozen = false;
+      frozen_before += now - frozen_since;
+      limit_at += now - frozen_since;
+    }
   };
 
   Controller(const ClusterConfig& config, StateStore& store, AgentLink& agents, Machine machine);
@@ -196,6 +215,11 @@ class Controller {
   JobEnd end_rule(JobId id, int attempt, StopCause stop, int exit_code, int signal) const;
   Status requeue_or_fail_jobs_on(const std::vector<NodeId>& nodes, Seconds now);
   std::vector<PendingNote> pending_notes(Seconds now);
+  // A queue policy's core_state: its reservations, and the frozen times of the running jobs that
+  // have been suspended (so that a restarted controller keeps their time limits).
+  std::string batch_state_text() const;
+  Result<std::vector<JobId>> set_suspended(const std::vector<JobId>& ids, bool suspend,
+                                           const Caller& caller, Seconds now);
   std::string node_name(NodeId node) const;
   Result<NodeId> node_id(std::string_view name) const;
 
@@ -246,6 +270,19 @@ class Controller {
   std::set<JobId> found_idle_;         // waited for input in their last slot (see switch_jobs)
   std::set<JobId> suspected_stopped_;  // seen globally stopped once (confirmed at the next)
   std::set<JobId> deadlocked_;         // reported as globally stopped
+
+  // --- Suspension by an administrator (controller_gang.cc): the job is frozen and never thawed
+  // by the gang schedule until resumed. Both are idempotent, so that replay() applies a change
+  // committed by another controller the same way.
+  void apply_suspend(JobId id, Seconds now);
+  void apply_resume(JobId id, Seconds now);
+  // Under a gang policy, the core skips a suspended job (GangCore::idle, which wants a job of
+  // the current slot) at once, or when its slot next comes.
+  void skip_suspended(JobId id, Seconds now);
+  bool in_current_slot(JobId id) const;
+  std::set<JobId> admin_suspended_;   // running jobs stored as S
+  std::set<JobId> leaving_rotation_;  // suspended, not yet skipped by the gang core
+
   // How often the gang state is committed when nothing else makes it so: what a restarted
   // controller may lose of the slots and frozen times (a job's limit then comes that much early).
   static constexpr Seconds kGangStateInterval = 2;

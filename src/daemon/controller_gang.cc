@@ -2,6 +2,7 @@
 // state that lets a restarted controller resume time-sharing (see controller.h).
 #include <signal.h>
 
+#include <algorithm>
 #include <sstream>
 
 #include "core/number_text.h"
@@ -235,21 +236,28 @@ Status Controller::restore_gang(CoreSnapshot& snapshot, const std::string& text,
   // kGangStateInterval old: slots are not saved one by one), so the jobs of that slot run and the
   // others are frozen from now on; the frozen times saved are kept (those since the save are
   // lost: a job's limit comes at most that much early).
+  // A job suspended by an administrator (rebuild() read it from the store) stays frozen, and out
+  // of the rotation: the core skips it unless it did already when the state was saved.
   std::set<JobId> in_slot;
   for (const gang::SlotJob& r : gang_->slot()) in_slot.insert(r.job);
   for (auto& [id, live] : running_) {
     auto s = saved.jobs.find(id);
     bool known = s != saved.jobs.end() && s->second.attempt == live.attempt;
-    live.idle = known && s->second.idle;
-    live.frozen = !live.idle && !in_slot.contains(id);
+    bool suspended = admin_suspended_.contains(id);
+    live.idle = known && s->second.idle && !suspended;
+    live.frozen = suspended || (!live.idle && !in_slot.contains(id));
     live.frozen_since = known && s->second.frozen ? s->second.frozen_since : now;
     live.frozen_before = known ? s->second.frozen_before : 0;
     live.limit_at += live.frozen_before;
   }
-  // The agents may have missed the last switches: they are told the whole state once.
+  std::set<JobId> skipped(snapshot.idle.begin(), snapshot.idle.end());
+  for (JobId id : admin_suspended_)
+    if (!skipped.contains(id)) skip_suspended(id, now);
+  // The agents may have missed the last switches: the scheduler tells them the whole state once
+  // (a controller that does not schedule leaves the agents alone).
   std::vector<JobId> freeze, thaw;
   for (const auto& [id, live] : running_) (live.frozen ? freeze : thaw).push_back(id);
-  if (!running_.empty()) send_switch(freeze, thaw, now);
+  if (scheduler_ && !running_.empty()) send_switch(freeze, thaw, now);
   gang_log_dirty_ = true;
   return Ok{};
 }
@@ -267,12 +275,27 @@ void Controller::switch_jobs(const PassResult& decided, Seconds now) {
       j.frozen_since = now;
       freeze.push_back(d.job);
     } else if (d.kind == CoreDecision::Kind::kResume) {
-      if (!j.frozen) continue;
-      j.frozen = false;
-      j.frozen_before += now - j.frozen_since;
-      j.limit_at += now - j.frozen_since;
+      // An administrator's suspension outlasts the schedule: only a resume thaws it.
+      if (!j.frozen || admin_suspended_.contains(d.job)) continue;
+      j.thaw(now);
       thaw.push_back(d.job);
     }
+  }
+  // Suspended jobs whose slot came: the core skips them from the next slot on, which comes at
+  // once, so that their nodes go to other jobs (a job the policy cannot skip keeps its slots,
+  // frozen, and is not asked again).
+  for (auto it = leaving_rotation_.begin(); it != leaving_rotation_.end();) {
+    const bool running = running_.contains(*it);
+    if (running && !in_current_slot(*it)) {
+      ++it;
+      continue;
+    }
+    if (running) {
+      (void)core_->idle(*it, now);
+      gang_log_dirty_ = true;
+      pass_wanted_ = true;
+    }
+    it = leaving_rotation_.erase(it);
   }
   // Jobs found waiting for input in their last slot that run in this one: the core skips them
   // from the next slot on (GangCore::idle wants a job of the current slot).
@@ -328,6 +351,8 @@ void Controller::switch_done(const SwitchOutcome& outcome, Seconds now) {
     if (live == running_.end() || live->second.attempt != a.attempt() || a.processes() == 0)
       continue;
     LiveJob& j = live->second;
+    // Frozen by an administrator: neither idle nor stopped, whatever its processes do.
+    if (admin_suspended_.contains(a.job_id())) continue;
     if (probed.contains(a.job_id())) {
       // An idle job that runs again has had its input: back into the rotation, frozen until
       // its slot comes.
@@ -373,6 +398,60 @@ void Controller::switch_done(const SwitchOutcome& outcome, Seconds now) {
     found_idle_.insert(a.job_id());  // waits for input: skipped once its slot comes again
   }
   if (!refreeze.empty()) send_switch(refreeze, {}, now);
+}
+
+void Controller::apply_suspend(JobId id, Seconds now) {
+  auto live = running_.find(id);
+  if (live == running_.end() || !admin_suspended_.insert(id).second) return;
+  LiveJob& j = live->second;
+  found_idle_.erase(id);
+  suspected_stopped_.erase(id);
+  // A job skipped as idle (left thawed) is skipped by the core already: it is frozen now, and no
+  // longer probed.
+  const bool skipped = j.idle;
+  j.idle = false;
+  if (!j.frozen) {
+    j.frozen = true;
+    j.frozen_since = now;
+    send_switch({id}, {}, now);
+  }
+  pass_wanted_ = true;
+  if (gang_ && !skipped) skip_suspended(id, now);
+}
+
+void Controller::apply_resume(JobId id, Seconds now) {
+  if (admin_suspended_.erase(id) == 0) return;
+  leaving_rotation_.erase(id);
+  auto live = running_.find(id);
+  if (live == running_.end()) return;
+  LiveJob& j = live->second;
+  pass_wanted_ = true;
+  if (gang_) {
+    // Back into the rotation. A job of the current slot runs now (the next pass switches it out
+    // or leaves it running); another is thawed when its slot comes (switch_jobs()).
+    (void)core_->busy(id, now);
+    gang_log_dirty_ = true;
+    if (!in_current_slot(id)) return;
+  }
+  if (!j.frozen) return;
+  j.thaw(now);
+  send_switch({}, {id}, now);
+}
+
+void Controller::skip_suspended(JobId id, Seconds now) {
+  if (!in_current_slot(id)) {
+    leaving_rotation_.insert(id);  // switch_jobs() asks when its slot comes
+    return;
+  }
+  leaving_rotation_.erase(id);
+  (void)core_->idle(id, now);
+  gang_log_dirty_ = true;
+  pass_wanted_ = true;
+}
+
+bool Controller::in_current_slot(JobId id) const {
+  const std::vector<gang::SlotJob>& slot = gang_->slot();
+  return std::any_of(slot.begin(), slot.end(), [&](const gang::SlotJob& r) { return r.job == id; });
 }
 
 }  // namespace trellis

@@ -79,6 +79,30 @@ class Service final : public v1::Controller::Service {
     return grpc::Status::OK;
   }
 
+  grpc::Status Suspend(grpc::ServerContext* context, const v1::SuspendRequest* request,
+                       v1::SuspendReply* reply) override {
+    Result<Caller> caller = auth_.verify(*context);
+    if (!caller) return to_grpc(caller.error());
+    std::vector<JobId> ids(request->job_ids().begin(), request->job_ids().end());
+    Result<std::vector<JobId>> done = controller_.suspend(ids, *caller, wall_clock_now());
+    if (!done) return to_grpc(done.error());
+    for (JobId id : *done) reply->add_suspended(id);
+    server_.poke();
+    return grpc::Status::OK;
+  }
+
+  grpc::Status Resume(grpc::ServerContext* context, const v1::ResumeRequest* request,
+                      v1::ResumeReply* reply) override {
+    Result<Caller> caller = auth_.verify(*context);
+    if (!caller) return to_grpc(caller.error());
+    std::vector<JobId> ids(request->job_ids().begin(), request->job_ids().end());
+    Result<std::vector<JobId>> done = controller_.resume(ids, *caller, wall_clock_now());
+    if (!done) return to_grpc(done.error());
+    for (JobId id : *done) reply->add_resumed(id);
+    server_.poke();
+    return grpc::Status::OK;
+  }
+
   grpc::Status Register(grpc::ServerContext* context, const v1::RegisterRequest* request,
                         v1::RegisterReply* reply) override {
     Result<Caller> caller = auth_.verify(*context);

@@ -263,6 +263,29 @@ Status Freezer::thaw(std::string_view group, const std::vector<pid_t>& process_g
   return write_control(dir + (v2 ? "/cgroup.freeze" : "/freezer.state"), v2 ? "0" : "THAWED");
 }
 
+std::optional<std::vector<pid_t>> Freezer::processes(std::string_view group) const {
+  if (method_ == FreezeMethod::kSignals) return std::nullopt;
+  std::ifstream in(group_dir(group) + "/cgroup.procs");
+  if (!in) return std::nullopt;
+  std::vector<pid_t> pids;
+  for (pid_t pid = 0; in >> pid;) pids.push_back(pid);
+  return pids;
+}
+
+void Freezer::remove_root() {
+  if (root_.empty()) return;
+  // The groups with no process left first (tasks that ended unacknowledged); a group whose
+  // processes still run stays, frozen or not, and so does the root.
+  if (DIR* dir = ::opendir(root_.c_str())) {
+    std::vector<std::string> groups;
+    while (dirent* entry = ::readdir(dir))
+      if (entry->d_type == DT_DIR && entry->d_name[0] != '.') groups.push_back(entry->d_name);
+    ::closedir(dir);
+    for (const std::string& group : groups) ::rmdir((root_ + "/" + group).c_str());
+  }
+  ::rmdir(root_.c_str());
+}
+
 void Freezer::remove(std::string_view group) {
   if (method_ == FreezeMethod::kSignals) return;
   std::string dir = group_dir(group);

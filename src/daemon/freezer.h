@@ -29,6 +29,7 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -69,6 +70,13 @@ class Freezer {
   Status freeze(std::string_view group, const std::vector<pid_t>& process_groups);
   // Lets the group's processes run again.
   Status thaw(std::string_view group, const std::vector<pid_t>& process_groups);
+  // The processes in the group's cgroup (cgroup.procs): every process of its tasks, also those
+  // that left their process group; nullopt with signals (the caller scans /proc for the process
+  // groups) or when the cgroup does not exist.
+  std::optional<std::vector<pid_t>> processes(std::string_view group) const;
+  // Removes the groups' cgroups that have no process left, and the agent's own cgroup if that
+  // leaves it empty (when the agent stops; jobs that keep running keep theirs).
+  void remove_root();
   // Removes the group's cgroup once its processes are gone (thawed first, so that nothing that
   // might still join it is frozen). Errors are ignored (busy: a task still runs).
   void remove(std::string_view group);

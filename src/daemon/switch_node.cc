@@ -2,10 +2,13 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <algorithm>
 #include <chrono>
+#include <optional>
 #include <thread>
 
 #include "daemon/agent.h"
+#include "daemon/proc_stat.h"
 
 namespace trellis {
 namespace {
@@ -92,6 +95,10 @@ SwitchNode::SwitchNode(TaskRunner& runner, Freezer freezer, std::string munge_so
       credentials_(std::move(munge_socket)),
       address_(std::move(address)) {}
 
+SwitchNode::~SwitchNode() {
+  freezer_.remove_root();
+}
+
 std::string SwitchNode::group_name(const Key& key) {
   return std::to_string(key.first) + "." + std::to_string(key.second);
 }
@@ -107,7 +114,10 @@ void SwitchNode::started(int64_t job, int attempt) {
     if (!frozen_.contains(key)) return;
   }
   std::vector<pid_t> groups;
-  for (const TaskInfo& task : tasks_of({key})[key]) groups.push_back(task.process_group);
+  // (The map is kept in a variable: a range-for over a member of a temporary reads it after
+  // the temporary is gone.)
+  std::map<Key, std::vector<TaskInfo>> tasks = tasks_of({key});
+  for (const TaskInfo& task : tasks[key]) groups.push_back(task.process_group);
   if (Status ok = freezer_.freeze(group_name(key), groups); !ok)
     agent_log("freezing job " + group_name(key) + " as it started: " + ok.error().message);
 }
@@ -127,7 +137,10 @@ void SwitchNode::before_signal(int64_t job, int attempt) {
   }
   for (const Key& key : thaw) {
     std::vector<pid_t> groups;
-    for (const TaskInfo& task : tasks_of({key})[key]) groups.push_back(task.process_group);
+    // (The map is kept in a variable: a range-for over a member of a temporary reads it after
+    // the temporary is gone.)
+    std::map<Key, std::vector<TaskInfo>> tasks = tasks_of({key});
+    for (const TaskInfo& task : tasks[key]) groups.push_back(task.process_group);
     if (Status ok = freezer_.thaw(group_name(key), groups); !ok)
       agent_log("thawing job " + group_name(key) + " to signal it: " + ok.error().message);
   }
@@ -249,14 +262,26 @@ v1::SwitchReply SwitchNode::handle(const v1::SwitchRequest& request) {
       v1::JobActivity* activity = reply.add_activity();
       activity->set_job_id(key.first);
       activity->set_attempt(key.second);
-      for (const TaskInfo& task : tasks[key]) {
-        TaskActivity seen;
-        {
-          std::lock_guard lock(mutex_);
-          seen =
-              monitor_.sample(task.key.name(), task.process_group,
-                              runtime_area_name(task.key.job_id, task.key.attempt, task.key.node));
+      // The job's processes from its cgroup, when it has one: a scan of all of /proc per task
+      // was most of a switch's time on a host with many processes.
+      std::optional<std::vector<pid_t>> in_cgroup = freezer_.processes(group_name(key));
+      std::map<pid_t, std::vector<pid_t>> by_group;
+      if (in_cgroup) {
+        for (pid_t pid : *in_cgroup) {
+          Result<ProcStat> stat = read_proc_stat(pid);
+          // A process that left its task's process group is counted with the first task.
+          pid_t group = stat ? stat->process_group : 0;
+          bool known = std::any_of(tasks[key].begin(), tasks[key].end(),
+                                   [&](const TaskInfo& t) { return t.process_group == group; });
+          by_group[known ? group : tasks[key].front().process_group].push_back(pid);
         }
+      }
+      for (const TaskInfo& task : tasks[key]) {
+        // (The monitor is thread-safe.)
+        std::string area = runtime_area_name(task.key.job_id, task.key.attempt, task.key.node);
+        TaskActivity seen =
+            in_cgroup ? monitor_.sample(task.key.name(), by_group[task.process_group], area)
+                      : monitor_.sample(task.key.name(), task.process_group, area);
         activity->set_tasks(activity->tasks() + 1);
         activity->set_processes(activity->processes() + seen.processes);
         activity->set_running(activity->running() + seen.running);

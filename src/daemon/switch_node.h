@@ -58,6 +58,9 @@ class SwitchNode {
  public:
   // `runner` must outlive the node. `address` is this agent's own, for error messages.
   SwitchNode(TaskRunner& runner, Freezer freezer, std::string munge_socket, std::string address);
+  ~SwitchNode();  // removes the agent's cgroup when no job is left in it
+  SwitchNode(const SwitchNode&) = delete;
+  SwitchNode& operator=(const SwitchNode&) = delete;
 
   FreezeMethod freeze_method() const { return freezer_.method(); }
 
@@ -90,8 +93,8 @@ class SwitchNode {
   Freezer freezer_;
   CredentialSource credentials_;
   std::string address_;
-  std::mutex mutex_;  // frozen_, monitor_, stubs_; one switch at a time
-  std::mutex switch_mutex_;
+  std::mutex mutex_;         // frozen_, stubs_
+  std::mutex switch_mutex_;  // one switch at a time
   std::set<Key> frozen_;
   ActivityMonitor monitor_;
   std::map<std::string, std::shared_ptr<v1::Agent::Stub>> stubs_;

@@ -157,8 +157,10 @@ TEST_F(ControllerGangTest, ARestartedControllerResumesTheScheduleWithEveryJob) {
     EXPECT_GE(after[id].seconds_frozen(), before[id].seconds_frozen() - 2.0 - kSlice) << id;
     EXPECT_GT(after[id].seconds_frozen(), 0) << id;
   }
-  // The agents are told the whole freeze state at once: every job frozen or thawed, and the
-  // thawed ones (one slot of the restored schedule) on different nodes.
+  // Once it schedules, the agents are told the whole freeze state at once: every job frozen or
+  // thawed, and the thawed ones (one slot of the restored schedule) on different nodes.
+  ASSERT_TRUE(agents_.switches.empty()) << "told the agents before it held the lease";
+  ASSERT_TRUE(controller_->tick(kStart + 6));
   ASSERT_FALSE(agents_.switches.empty());
   const SwitchOrder& told = agents_.switches.front();
   EXPECT_EQ(told.freeze.size() + told.thaw.size(), 4u);

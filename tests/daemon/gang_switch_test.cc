@@ -173,6 +173,7 @@ void freezes_and_thaws(Freezer freezer) {
   }
   EXPECT_TRUE(eventually([&] { return processes_in_group(group).empty(); }));
   freezer.remove("41.1");
+  freezer.remove_root();
 }
 
 TEST(FreezerTest, FreezesEveryProcessOfAGroupWithTheHostsBestMethod) {
@@ -203,6 +204,7 @@ TEST(FreezerTest, AGroupFrozenBeforeItsProcessesStartStartsFrozen) {
   }
   EXPECT_TRUE(eventually([&] { return processes_in_group(group).empty(); }));
   freezer.remove("42.1");
+  freezer.remove_root();
 }
 
 // --- A tree of real agents ------------------------------------------------------------------
