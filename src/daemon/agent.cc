@@ -221,6 +221,8 @@ class Agent::Service final : public v1::Agent::Service {
   grpc::Status launch(const v1::LaunchRequest& request) {
     if (Status valid = check_launch_request(request, agent_.served_); !valid)
       return to_grpc(valid.error());
+    // The job's cgroup is not removed while its tasks are being started (SwitchNode::ended).
+    std::unique_lock<std::mutex> launching = agent_.switch_node_->hold_for_launch();
     int started = 0;
     for (const std::string& node : request.nodes()) {
       if (request.launch_by() > 0 && wall_seconds() > request.launch_by()) {

@@ -147,6 +147,7 @@ void SwitchNode::before_signal(int64_t job, int attempt) {
 }
 
 void SwitchNode::ended(const std::vector<TaskKey>& tasks) {
+  std::lock_guard no_launch(launch_mutex_);
   std::set<Key> jobs;
   {
     std::lock_guard lock(mutex_);

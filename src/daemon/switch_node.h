@@ -65,6 +65,10 @@ class SwitchNode {
   FreezeMethod freeze_method() const { return freezer_.method(); }
 
   // --- Launches
+  // Held while a launch request's tasks are started: ended() waits for it, so that a job's cgroup
+  // is never removed between the start of one of its tasks and the next (that task's process
+  // would find no cgroup to join).
+  std::unique_lock<std::mutex> hold_for_launch() { return std::unique_lock(launch_mutex_); }
   // The cgroup.procs file the job's tasks join ("" with signals), for TaskSpec::cgroup_procs.
   Result<std::string> cgroup_for(int64_t job, int attempt);
   // A task of the job has started: if the job is frozen here, it is frozen now too (with
@@ -95,6 +99,7 @@ class SwitchNode {
   std::string address_;
   std::mutex mutex_;         // frozen_, stubs_
   std::mutex switch_mutex_;  // one switch at a time
+  std::mutex launch_mutex_;  // see hold_for_launch()
   std::set<Key> frozen_;
   ActivityMonitor monitor_;
   std::map<std::string, std::shared_ptr<v1::Agent::Stub>> stubs_;

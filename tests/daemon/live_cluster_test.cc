@@ -434,7 +434,10 @@ TEST(TwoControllersTest, TheSchedulerKilledMidStreamLosesNoJobAndTheOtherTakesOv
     if (!job || job->state != JobState::kCompleted) {
       ++lost;
       ADD_FAILURE() << "job " << id
-                    << (job ? " is " + std::string(state_name(job->state)) : " is gone");
+                    << (job ? " is " + std::string(state_name(job->state)) + " (" + job->reason +
+                                  ", exit " + std::to_string(job->exit_code) + ":" +
+                                  std::to_string(job->signal) + ")"
+                            : " is gone");
       continue;
     }
     std::vector<std::string> lines = testing::read_lines(out_dir + "/" + std::to_string(id));
