@@ -13,6 +13,7 @@
 #include "bench/postgres_server.h"
 #include "cli/alloc_report.h"
 #include "cli/commands.h"
+#include "cli/percentile.h"
 
 namespace trellis::cli {
 namespace {
@@ -32,13 +33,6 @@ struct BenchChaosArgs {
   uint64_t seed = 1;
   std::string dir;
 };
-
-double percentile(std::vector<double> values, double p) {
-  if (values.empty()) return 0;
-  std::sort(values.begin(), values.end());
-  size_t at = std::min(values.size() - 1, static_cast<size_t>(p * (values.size() - 1) + 0.5));
-  return values[at];
-}
 
 void print_report(const BenchChaosArgs& args, const std::string& store_name,
                   const bench::ChaosResult& r) {

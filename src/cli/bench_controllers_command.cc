@@ -18,6 +18,7 @@
 #include "bench/postgres_server.h"
 #include "cli/alloc_report.h"
 #include "cli/commands.h"
+#include "cli/percentile.h"
 
 namespace trellis::cli {
 namespace {
@@ -29,13 +30,6 @@ struct BenchControllersArgs {
   std::vector<int> controllers = {1, 2, 4};
   bool no_postgres = false;
 };
-
-double percentile(std::vector<double> values, double p) {
-  if (values.empty()) return 0;
-  std::sort(values.begin(), values.end());
-  size_t at = std::min(values.size() - 1, static_cast<size_t>(p * (values.size() - 1) + 0.5));
-  return values[at];
-}
 
 int run_bench_controllers(const BenchControllersArgs& args) {
   struct Row {

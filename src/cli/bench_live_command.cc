@@ -26,6 +26,7 @@
 #include "cli/alloc_report.h"
 #include "cli/commands.h"
 #include "cli/live_client.h"
+#include "cli/percentile.h"
 
 extern char** environ;
 
@@ -51,13 +52,6 @@ double fork_exec_limit(double seconds) {
     elapsed = std::chrono::duration<double>(Clock::now() - start).count();
   }
   return elapsed > 0 ? count / elapsed : 0;
-}
-
-double percentile(std::vector<double> values, double p) {
-  if (values.empty()) return 0;
-  std::sort(values.begin(), values.end());
-  size_t at = static_cast<size_t>(p * static_cast<double>(values.size() - 1) + 0.5);
-  return values[std::min(at, values.size() - 1)];
 }
 
 // What to run if the bench is interrupted (Ctrl-C, SIGTERM): the cluster it started must not

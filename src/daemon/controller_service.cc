@@ -201,6 +201,10 @@ ControllerServer::~ControllerServer() {
   if (scheduler_.joinable()) scheduler_.join();
   if (watcher_.joinable()) watcher_.join();
   if (controller_) controller_->resign();  // after the last pass, so it is not taken back
+  // The link's threads call back into the controller and this server (a launch failed, a gang
+  // switch came back): they stop while both still exist. (Members die in reverse order, the
+  // link last: its switch thread used the freed controller and hung trellisd's exit.)
+  agents_.reset();
 }
 
 void ControllerServer::wait() {

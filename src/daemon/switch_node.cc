@@ -21,6 +21,13 @@ int64_t micros_since(Clock::time_point start) {
 
 }  // namespace
 
+std::shared_ptr<v1::Agent::Stub> new_agent_stub(const std::string& address) {
+  grpc::ChannelArguments arguments;
+  arguments.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
+  return v1::Agent::NewStub(
+      grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), arguments));
+}
+
 std::vector<SwitchChild> switch_children(const std::vector<std::string>& subtree, int fanout) {
   std::vector<SwitchChild> children;
   const size_t n = subtree.size();
@@ -181,12 +188,7 @@ std::map<SwitchNode::Key, std::vector<TaskInfo>> SwitchNode::tasks_of(
 std::shared_ptr<v1::Agent::Stub> SwitchNode::stub(const std::string& agent) {
   std::lock_guard lock(mutex_);
   std::shared_ptr<v1::Agent::Stub>& stub = stubs_[agent];
-  if (!stub) {
-    grpc::ChannelArguments arguments;
-    arguments.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
-    stub = v1::Agent::NewStub(
-        grpc::CreateCustomChannel(agent, grpc::InsecureChannelCredentials(), arguments));
-  }
+  if (!stub) stub = new_agent_stub(agent);
   return stub;
 }
 

@@ -44,6 +44,10 @@ struct SwitchChild {
 };
 std::vector<SwitchChild> switch_children(const std::vector<std::string>& subtree, int fanout);
 
+// A stub for calling the agent at `address` ("host:port"), on a channel that retries a lost
+// connection within a second (a restarted agent is reached again at the next switch).
+std::shared_ptr<v1::Agent::Stub> new_agent_stub(const std::string& address);
+
 // The limits a Switch request must keep (an agent refuses others with INVALID_ARGUMENT).
 constexpr int kMaxSwitchAgents = 4096;
 constexpr int kMaxSwitchFanout = 64;

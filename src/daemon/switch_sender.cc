@@ -44,12 +44,7 @@ void SwitchSender::send(SwitchOrder order) {
 std::shared_ptr<v1::Agent::Stub> SwitchSender::stub(const std::string& agent) {
   std::lock_guard lock(mutex_);
   std::shared_ptr<v1::Agent::Stub>& stub = stubs_[agent];
-  if (!stub) {
-    grpc::ChannelArguments arguments;
-    arguments.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
-    stub = v1::Agent::NewStub(
-        grpc::CreateCustomChannel(agent, grpc::InsecureChannelCredentials(), arguments));
-  }
+  if (!stub) stub = new_agent_stub(agent);
   return stub;
 }
 
