@@ -123,7 +123,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         break;
       }
       case 2:
-        (void)controller.list_jobs(decode<v1::ListJobsRequest>(input));
+        (void)controller.list_jobs(decode<v1::ListJobsRequest>(input), now);
         break;
       case 3:
         (void)controller.list_nodes(decode<v1::ListNodesRequest>(input));
