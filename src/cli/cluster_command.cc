@@ -145,6 +145,7 @@ struct UpArgs {
   int switch_fanout = 16;  // gang policies
   std::string deadlock = "report";
   bool freeze_with_signals = false;
+  bool no_idle_detection = false;
 };
 
 int run_down(const std::string& dir_arg);
@@ -197,6 +198,7 @@ int run_up(const UpArgs& args) {
   config.controller.slice = args.slice;
   config.controller.switch_fanout = args.switch_fanout;
   config.controller.kill_deadlocked = args.deadlock == "kill";
+  config.controller.idle_detection = !args.no_idle_detection;
   config.controller.node_failure =
       args.node_failure == "fail" ? NodeFailurePolicy::kFail : NodeFailurePolicy::kRequeue;
   // The config is checked by the parser the daemons use, before anything starts.
@@ -409,6 +411,8 @@ void add_cluster_command(CLI::App& app, int& status) {
   u->add_option("--deadlock", up->deadlock,
                 "Gang policies: a globally stopped job is reported or killed (default report)")
       ->check(CLI::IsMember({"report", "kill"}));
+  u->add_flag("--no-idle-detection", up->no_idle_detection,
+              "Gang policies: keep giving slots to jobs that wait for input");
   u->add_flag("--freeze-with-signals", up->freeze_with_signals,
               "Agents freeze jobs with SIGSTOP/SIGCONT even where a freezer cgroup works");
   u->add_option("--kill-grace", up->kill_grace, "Seconds from SIGTERM to SIGKILL (default 2)")

@@ -48,6 +48,13 @@ class TableReader {
     out = static_cast<int>(node->as_integer()->get());
     return Ok{};
   }
+  Status boolean(std::string_view key, bool& out) {
+    const toml::node* node = get(key);
+    if (!node) return Ok{};
+    if (!node->is_boolean()) return wrong(key, "true or false");
+    out = node->as_boolean()->get();
+    return Ok{};
+  }
   Status strings(std::string_view key, std::vector<std::string>& out) {
     const toml::node* node = get(key);
     if (!node) return Ok{};
@@ -136,7 +143,7 @@ Result<ClusterConfig> parse_cluster_config(std::string_view text, std::string_vi
   TRELLIS_TRY(controller.no_unknown_keys(
       {"listen", "port_file", "policy", "allocator", "heartbeat_interval", "heartbeat_misses",
        "node_failure", "default_time_limit", "max_time_limit", "kill_grace", "admins",
-       "scheduler_lease", "slice", "switch_fanout", "deadlock"}));
+       "scheduler_lease", "slice", "switch_fanout", "deadlock", "idle_detection"}));
   TRELLIS_TRY(controller.string("listen", c.listen));
   TRELLIS_TRY(controller.string("port_file", c.port_file));
   TRELLIS_TRY(controller.string("policy", c.policy));
@@ -165,6 +172,7 @@ Result<ClusterConfig> parse_cluster_config(std::string_view text, std::string_vi
   if (deadlock != "report" && deadlock != "kill")
     return controller.wrong("deadlock", "\"report\" or \"kill\", found \"" + deadlock + "\"");
   c.kill_deadlocked = deadlock == "kill";
+  TRELLIS_TRY(controller.boolean("idle_detection", c.idle_detection));
   if (config.controllers.empty()) config.controllers.push_back(c.listen);
   return config;
 }
@@ -203,7 +211,8 @@ std::string format_cluster_config(const ClusterConfig& config) {
                                  {"scheduler_lease", c.scheduler_lease},
                                  {"slice", c.slice},
                                  {"switch_fanout", c.switch_fanout},
-                                 {"deadlock", c.kill_deadlocked ? "kill" : "report"}}},
+                                 {"deadlock", c.kill_deadlocked ? "kill" : "report"},
+                                 {"idle_detection", c.idle_detection}}},
   };
   std::ostringstream out;
   out << "# Trellis cluster config (see trellisd --help)\n" << root << "\n";

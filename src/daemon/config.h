@@ -27,6 +27,8 @@
 //   switch_fanout = 16                   # gang policies: children per agent in a switch tree
 //   deadlock = "report"                  # gang policies: a globally stopped job is "report"ed
 //                                        # (its reason says so) or "kill"ed (it fails)
+//   idle_detection = true                # gang policies: a job whose processes all wait for
+//                                        # input gives its slots up until one of them wakes
 #pragma once
 
 #include <string>
@@ -56,6 +58,7 @@ struct ControllerSettings {
   Seconds slice = 0.1;
   int switch_fanout = 16;
   bool kill_deadlocked = false;
+  bool idle_detection = true;
 };
 
 struct ClusterConfig {

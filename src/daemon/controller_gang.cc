@@ -395,7 +395,8 @@ void Controller::switch_done(const SwitchOutcome& outcome, Seconds now) {
       }
       continue;
     }
-    found_idle_.insert(a.job_id());  // waits for input: skipped once its slot comes again
+    // Waits for input: skipped once its slot comes again (unless the site turned that off).
+    if (config_.controller.idle_detection) found_idle_.insert(a.job_id());
   }
   if (!refreeze.empty()) send_switch(refreeze, {}, now);
 }

@@ -242,6 +242,36 @@ TEST_F(ControllerGangTest, SwitchRepliesSkipIdleJobsAndReportDeadlocks) {
   EXPECT_GT(thawed, 0);
 }
 
+TEST_F(ControllerGangTest, WithIdleDetectionOffAJobWaitingForInputKeepsItsSlots) {
+  config_.controller.idle_detection = false;
+  controller_.reset();
+  open(kStart);
+  JobId a = submit(4, 3600, kStart);
+  JobId b = submit(4, 3600, kStart);
+  run(kStart, kStart + 2);
+  SwitchOutcome outcome;
+  v1::JobActivity* activity = outcome.reply.add_activity();
+  activity->set_job_id(a);
+  activity->set_attempt(1);
+  activity->set_tasks(4);
+  activity->set_processes(4);
+  activity->set_waiting_input(4);
+  controller_->switch_done(outcome, kStart + 2);
+  size_t from = agents_.switches.size();
+  run(kStart + 2.05, kStart + 6);
+  EXPECT_FALSE(jobs(kStart + 6)[a].idle());
+  // a still takes its turns: thawed again after the reply (an idle job would be left thawed
+  // and only probed).
+  int thawed = 0;
+  for (size_t i = from; i < agents_.switches.size(); ++i) {
+    const SwitchOrder& o = agents_.switches[i];
+    for (const auto& [job, attempt] : o.thaw) thawed += job == a;
+    for (const auto& [job, attempt] : o.probe) EXPECT_NE(job, a);
+  }
+  EXPECT_GT(thawed, 2);
+  EXPECT_FALSE(jobs(kStart + 6)[b].idle());
+}
+
 TEST_F(ControllerGangTest, ShapesAreRefusedUnderAGangPolicyWithAReason) {
   v1::JobSpec spec;
   spec.add_shape(2);
