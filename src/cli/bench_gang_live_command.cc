@@ -7,7 +7,8 @@
 //       against itself (frozen, looked at and thawed) once per slice, for each slice length
 //       (the thesis's Fig. 4.8 method);
 //   (c) two such jobs time-shared: each one's run time against the first alone (ideal 2.00,
-//       thesis Table 4.3).
+//       thesis Table 4.3);
+//   (d) the thesis's DQT experiment on a live cluster against its simulation (bench_gang_dqt.h).
 // The agents are started by the bench with no controller (they serve the switches and launches
 // they are sent); the jobs are shell loops calibrated in the same run. All 64 nodes share this
 // host's cores, so (b) and (c) measure what switching costs the jobs here, agents included.
@@ -26,6 +27,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include "cli/alloc_report.h"
+#include "cli/bench_gang_dqt.h"
 #include "cli/commands.h"
 #include "cli/percentile.h"
 #include "daemon/auth.h"
@@ -47,7 +49,8 @@ struct BenchGangLiveArgs {
   std::vector<int> slices_ms = {20, 40, 100, 200};
   double work_seconds = 6;  // T_alone of the CPU-bound job in (b) and (c), about
   std::string dir;
-  bool skip_overhead = false;
+  std::string parts = "abcd";  // which of (a)-(d) to run
+  DqtLiveArgs dqt;
 };
 
 int failed_with(const Error& error) {
@@ -191,7 +194,9 @@ int done_count(const fs::path& done_dir, int64_t job, int nodes) {
   return done;
 }
 
-int run_bench_gang_live(const BenchGangLiveArgs& args) {
+// Parts (a)-(c), on agents this bench starts itself.
+int run_switching_parts(const BenchGangLiveArgs& args) {
+  auto want = [&](char part) { return args.parts.find(part) != std::string::npos; };
   fs::path dir = args.dir.empty() ? fs::temp_directory_path() /
                                         ("trellis-gang-live-" + std::to_string(::getpid()))
                                   : fs::absolute(args.dir);
@@ -216,59 +221,62 @@ int run_bench_gang_live(const BenchGangLiveArgs& args) {
               << std::thread::hardware_concurrency() << " cores; freezer: see "
               << (dir / "agent-0.log").string() << "\n\n";
 
-    // (a) Latency: two jobs of sleeping processes on every node, switched against each other.
     const fs::path work = dir / "work";
     fs::create_directories(work);
-    for (int64_t job : {1, 2})
-      if (Status ok = nodes.launch(job, {"/bin/sleep", "100000"}, work.string()); !ok)
-        return failed_with(ok.error());
-    std::this_thread::sleep_for(std::chrono::milliseconds(500));
-    std::cout << "(a) switch latency through the tree, " << args.switches
-              << " switches per fan-out (microseconds; phases: the slowest node's)\n";
-    std::cout << std::right << std::setw(7) << "fanout" << std::setw(10) << "depth" << std::setw(12)
-              << "freeze p50" << std::setw(11) << "p99" << std::setw(13) << "collect p50"
-              << std::setw(11) << "p99" << std::setw(11) << "thaw p50" << std::setw(11) << "p99"
-              << std::setw(13) << "switch p50" << std::setw(11) << "p99"
-              << "\n";
-    {
-      SwitchSender prime(nodes.credentials(), {.fanout = 64});
-      (void)prime.switch_through_tree(order_of(agents, {2}, {}), agents);
-    }
-    for (int fanout : args.fanouts) {
-      SwitchSender sender(nodes.credentials(), {.fanout = fanout, .deadline_seconds = 5});
-      std::vector<double> freeze, collect, thaw, round;
-      int failed = 0;
-      for (int i = 0; i < args.switches; ++i) {
-        // From job 2 frozen: switch i freezes the job that runs and thaws the other.
-        int64_t out = i % 2 == 0 ? 1 : 2, in = 3 - out;
-        auto start = Clock::now();
-        v1::SwitchReply reply = sender.switch_through_tree(order_of(agents, {out}, {in}), agents);
-        round.push_back(seconds_since(start) * 1e6);
-        freeze.push_back(static_cast<double>(reply.freeze_us()));
-        collect.push_back(static_cast<double>(reply.collect_us()));
-        thaw.push_back(static_cast<double>(reply.thaw_us()));
-        failed += reply.failed_size() + reply.errors_size();
+    // (a) Latency: two jobs of sleeping processes on every node, switched against each other.
+    if (want('a')) {
+      for (int64_t job : {1, 2})
+        if (Status ok = nodes.launch(job, {"/bin/sleep", "100000"}, work.string()); !ok)
+          return failed_with(ok.error());
+      std::this_thread::sleep_for(std::chrono::milliseconds(500));
+      std::cout << "(a) switch latency through the tree, " << args.switches
+                << " switches per fan-out (microseconds; phases: the slowest node's)\n";
+      std::cout << std::right << std::setw(7) << "fanout" << std::setw(10) << "depth"
+                << std::setw(12) << "freeze p50" << std::setw(11) << "p99" << std::setw(13)
+                << "collect p50" << std::setw(11) << "p99" << std::setw(11) << "thaw p50"
+                << std::setw(11) << "p99" << std::setw(13) << "switch p50" << std::setw(11) << "p99"
+                << "\n";
+      {
+        SwitchSender prime(nodes.credentials(), {.fanout = 64});
+        (void)prime.switch_through_tree(order_of(agents, {2}, {}), agents);
       }
-      // Back to job 1 running, 2 frozen.
-      if (args.switches % 2 == 1)
-        (void)sender.switch_through_tree(order_of(agents, {2}, {1}), agents);
-      int depth = 0;
-      for (long reach = 1, level = 1; reach < args.nodes; ++depth) {
-        level *= fanout;
-        reach += level;
+      for (int fanout : args.fanouts) {
+        SwitchSender sender(nodes.credentials(), {.fanout = fanout, .deadline_seconds = 5});
+        std::vector<double> freeze, collect, thaw, round;
+        int failed = 0;
+        for (int i = 0; i < args.switches; ++i) {
+          // From job 2 frozen: switch i freezes the job that runs and thaws the other.
+          int64_t out = i % 2 == 0 ? 1 : 2, in = 3 - out;
+          auto start = Clock::now();
+          v1::SwitchReply reply = sender.switch_through_tree(order_of(agents, {out}, {in}), agents);
+          round.push_back(seconds_since(start) * 1e6);
+          freeze.push_back(static_cast<double>(reply.freeze_us()));
+          collect.push_back(static_cast<double>(reply.collect_us()));
+          thaw.push_back(static_cast<double>(reply.thaw_us()));
+          failed += reply.failed_size() + reply.errors_size();
+        }
+        // Back to job 1 running, 2 frozen.
+        if (args.switches % 2 == 1)
+          (void)sender.switch_through_tree(order_of(agents, {2}, {1}), agents);
+        int depth = 0;
+        for (long reach = 1, level = 1; reach < args.nodes; ++depth) {
+          level *= fanout;
+          reach += level;
+        }
+        std::cout << std::setw(7) << fanout << std::setw(10) << depth + 1 << std::fixed
+                  << std::setprecision(0) << std::setw(12) << percentile(freeze, 0.5)
+                  << std::setw(11) << percentile(freeze, 0.99) << std::setw(13)
+                  << percentile(collect, 0.5) << std::setw(11) << percentile(collect, 0.99)
+                  << std::setw(11) << percentile(thaw, 0.5) << std::setw(11)
+                  << percentile(thaw, 0.99) << std::setw(13) << percentile(round, 0.5)
+                  << std::setw(11) << percentile(round, 0.99)
+                  << (failed ? "  (" + std::to_string(failed) + " failures)" : "") << "\n";
+        if (failed) status = kExitFailure;
       }
-      std::cout << std::setw(7) << fanout << std::setw(10) << depth + 1 << std::fixed
-                << std::setprecision(0) << std::setw(12) << percentile(freeze, 0.5) << std::setw(11)
-                << percentile(freeze, 0.99) << std::setw(13) << percentile(collect, 0.5)
-                << std::setw(11) << percentile(collect, 0.99) << std::setw(11)
-                << percentile(thaw, 0.5) << std::setw(11) << percentile(thaw, 0.99) << std::setw(13)
-                << percentile(round, 0.5) << std::setw(11) << percentile(round, 0.99)
-                << (failed ? "  (" + std::to_string(failed) + " failures)" : "") << "\n";
-      if (failed) status = kExitFailure;
+      nodes.signal_all(1, SIGKILL);
+      nodes.signal_all(2, SIGKILL);
     }
-    nodes.signal_all(1, SIGKILL);
-    nodes.signal_all(2, SIGKILL);
-    if (args.skip_overhead) return status;
+    if (!want('b') && !want('c')) return status;
 
     // Calibration: iterations for which 64 processes on this host's cores take work_seconds.
     const double per_iteration = time_loop(200000) / 200000;
@@ -325,23 +333,26 @@ int run_bench_gang_live(const BenchGangLiveArgs& args) {
       return took;
     };
 
-    std::cout << "\n(b) overhead of a " << args.nodes
-              << "-process CPU-bound job switched against itself every slice\n";
     Result<std::vector<double>> alone = run_jobs(1, 0);
     if (!alone) return failed_with(alone.error());
     const double t_alone = alone->front();
-    std::cout << "T_alone " << std::fixed << std::setprecision(3) << t_alone << " s (" << iterations
+    std::cout << "\nT_alone " << std::fixed << std::setprecision(3) << t_alone << " s: a "
+              << args.nodes << "-process CPU-bound job alone (" << iterations
               << " loop iterations per process)\n";
-    std::cout << std::setw(10) << "slice ms" << std::setw(12) << "T_gang s" << std::setw(14)
-              << "overhead %"
-              << "\n";
-    for (int ms : args.slices_ms) {
-      Result<std::vector<double>> gang = run_jobs(1, ms / 1000.0);
-      if (!gang) return failed_with(gang.error());
-      std::cout << std::setw(10) << ms << std::setw(12) << std::setprecision(3) << gang->front()
-                << std::setw(14) << std::setprecision(2)
-                << (gang->front() - t_alone) / t_alone * 100 << "\n";
+    if (want('b')) {
+      std::cout << "\n(b) overhead of the job switched against itself every slice\n";
+      std::cout << std::setw(10) << "slice ms" << std::setw(12) << "T_gang s" << std::setw(14)
+                << "overhead %"
+                << "\n";
+      for (int ms : args.slices_ms) {
+        Result<std::vector<double>> gang = run_jobs(1, ms / 1000.0);
+        if (!gang) return failed_with(gang.error());
+        std::cout << std::setw(10) << ms << std::setw(12) << std::setprecision(3) << gang->front()
+                  << std::setw(14) << std::setprecision(2)
+                  << (gang->front() - t_alone) / t_alone * 100 << "\n";
+      }
     }
+    if (!want('c')) return status;
 
     std::cout << "\n(c) two such jobs time-shared at 100 ms slices (ideal 2.00 each)\n";
     Result<std::vector<double>> pair = run_jobs(2, 0.1);
@@ -349,6 +360,20 @@ int run_bench_gang_live(const BenchGangLiveArgs& args) {
     std::cout << "job 1 " << std::setprecision(3) << (*pair)[0] << " s = " << std::setprecision(2)
               << (*pair)[0] / t_alone << " x alone; job 2 " << std::setprecision(3) << (*pair)[1]
               << " s = " << std::setprecision(2) << (*pair)[1] / t_alone << " x alone\n";
+  }
+  return status;
+}
+
+int run_bench_gang_live(const BenchGangLiveArgs& args) {
+  int status = kExitOk;
+  if (args.parts.find_first_of("abc") != std::string::npos) status = run_switching_parts(args);
+  if (args.parts.find('d') != std::string::npos) {
+    // After (a)-(c)'s agents are gone: the experiment needs the host's cores to itself.
+    DqtLiveArgs dqt = args.dqt;
+    dqt.nodes = args.nodes;
+    if (!args.dir.empty()) dqt.dir = (fs::absolute(args.dir) / "dqt-cluster").string();
+    std::cout << "\n";
+    if (run_dqt_live_experiment(dqt) != kExitOk) status = kExitFailure;
   }
   return status;
 }
@@ -361,7 +386,10 @@ void add_bench_gang_live_command(CLI::App& app, int& status) {
       "gang-live",
       "Gang switching on real processes (as root): 64 emulated nodes, one trellis-agent each.\n"
       "(a) switch latency per phase through the tree for each fan-out; (b) the overhead of a\n"
-      "CPU-bound job switched against itself per slice length; (c) two jobs time-shared");
+      "CPU-bound job switched against itself per slice length; (c) two jobs time-shared;\n"
+      "(d) the thesis's DQT experiment: a simulated workload of about 1,500 jobs run on a live\n"
+      "cluster (trellisd, dqt-ffapa), mean RETR by job size against the simulation (about 20\n"
+      "minutes at the defaults)");
   cmd->add_option("--nodes", args->nodes, "Emulated nodes, one agent each (default 64)")
       ->check(CLI::Range(1, 256));
   cmd->add_option("--switches", args->switches, "Switches per fan-out in (a) (default 200)")
@@ -373,7 +401,27 @@ void add_bench_gang_live_command(CLI::App& app, int& status) {
   cmd->add_option("--work", args->work_seconds,
                   "Seconds the CPU-bound job of (b) and (c) takes alone, about (default 6)")
       ->check(CLI::Range(0.5, 600.0));
-  cmd->add_flag("--latency-only", args->skip_overhead, "Run (a) only");
+  cmd->add_option("--parts", args->parts, "Which parts to run, e.g. \"ab\" (default abcd)")
+      ->check([](const std::string& parts) {
+        if (parts.empty() || parts.find_first_not_of("abcd") != std::string::npos)
+          return std::string("letters from a, b, c, d");
+        return std::string();
+      });
+  cmd->add_option("--dqt-units", args->dqt.units,
+                  "(d): arrivals over this many time units (default 10000, as the thesis)")
+      ->check(CLI::Range(10.0, 1e6));
+  cmd->add_option("--dqt-unit", args->dqt.unit_seconds,
+                  "(d): seconds per time unit, which is also the slice (default 0.1)")
+      ->check(CLI::Range(0.01, 10.0));
+  cmd->add_option("--dqt-mean", args->dqt.mean_service,
+                  "(d): mean job length in units, exponential (default 20: about 1,500 jobs)")
+      ->check(CLI::Range(1.0, 1e6));
+  cmd->add_option("--dqt-csv", args->dqt.csv,
+                  "(d): write one line per job (both runs' times and RETR) to this file");
+  cmd->add_option("--dqt-seed", args->dqt.seed, "(d): the workload's seed (default 1)");
+  cmd->add_option("--dqt-fanout", args->dqt.switch_fanout,
+                  "(d): the cluster's switch fan-out (default 16)")
+      ->check(CLI::Range(1, 64));
   cmd->add_option("--dir", args->dir, "Where the agents live (default: a fresh temp dir)");
   cmd->callback([args, &status] { status = run_bench_gang_live(*args); });
 }

@@ -25,6 +25,7 @@
 
 #include "cli/alloc_report.h"
 #include "cli/commands.h"
+#include "cli/interrupt_cleanup.h"
 #include "cli/live_client.h"
 #include "cli/percentile.h"
 
@@ -53,43 +54,6 @@ double fork_exec_limit(double seconds) {
   }
   return elapsed > 0 ? count / elapsed : 0;
 }
-
-// What to run if the bench is interrupted (Ctrl-C, SIGTERM): the cluster it started must not
-// outlive it. A thread waits for the signals, which every other thread blocks.
-class Cleanup {
- public:
-  Cleanup() {
-    sigset_t signals = watched();
-    pthread_sigmask(SIG_BLOCK, &signals, nullptr);  // before any thread exists, so all inherit
-    std::thread([this] {
-      sigset_t signals = watched();
-      int received = 0;
-      sigwait(&signals, &received);
-      std::string command;
-      {
-        std::lock_guard lock(mutex_);
-        command = command_;
-      }
-      std::cerr << "\ntrellis bench live: interrupted; stopping what it started\n";
-      if (!command.empty()) (void)std::system(command.c_str());
-      _exit(128 + received);
-    }).detach();
-  }
-  void set(std::string command) {
-    std::lock_guard lock(mutex_);
-    command_ = std::move(command);
-  }
-
- private:
-  static sigset_t watched() {
-    sigset_t signals;
-    sigemptyset(&signals);
-    for (int s : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&signals, s);
-    return signals;
-  }
-  std::mutex mutex_;
-  std::string command_;
-};
 
 struct BenchLiveArgs {
   int jobs = 5000;
@@ -177,7 +141,7 @@ void print_latency(const char* what, const Figures& f) {
 // Slurm on the same host through the peer harness: `jobs` one-node `sleep 0` jobs submitted back
 // to back on 64 emulated nodes with batch_sched_delay=0 (its fastest setting). Its jobs/s, or 0.
 double slurm_jobs_per_second(const std::string& harness, int jobs, const fs::path& work,
-                             Cleanup& cleanup) {
+                             InterruptCleanup& cleanup) {
   fs::path cluster = work / "slurm", list = work / "slurm-jobs.json", out = work / "slurm-out.json";
   std::string up = "PEER_SCHED_PARAMS=batch_sched_delay=0 " + harness + "/cluster.sh up " +
                    cluster.string() + " 64 flat > " + (work / "slurm-up.log").string() + " 2>&1";
@@ -214,7 +178,7 @@ int run_bench_live(const BenchLiveArgs& args) {
              "positive"));
   if (args.store.find('\'') != std::string::npos)
     return usage_error(fail("--store: a URL with a quote (') is not supported here"));
-  Cleanup cleanup;
+  InterruptCleanup cleanup("trellis bench live");
   std::cout << "fork/exec limit: measuring for 2 s..." << std::flush;
   double limit = fork_exec_limit(2.0);
   std::cout << " " << std::fixed << std::setprecision(0) << limit << " processes/s\n";

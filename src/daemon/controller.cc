@@ -1079,9 +1079,22 @@ Status Controller::requeue_or_fail_jobs_on(const std::vector<NodeId>& nodes, Sec
 
 bool Controller::pass_due(Seconds now) const {
   std::lock_guard lock(mutex_);
-  if (pass_wanted_) return true;
   std::optional<Seconds> promised = core_->next_wakeup();
-  return promised && *promised <= now;
+  if (promised && *promised <= now) return true;
+  if (!pass_wanted_) return false;
+  // Under a gang policy a slot runs its whole length, as in the thesis's scheduler and in the
+  // simulator: a submission or an end during a slot is taken at the slot's end (a pass is the
+  // next slot, and passing at every event would cut the running jobs' slots short). Only a slot
+  // in which nothing runs any more is ended at once.
+  if (gang_ && promised) {
+    for (const gang::SlotJob& r : gang_->slot()) {
+      auto live = running_.find(r.job);
+      if (live != running_.end() && live->second.stop == StopCause::kNone && !live->second.idle &&
+          !live->second.frozen)
+        return false;
+    }
+  }
+  return true;
 }
 
 std::optional<Seconds> Controller::next_wakeup() const {

@@ -122,7 +122,8 @@ class Controller {
   Result<std::vector<JobId>> run_pass(Seconds now);
   // Whether a pass is due at `now`: an event since the last pass may let a job start, or the
   // policy asked to look again at this time (a promised start). Passes only when due keep the
-  // schedule exactly the simulator's.
+  // schedule exactly the simulator's. Under a gang policy an event waits for the end of the
+  // slot, unless nothing runs in the slot any more.
   bool pass_due(Seconds now) const;
   // Enforces time limits (signals jobs past their limit; they end as TO) and marks nodes down
   // whose agent missed its heartbeats (their jobs are requeued or fail, as configured). Meant to
@@ -260,7 +261,8 @@ class Controller {
   // Sends the switch of a pass's kSuspend and kResume decisions (with the idle jobs as probes),
   // and updates the jobs' frozen times.
   void switch_jobs(const PassResult& decided, Seconds now);
-  void send_switch(std::vector<JobId> freeze, std::vector<JobId> thaw, Seconds now);
+  // The order's id, or 0 when there was nothing to send.
+  int64_t send_switch(std::vector<JobId> freeze, std::vector<JobId> thaw, Seconds now);
   // The gang core's call log and the jobs' frozen times as core_state text, and back into a
   // snapshot whose jobs and running_ come from the store (the log is fixed up where the store
   // moved on after it was committed).
@@ -268,6 +270,7 @@ class Controller {
   Status restore_gang(CoreSnapshot& snapshot, const std::string& text, Seconds now);
   bool gang_log_dirty_ = false;        // the core's log gained calls that are not slots
   std::set<JobId> found_idle_;         // waited for input in their last slot (see switch_jobs)
+  std::set<int64_t> refreezes_;        // switches that froze woken jobs again (see switch_done)
   std::set<JobId> suspected_stopped_;  // seen globally stopped once (confirmed at the next)
   std::set<JobId> deadlocked_;         // reported as globally stopped
 

@@ -316,7 +316,7 @@ void Controller::switch_jobs(const PassResult& decided, Seconds now) {
   send_switch(std::move(freeze), std::move(thaw), now);
 }
 
-void Controller::send_switch(std::vector<JobId> freeze, std::vector<JobId> thaw, Seconds now) {
+int64_t Controller::send_switch(std::vector<JobId> freeze, std::vector<JobId> thaw, Seconds now) {
   (void)now;
   SwitchOrder order;
   std::vector<NodeId> nodes;
@@ -330,12 +330,14 @@ void Controller::send_switch(std::vector<JobId> freeze, std::vector<JobId> thaw,
   for (JobId id : thaw) add(order.thaw, id);
   for (const auto& [id, live] : running_)
     if (live.idle && live.stop == StopCause::kNone) add(order.probe, id);
-  if (order.freeze.empty() && order.thaw.empty() && order.probe.empty()) return;
+  if (order.freeze.empty() && order.thaw.empty() && order.probe.empty()) return 0;
   std::set<std::string> agents = agents_of(nodes);
   order.agents.assign(agents.begin(), agents.end());
-  if (order.agents.empty()) return;
+  if (order.agents.empty()) return 0;
   order.id = ++switches_sent_;
+  const int64_t id = order.id;
   agents_.gang_switch(std::move(order));
+  return id;
 }
 
 void Controller::switch_done(const SwitchOutcome& outcome, Seconds now) {
@@ -345,6 +347,12 @@ void Controller::switch_done(const SwitchOutcome& outcome, Seconds now) {
     log_line("gang switch " + std::to_string(outcome.order.id) + ": " + error);
   std::set<JobId> probed;
   for (const auto& p : outcome.order.probe) probed.insert(p.first);
+  // A woken job frozen again until its slot: that freeze comes moments after the probe that saw
+  // it run, too soon for /proc to show CPU time used between the two, so what it collects says
+  // nothing of the job's state.
+  std::set<JobId> refrozen;
+  if (refreezes_.erase(outcome.order.id) > 0)
+    for (const auto& f : outcome.order.freeze) refrozen.insert(f.first);
   std::vector<JobId> refreeze;
   for (const v1::JobActivity& a : outcome.reply.activity()) {
     auto live = running_.find(a.job_id());
@@ -352,7 +360,7 @@ void Controller::switch_done(const SwitchOutcome& outcome, Seconds now) {
       continue;
     LiveJob& j = live->second;
     // Frozen by an administrator: neither idle nor stopped, whatever its processes do.
-    if (admin_suspended_.contains(a.job_id())) continue;
+    if (admin_suspended_.contains(a.job_id()) || refrozen.contains(a.job_id())) continue;
     if (probed.contains(a.job_id())) {
       // An idle job that runs again has had its input: back into the rotation, frozen until
       // its slot comes.
@@ -398,7 +406,9 @@ void Controller::switch_done(const SwitchOutcome& outcome, Seconds now) {
     // Waits for input: skipped once its slot comes again (unless the site turned that off).
     if (config_.controller.idle_detection) found_idle_.insert(a.job_id());
   }
-  if (!refreeze.empty()) send_switch(refreeze, {}, now);
+  if (!refreeze.empty()) {
+    if (int64_t id = send_switch(refreeze, {}, now)) refreezes_.insert(id);
+  }
 }
 
 void Controller::apply_suspend(JobId id, Seconds now) {

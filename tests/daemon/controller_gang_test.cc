@@ -272,6 +272,19 @@ TEST_F(ControllerGangTest, WithIdleDetectionOffAJobWaitingForInputKeepsItsSlots)
   EXPECT_FALSE(jobs(kStart + 6)[b].idle());
 }
 
+TEST_F(ControllerGangTest, ASubmissionDuringASlotWaitsForTheSlotsEnd) {
+  // As in the simulator, a slot runs its whole length: passing at once would cut it short.
+  submit(4, 3600, kStart);
+  submit(4, 3600, kStart);
+  run(kStart, kStart + 2);
+  std::optional<Seconds> slot_end = controller_->next_wakeup();
+  ASSERT_TRUE(slot_end);
+  const Seconds now = *slot_end - 0.01;
+  submit(2, 3600, now);
+  EXPECT_FALSE(controller_->pass_due(now));
+  EXPECT_TRUE(controller_->pass_due(*slot_end));
+}
+
 TEST_F(ControllerGangTest, ShapesAreRefusedUnderAGangPolicyWithAReason) {
   v1::JobSpec spec;
   spec.add_shape(2);

@@ -59,8 +59,8 @@ TEST(TrellisWorkTest, TimeStoppedDoesNotCountAsWork) {
   double took = seconds_since(start);
   // Work before the stop (at most the 0.1 s until it) plus at most half a tick of credit for
   // the stopped tick: at least 0.4 - 0.1 - 0.0025 s of work remain after the continue.
-  EXPECT_GE(took - stopped_until, 0.29) << "took " << took << " s, stopped until "
-                                        << stopped_until << " s";
+  EXPECT_GE(took - stopped_until, 0.29)
+      << "took " << took << " s, stopped until " << stopped_until << " s";
 }
 
 TEST(TrellisWorkTest, RunsForItsRunningTime) {
@@ -73,9 +73,11 @@ TEST(TrellisWorkTest, RunsForItsRunningTime) {
 
 TEST(TrellisWorkTest, BadArgumentsAreNamed) {
   for (const auto& [args, named] :
-       std::vector<std::pair<std::vector<std::string>, std::string>>{
-           {{"ten"}, "SECONDS"}, {{"-1"}, "SECONDS"}, {{"1", "0"}, "TICK_MS"},
-           {{"1", "5000"}, "TICK_MS"}, {{}, "usage"}}) {
+       std::vector<std::pair<std::vector<std::string>, std::string>>{{{"ten"}, "SECONDS"},
+                                                                     {{"-1"}, "SECONDS"},
+                                                                     {{"1", "0"}, "TICK_MS"},
+                                                                     {{"1", "5000"}, "TICK_MS"},
+                                                                     {{}, "usage"}}) {
     std::FILE* captured = std::tmpfile();
     ASSERT_NE(captured, nullptr);
     pid_t pid = start_work(args, ::fileno(captured));
