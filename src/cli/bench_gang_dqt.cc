@@ -113,6 +113,7 @@ int run_dqt_live_experiment(const DqtLiveArgs& args) {
   model.mean_service = args.mean_service;
   model.arrival_end = args.units;
   model.gradient = true;
+  model.gradient_start = args.gradient_start;
   model.seed = args.seed;
   Result<std::vector<Job>> generated = workload::generate_thesis_workload(model);
   if (!generated) return failed(generated.error().message);
@@ -154,7 +155,9 @@ int run_dqt_live_experiment(const DqtLiveArgs& args) {
             << " s = one slice, so about " << fixed(live_seconds / 60, 1) << " minutes\n"
             << std::flush;
 
-  // The live cluster.
+  // The live cluster. Heartbeats every 2 s (a node is down after 6 s without one): 64 agents
+  // share this host's cores, and at a high load a whole-machine switch every slice can delay
+  // them past the default 3 s, and a node taken for dead requeues its jobs.
   InterruptCleanup cleanup("trellis bench gang-live");
   fs::path dir = args.dir.empty() ? fs::temp_directory_path() /
                                         ("trellis-gang-dqt-" + std::to_string(::getpid()))
@@ -167,7 +170,7 @@ int run_dqt_live_experiment(const DqtLiveArgs& args) {
                          dir.string() + " --agents " + std::to_string(args.nodes) + " --policy " +
                          kPolicy + " --slice " + std::to_string(args.unit_seconds) +
                          " --switch-fanout " + std::to_string(args.switch_fanout) +
-                         " --no-idle-detection > " + up_log.string() + " 2>&1";
+                         " --no-idle-detection --heartbeat 2 > " + up_log.string() + " 2>&1";
   // Down on every way out; a temp dir (and the log of `cluster up`) removed after.
   struct Down {
     std::string command;

@@ -33,6 +33,7 @@
 #include "daemon/auth.h"
 #include "daemon/detached_process.h"
 #include "daemon/munge_daemon.h"
+#include "daemon/proc_stat.h"
 #include "daemon/switch_sender.h"
 #include "trellis/v1/trellis.grpc.pb.h"
 
@@ -135,6 +136,17 @@ class Nodes {
     return Ok{};
   }
 
+  // The CPU time used so far by the agents, by `also` (munged) and by this process, in ticks.
+  long long cpu_ticks(pid_t also) const {
+    long long ticks = 0;
+    std::vector<pid_t> all = pids_;
+    all.push_back(also);
+    all.push_back(::getpid());
+    for (pid_t pid : all)
+      if (Result<ProcStat> stat = read_proc_stat(pid)) ticks += stat->cpu_ticks;
+    return ticks;
+  }
+
   void signal_all(int64_t job, int signal) {
     for (auto& stub : stubs_) {
       v1::SignalRequest request;
@@ -230,11 +242,14 @@ int run_switching_parts(const BenchGangLiveArgs& args) {
           return failed_with(ok.error());
       std::this_thread::sleep_for(std::chrono::milliseconds(500));
       std::cout << "(a) switch latency through the tree, " << args.switches
-                << " switches per fan-out (microseconds; phases: the slowest node's)\n";
+                << " switches per fan-out (microseconds; phases: the slowest node's; CPU/sw:\n"
+                   "the CPU time of the agents, munged and this sender per switch; floor: that\n"
+                   "over this host's cores, the least latency a switch can have here)\n";
       std::cout << std::right << std::setw(7) << "fanout" << std::setw(10) << "depth"
                 << std::setw(12) << "freeze p50" << std::setw(11) << "p99" << std::setw(13)
                 << "collect p50" << std::setw(11) << "p99" << std::setw(11) << "thaw p50"
                 << std::setw(11) << "p99" << std::setw(13) << "switch p50" << std::setw(11) << "p99"
+                << std::setw(11) << "CPU/sw" << std::setw(9) << "floor"
                 << "\n";
       {
         SwitchSender prime(nodes.credentials(), {.fanout = 64});
@@ -244,6 +259,7 @@ int run_switching_parts(const BenchGangLiveArgs& args) {
         SwitchSender sender(nodes.credentials(), {.fanout = fanout, .deadline_seconds = 5});
         std::vector<double> freeze, collect, thaw, round;
         int failed = 0;
+        const long long cpu_before = nodes.cpu_ticks(munge->pid());
         for (int i = 0; i < args.switches; ++i) {
           // From job 2 frozen: switch i freezes the job that runs and thaws the other.
           int64_t out = i % 2 == 0 ? 1 : 2, in = 3 - out;
@@ -255,6 +271,12 @@ int run_switching_parts(const BenchGangLiveArgs& args) {
           thaw.push_back(static_cast<double>(reply.thaw_us()));
           failed += reply.failed_size() + reply.errors_size();
         }
+        // The CPU time one switch costs the agents, munged and this process (the sender), and
+        // the latency it means at the least with every core of this host on it.
+        const double cpu_per_switch =
+            static_cast<double>(nodes.cpu_ticks(munge->pid()) - cpu_before) /
+            static_cast<double>(::sysconf(_SC_CLK_TCK)) / args.switches * 1e6;
+        const double floor = cpu_per_switch / std::max(1u, std::thread::hardware_concurrency());
         // Back to job 1 running, 2 frozen.
         if (args.switches % 2 == 1)
           (void)sender.switch_through_tree(order_of(agents, {2}, {1}), agents);
@@ -269,7 +291,8 @@ int run_switching_parts(const BenchGangLiveArgs& args) {
                   << percentile(collect, 0.5) << std::setw(11) << percentile(collect, 0.99)
                   << std::setw(11) << percentile(thaw, 0.5) << std::setw(11)
                   << percentile(thaw, 0.99) << std::setw(13) << percentile(round, 0.5)
-                  << std::setw(11) << percentile(round, 0.99)
+                  << std::setw(11) << percentile(round, 0.99) << std::setw(11) << cpu_per_switch
+                  << std::setw(9) << floor
                   << (failed ? "  (" + std::to_string(failed) + " failures)" : "") << "\n";
         if (failed) status = kExitFailure;
       }
@@ -293,14 +316,16 @@ int run_switching_parts(const BenchGangLiveArgs& args) {
       std::vector<int64_t> ids;
       for (int i = 0; i < count; ++i) ids.push_back(next_job++);
       SwitchSender sender(nodes.credentials(), {.fanout = 16, .deadline_seconds = 5});
-      // The second job is launched first, frozen (its cgroups are frozen ahead of its tasks, or
-      // they are stopped as they start), and the clock starts once it is in place: as the
-      // thesis's Table 4.3, the two take turns from the first slice and neither has a head start.
+      // The second job is launched first and frozen, and the clock starts once it is in place:
+      // as in the thesis's Table 4.3, the two take turns from the first slice. (Its tasks run
+      // for the moments between their launch and the freeze; the last one launched hardly at
+      // all, and a job ends with its last task. A launch into a job frozen beforehand would wait
+      // for the task to start, which a frozen cgroup does not let it do.)
       for (size_t i = 1; i < ids.size(); ++i) {
-        (void)sender.switch_through_tree(order_of(agents, {ids[i]}, {}), agents);
         if (Status ok = nodes.launch(ids[i], busy_job(iterations, done_dir, ids[i]), work.string());
             !ok)
           return ok.error();
+        (void)sender.switch_through_tree(order_of(agents, {ids[i]}, {}), agents);
       }
       auto start = Clock::now();
       if (Status ok = nodes.launch(ids[0], busy_job(iterations, done_dir, ids[0]), work.string());
@@ -414,8 +439,11 @@ void add_bench_gang_live_command(CLI::App& app, int& status) {
                   "(d): seconds per time unit, which is also the slice (default 0.1)")
       ->check(CLI::Range(0.01, 10.0));
   cmd->add_option("--dqt-mean", args->dqt.mean_service,
-                  "(d): mean job length in units, exponential (default 20: about 1,500 jobs)")
+                  "(d): mean job length in units, exponential (default 12: about 1,500 jobs)")
       ->check(CLI::Range(1.0, 1e6));
+  cmd->add_option("--dqt-gradient-start", args->dqt.gradient_start,
+                  "(d): the load at the start; +0.05 every 5% of the arrivals (default 0.05)")
+      ->check(CLI::Range(0.01, 10.0));
   cmd->add_option("--dqt-csv", args->dqt.csv,
                   "(d): write one line per job (both runs' times and RETR) to this file");
   cmd->add_option("--dqt-seed", args->dqt.seed, "(d): the workload's seed (default 1)");

@@ -104,6 +104,16 @@ class LiveGangTest : public ::testing::Test {
     return turns;
   }
 
+  // The CPU time the groups' processes have used so far, in clock ticks: a progress counter the
+  // kernel keeps for every job.
+  static long long progress(const std::vector<pid_t>& groups) {
+    long long ticks = 0;
+    for (pid_t group : groups)
+      for (pid_t pid : processes_in_group(group))
+        if (Result<ProcStat> s = read_proc_stat(pid)) ticks += s->cpu_ticks;
+    return ticks;
+  }
+
   bool idle(int64_t job) {
     nlohmann::json j = cluster_.job(job);
     return j.is_object() && j["idle"].get<bool>();
@@ -135,6 +145,23 @@ TEST_F(LiveGangTest, TwoSharedJobsTakeTurnsAndAFrozenJobIsNeverSeenRunning) {
   EXPECT_GT(frozen_seconds(b), 0.5);
   test::CommandRun shown = cluster_.trellis("show job " + std::to_string(a));
   EXPECT_NE(shown.output.find("FrozenTime="), std::string::npos) << shown.output;
+  // Each job's own progress counter stands still while the other's advances, and both advance
+  // over time: read every 50 ms (a fifth of a slice) for 4 s.
+  int a_only = 0, b_only = 0;
+  long long a_before = progress(on_a), b_before = progress(on_b);
+  const long long a_start = a_before, b_start = b_before;
+  for (int i = 0; i < 80; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    long long a_now = progress(on_a), b_now = progress(on_b);
+    a_only += a_now > a_before && b_now == b_before;
+    b_only += b_now > b_before && a_now == a_before;
+    a_before = a_now;
+    b_before = b_now;
+  }
+  EXPECT_GT(a_only, 5);
+  EXPECT_GT(b_only, 5);
+  EXPECT_GT(a_before - a_start, 50);  // ticks of 10 ms: each ran for more than 0.5 s
+  EXPECT_GT(b_before - b_start, 50);
 }
 
 TEST_F(LiveGangTest, AJobWaitingForInputIsSkippedUntilItsInputArrives) {
