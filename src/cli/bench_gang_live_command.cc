@@ -6,12 +6,12 @@
 //   (b) the overhead O = (T_gang - T_alone) / T_alone of a 64-process CPU-bound job switched
 //       against itself (frozen, looked at and thawed) once per slice, for each slice length
 //       (the thesis's Fig. 4.8 method);
-//   (c) two such jobs time-shared: each one's run time against the first alone (ideal 2.00,
-//       thesis Table 4.3);
+//   (c) two jobs time-shared: each one's run time against one alone (ideal 2.00, thesis Table
+//       4.3), with jobs of trellis-work processes that count only their running time;
 //   (d) the thesis's DQT experiment on a live cluster against its simulation (bench_gang_dqt.h).
 // The agents are started by the bench with no controller (they serve the switches and launches
-// they are sent); the jobs are shell loops calibrated in the same run. All 64 nodes share this
-// host's cores, so (b) and (c) measure what switching costs the jobs here, agents included.
+// they are sent); the jobs of (b) are shell loops calibrated in the same run. All 64 nodes share
+// this host's cores, so (b) measures what switching costs the jobs here, agents included.
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -20,6 +20,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iomanip>
 #include <iostream>
 #include <thread>
@@ -108,31 +109,41 @@ class Nodes {
   const std::vector<std::string>& addresses() const { return addresses_; }
   const CredentialSource& credentials() const { return credentials_; }
 
-  // Starts `job` on every node: argv run by each node's agent, in `cwd`.
+  // Starts `job` on every node: argv run by each node's agent, in `cwd`. The launches go out in
+  // parallel, so that the job's tasks start within moments of each other.
   Status launch(int64_t job, const std::vector<std::string>& argv, const std::string& cwd) {
     jobs_.push_back(job);
-    std::string error;
+    std::vector<std::string> errors(stubs_.size());
+    std::vector<std::thread> threads;
     for (size_t k = 0; k < stubs_.size(); ++k) {
-      v1::LaunchRequest request;
-      request.set_job_id(job);
-      request.set_attempt(1);
-      std::string node = "n" + std::to_string(k);
-      request.add_nodes(node);
-      (*request.mutable_node_ids())[node] = static_cast<int>(k);
-      request.set_nodelist(node);
-      request.set_nnodes(static_cast<int>(stubs_.size()));
-      for (const std::string& a : argv) request.add_argv(a);
-      request.set_cwd(cwd);
-      request.set_output("/dev/null");
-      request.set_uid(static_cast<int>(::geteuid()));
-      request.set_gid(static_cast<int>(::getegid()));
-      v1::LaunchReply reply;
-      grpc::ClientContext context;
-      context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
-      if (Status ok = credentials_.attach(context); !ok) return ok;
-      grpc::Status status = stubs_[k]->Launch(&context, request, &reply);
-      if (!status.ok()) return fail("launch on " + addresses_[k] + ": " + status.error_message());
+      threads.emplace_back([&, k] {
+        v1::LaunchRequest request;
+        request.set_job_id(job);
+        request.set_attempt(1);
+        std::string node = "n" + std::to_string(k);
+        request.add_nodes(node);
+        (*request.mutable_node_ids())[node] = static_cast<int>(k);
+        request.set_nodelist(node);
+        request.set_nnodes(static_cast<int>(stubs_.size()));
+        for (const std::string& a : argv) request.add_argv(a);
+        request.set_cwd(cwd);
+        request.set_output("/dev/null");
+        request.set_uid(static_cast<int>(::geteuid()));
+        request.set_gid(static_cast<int>(::getegid()));
+        v1::LaunchReply reply;
+        grpc::ClientContext context;
+        context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+        if (Status ok = credentials_.attach(context); !ok) {
+          errors[k] = ok.error().message;
+          return;
+        }
+        grpc::Status status = stubs_[k]->Launch(&context, request, &reply);
+        if (!status.ok()) errors[k] = "launch on " + addresses_[k] + ": " + status.error_message();
+      });
     }
+    for (std::thread& t : threads) t.join();
+    for (const std::string& e : errors)
+      if (!e.empty()) return fail(e);
     return Ok{};
   }
 
@@ -181,6 +192,14 @@ SwitchOrder order_of(const std::vector<std::string>& agents, std::vector<int64_t
 std::vector<std::string> busy_job(long iterations, const fs::path& done_dir, int64_t job) {
   return {"/bin/sh", "-c",
           "i=0; while [ $i -lt " + std::to_string(iterations) + " ]; do i=$((i+1)); done; : > " +
+              (done_dir / (std::to_string(job) + ".")).string() + "$TRELLIS_NODEID"};
+}
+
+// A job of trellis-work processes: each runs for `seconds` of its own running time (frozen time
+// does not count, whatever else shares this host's cores), then leaves a marker.
+std::vector<std::string> work_job(double seconds, const fs::path& done_dir, int64_t job) {
+  return {"/bin/sh", "-c",
+          sibling_binary("trellis-work") + " " + std::to_string(seconds) + " && : > " +
               (done_dir / (std::to_string(job) + ".")).string() + "$TRELLIS_NODEID"};
 }
 
@@ -312,7 +331,10 @@ int run_switching_parts(const BenchGangLiveArgs& args) {
     // Runs the jobs to their end, switching them as `switch_every` says (nothing when 0): with
     // one job, it is frozen and thawed in one switch each slice; with two, they alternate. Each
     // job's time from the launch to its last task's end.
-    auto run_jobs = [&](int count, double slice) -> Result<std::vector<double>> {
+    using JobCommand = std::function<std::vector<std::string>(int64_t job)>;
+    auto busy = [&](int64_t job) { return busy_job(iterations, done_dir, job); };
+    auto run_jobs = [&](int count, double slice,
+                        const JobCommand& command) -> Result<std::vector<double>> {
       std::vector<int64_t> ids;
       for (int i = 0; i < count; ++i) ids.push_back(next_job++);
       SwitchSender sender(nodes.credentials(), {.fanout = 16, .deadline_seconds = 5});
@@ -322,15 +344,12 @@ int run_switching_parts(const BenchGangLiveArgs& args) {
       // all, and a job ends with its last task. A launch into a job frozen beforehand would wait
       // for the task to start, which a frozen cgroup does not let it do.)
       for (size_t i = 1; i < ids.size(); ++i) {
-        if (Status ok = nodes.launch(ids[i], busy_job(iterations, done_dir, ids[i]), work.string());
-            !ok)
+        if (Status ok = nodes.launch(ids[i], command(ids[i]), work.string()); !ok)
           return ok.error();
         (void)sender.switch_through_tree(order_of(agents, {ids[i]}, {}), agents);
       }
       auto start = Clock::now();
-      if (Status ok = nodes.launch(ids[0], busy_job(iterations, done_dir, ids[0]), work.string());
-          !ok)
-        return ok.error();
+      if (Status ok = nodes.launch(ids[0], command(ids[0]), work.string()); !ok) return ok.error();
       std::vector<double> took(ids.size(), 0);
       size_t running = 0;
       auto next_switch = Clock::now() + std::chrono::duration<double>(slice);
@@ -358,7 +377,7 @@ int run_switching_parts(const BenchGangLiveArgs& args) {
       return took;
     };
 
-    Result<std::vector<double>> alone = run_jobs(1, 0);
+    Result<std::vector<double>> alone = run_jobs(1, 0, busy);
     if (!alone) return failed_with(alone.error());
     const double t_alone = alone->front();
     std::cout << "\nT_alone " << std::fixed << std::setprecision(3) << t_alone << " s: a "
@@ -370,7 +389,7 @@ int run_switching_parts(const BenchGangLiveArgs& args) {
                 << "overhead %"
                 << "\n";
       for (int ms : args.slices_ms) {
-        Result<std::vector<double>> gang = run_jobs(1, ms / 1000.0);
+        Result<std::vector<double>> gang = run_jobs(1, ms / 1000.0, busy);
         if (!gang) return failed_with(gang.error());
         std::cout << std::setw(10) << ms << std::setw(12) << std::setprecision(3) << gang->front()
                   << std::setw(14) << std::setprecision(2)
@@ -379,12 +398,20 @@ int run_switching_parts(const BenchGangLiveArgs& args) {
     }
     if (!want('c')) return status;
 
-    std::cout << "\n(c) two such jobs time-shared at 100 ms slices (ideal 2.00 each)\n";
-    Result<std::vector<double>> pair = run_jobs(2, 0.1);
+    // (c) with jobs that count only their running time: 64 CPU-bound processes per job would
+    // measure how this host's cores are shared rather than how the nodes are.
+    auto timed = [&](int64_t job) { return work_job(args.work_seconds, done_dir, job); };
+    Result<std::vector<double>> timed_alone = run_jobs(1, 0, timed);
+    if (!timed_alone) return failed_with(timed_alone.error());
+    const double alone_c = timed_alone->front();
+    std::cout << "\n(c) two jobs of " << args.nodes << " trellis-work processes ("
+              << args.work_seconds << " s of running time each) time-shared at 100 ms slices\n"
+              << "alone " << std::setprecision(3) << alone_c << " s (ideal 2.00 x alone each)\n";
+    Result<std::vector<double>> pair = run_jobs(2, 0.1, timed);
     if (!pair) return failed_with(pair.error());
     std::cout << "job 1 " << std::setprecision(3) << (*pair)[0] << " s = " << std::setprecision(2)
-              << (*pair)[0] / t_alone << " x alone; job 2 " << std::setprecision(3) << (*pair)[1]
-              << " s = " << std::setprecision(2) << (*pair)[1] / t_alone << " x alone\n";
+              << (*pair)[0] / alone_c << " x alone; job 2 " << std::setprecision(3) << (*pair)[1]
+              << " s = " << std::setprecision(2) << (*pair)[1] / alone_c << " x alone\n";
   }
   return status;
 }
@@ -424,7 +451,7 @@ void add_bench_gang_live_command(CLI::App& app, int& status) {
   cmd->add_option("--slices", args->slices_ms, "Slice lengths of (b), ms (default 20 40 100 200)")
       ->check(CLI::Range(5, 10000));
   cmd->add_option("--work", args->work_seconds,
-                  "Seconds the CPU-bound job of (b) and (c) takes alone, about (default 6)")
+                  "Seconds the jobs of (b) and (c) take alone, about (default 6)")
       ->check(CLI::Range(0.5, 600.0));
   cmd->add_option("--parts", args->parts, "Which parts to run, e.g. \"ab\" (default abcd)")
       ->check([](const std::string& parts) {

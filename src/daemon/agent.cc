@@ -223,6 +223,15 @@ class Agent::Service final : public v1::Agent::Service {
       return to_grpc(valid.error());
     // The job's cgroup is not removed while its tasks are being started (SwitchNode::ended).
     std::unique_lock<std::mutex> launching = agent_.switch_node_->hold_for_launch();
+    agent_.switch_node_->thaw_for_launch(request.job_id(), request.attempt());
+    // On every way out, with the launch still held: a frozen job is frozen again, whatever
+    // started.
+    struct RefreezeAtExit {
+      SwitchNode& node;
+      int64_t job;
+      int attempt;
+      ~RefreezeAtExit() { node.started(job, attempt); }
+    } refreeze{*agent_.switch_node_, request.job_id(), request.attempt()};
     int started = 0;
     for (const std::string& node : request.nodes()) {
       if (request.launch_by() > 0 && wall_seconds() > request.launch_by()) {
@@ -249,7 +258,6 @@ class Agent::Service final : public v1::Agent::Service {
       }
       started += *launched ? 1 : 0;
     }
-    if (started > 0) agent_.switch_node_->started(request.job_id(), request.attempt());
     agent_log("launch job " + std::to_string(request.job_id()) + " attempt " +
               std::to_string(request.attempt()) + ": " + std::to_string(started) + " of " +
               std::to_string(request.nodes_size()) + " tasks started" +

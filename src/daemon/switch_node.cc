@@ -114,6 +114,20 @@ Result<std::string> SwitchNode::cgroup_for(int64_t job, int attempt) {
   return freezer_.prepare(group_name({job, attempt}));
 }
 
+void SwitchNode::thaw_for_launch(int64_t job, int attempt) {
+  Key key{job, attempt};
+  {
+    std::lock_guard lock(mutex_);
+    if (!frozen_.contains(key)) return;
+  }
+  if (freezer_.method() == FreezeMethod::kSignals) return;  // new tasks are stopped as they start
+  std::map<Key, std::vector<TaskInfo>> tasks = tasks_of({key});
+  std::vector<pid_t> groups;
+  for (const TaskInfo& task : tasks[key]) groups.push_back(task.process_group);
+  if (Status ok = freezer_.thaw(group_name(key), groups); !ok)
+    agent_log("thawing job " + group_name(key) + " for a launch: " + ok.error().message);
+}
+
 void SwitchNode::started(int64_t job, int attempt) {
   Key key{job, attempt};
   {
@@ -248,6 +262,8 @@ v1::SwitchReply SwitchNode::handle(const v1::SwitchRequest& request) {
       return groups;
     };
 
+    // No launch is under way while this node freezes and thaws (see hold_for_launch()).
+    std::lock_guard no_launch(launch_mutex_);
     Clock::time_point phase = Clock::now();
     for (const Key& key : out) {
       {

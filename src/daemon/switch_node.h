@@ -71,12 +71,19 @@ class SwitchNode {
   // --- Launches
   // Held while a launch request's tasks are started: ended() waits for it, so that a job's cgroup
   // is never removed between the start of one of its tasks and the next (that task's process
-  // would find no cgroup to join).
+  // would find no cgroup to join); and a switch's freeze and thaw wait for it, so that no cgroup
+  // is frozen while a process is joining it. (A process that joins a frozen cgroup freezes before
+  // its exec, and its shepherd, which waits for that exec, with it: every later launch on the
+  // agent would hang behind it.)
   std::unique_lock<std::mutex> hold_for_launch() { return std::unique_lock(launch_mutex_); }
+  // Called with the launch held, before the job's tasks are started: a job frozen here has its
+  // cgroup thawed for the launch, and started() freezes it again once they have. Its processes
+  // run meanwhile, for as long as the launch takes.
+  void thaw_for_launch(int64_t job, int attempt);
   // The cgroup.procs file the job's tasks join ("" with signals), for TaskSpec::cgroup_procs.
   Result<std::string> cgroup_for(int64_t job, int attempt);
-  // A task of the job has started: if the job is frozen here, it is frozen now too (with
-  // cgroups it joined a frozen cgroup and never ran).
+  // Tasks of the job have started (with the launch held): if the job is frozen here, it is
+  // frozen again now, new tasks included.
   void started(int64_t job, int attempt);
   // The job is about to be signalled: a frozen job is thawed so that the signal acts on it (a
   // cancelled job is not meant to stay frozen).

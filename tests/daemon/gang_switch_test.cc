@@ -361,6 +361,42 @@ TEST_F(GangSwitchTest, TwoJobsAlternateOnEveryNodeThroughTheTree) {
   }
 }
 
+TEST_F(GangSwitchTest, AJobFrozenBeforeItsLaunchStartsFrozenAndTheAgentKeepsLaunching) {
+  // The switch that freezes job 3 reaches the agents before its launch does (they travel on
+  // different channels). Its tasks must start frozen, the launch must return, and the agents
+  // must go on launching: a process that joined a frozen cgroup before its exec used to freeze
+  // its shepherd with it, and every later launch on that agent hung.
+  SwitchSender sender(*credentials_, {.fanout = 2, .deadline_seconds = 5});
+  v1::SwitchReply reply = sender.switch_through_tree(order(addresses_, {3}, {}), addresses_);
+  ASSERT_EQ(reply.errors_size(), 0) << reply.errors(0);
+  std::vector<pid_t> late, next;
+  for (size_t k = 0; k < agents_.size(); ++k) late.push_back(launch_spinner(k, 3));
+  for (size_t k = 0; k < agents_.size(); ++k) next.push_back(launch_spinner(k, 4));
+  for (size_t k = 0; k < agents_.size(); ++k) {
+    ASSERT_GT(late[k], 0);
+    ASSERT_GT(next[k], 0);
+    EXPECT_FALSE(seen_running(late[k], 10, std::chrono::milliseconds(3))) << "node " << k;
+    EXPECT_TRUE(eventually([&] { return seen_running(next[k], 3, std::chrono::milliseconds(5)); }))
+        << "node " << k;
+  }
+  // Thawed, it runs.
+  reply = sender.switch_through_tree(order(addresses_, {}, {3}), addresses_);
+  ASSERT_EQ(reply.errors_size(), 0) << reply.errors(0);
+  for (size_t k = 0; k < agents_.size(); ++k)
+    EXPECT_TRUE(eventually([&] { return seen_running(late[k], 3, std::chrono::milliseconds(5)); }))
+        << "node " << k;
+  for (size_t k = 0; k < agents_.size(); ++k)
+    for (int64_t job : {3, 4}) {
+      v1::SignalRequest request;
+      request.set_job_id(job);
+      request.set_signal(SIGKILL);
+      v1::SignalReply signalled;
+      call(k, [&](v1::Agent::Stub& stub, grpc::ClientContext& context) {
+        return stub.Signal(&context, request, &signalled);
+      });
+    }
+}
+
 TEST_F(GangSwitchTest, ADeadAgentInTheMiddleOfTheTreeCostsOneDeadlineNotTheSwitch) {
   std::vector<pid_t> groups;
   for (size_t k = 0; k < agents_.size(); ++k) groups.push_back(launch_spinner(k, 1));
