@@ -77,6 +77,20 @@ class ControllerGangTest : public ::testing::Test {
     return out;
   }
 
+  // A switch's reply with one job's activity on the test's 4 nodes.
+  static SwitchOutcome reply_for(JobId job, int processes, int running, int input, int message) {
+    SwitchOutcome outcome;
+    v1::JobActivity* activity = outcome.reply.add_activity();
+    activity->set_job_id(job);
+    activity->set_attempt(1);
+    activity->set_tasks(4);
+    activity->set_processes(processes);
+    activity->set_running(running);
+    activity->set_waiting_input(input);
+    activity->set_waiting_message(message);
+    return outcome;
+  }
+
   // Which of the jobs the switches so far leave frozen, replaying them in order.
   std::map<int64_t, bool> frozen_after_switches() {
     std::map<int64_t, bool> frozen;
@@ -191,18 +205,6 @@ TEST_F(ControllerGangTest, SwitchRepliesSkipIdleJobsAndReportDeadlocks) {
   JobId b = submit(4, 3600, kStart);
   JobId c = submit(4, 3600, kStart);
   run(kStart, kStart + 2);
-  auto reply_for = [&](JobId job, int processes, int running, int input, int message) {
-    SwitchOutcome outcome;
-    v1::JobActivity* activity = outcome.reply.add_activity();
-    activity->set_job_id(job);
-    activity->set_attempt(1);
-    activity->set_tasks(4);
-    activity->set_processes(processes);
-    activity->set_running(running);
-    activity->set_waiting_input(input);
-    activity->set_waiting_message(message);
-    return outcome;
-  };
   // a waited for input in its slot: skipped from its next slot on, and left thawed.
   controller_->switch_done(reply_for(a, 4, 0, 4, 0), kStart + 2);
   // c's processes all wait for messages of each other: globally stopped.
@@ -249,14 +251,7 @@ TEST_F(ControllerGangTest, WithIdleDetectionOffAJobWaitingForInputKeepsItsSlots)
   JobId a = submit(4, 3600, kStart);
   JobId b = submit(4, 3600, kStart);
   run(kStart, kStart + 2);
-  SwitchOutcome outcome;
-  v1::JobActivity* activity = outcome.reply.add_activity();
-  activity->set_job_id(a);
-  activity->set_attempt(1);
-  activity->set_tasks(4);
-  activity->set_processes(4);
-  activity->set_waiting_input(4);
-  controller_->switch_done(outcome, kStart + 2);
+  controller_->switch_done(reply_for(a, 4, 0, 4, 0), kStart + 2);
   size_t from = agents_.switches.size();
   run(kStart + 2.05, kStart + 6);
   EXPECT_FALSE(jobs(kStart + 6)[a].idle());
