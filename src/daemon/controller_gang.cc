@@ -361,7 +361,11 @@ void Controller::switch_done(const SwitchOutcome& outcome, Seconds now) {
     LiveJob& j = live->second;
     // Frozen by an administrator: neither idle nor stopped, whatever its processes do.
     if (admin_suspended_.contains(a.job_id()) || refrozen.contains(a.job_id())) continue;
-    if (probed.contains(a.job_id())) {
+    const bool all_wait_for_messages =
+        a.waiting_message() == a.processes() && a.waiting_input() == 0;
+    // A probed idle job is looked at only to see whether it runs again, or whether it has come
+    // to wait for messages only (it was first seen before all its processes said so).
+    if (probed.contains(a.job_id()) && (a.running() > 0 || !all_wait_for_messages)) {
       // An idle job that runs again has had its input: back into the rotation, frozen until
       // its slot comes.
       if (j.idle && a.running() > 0) {
@@ -382,7 +386,7 @@ void Controller::switch_done(const SwitchOutcome& outcome, Seconds now) {
       suspected_stopped_.erase(a.job_id());
       continue;
     }
-    if (a.waiting_message() == a.processes() && a.waiting_input() == 0) {
+    if (all_wait_for_messages) {
       // Globally stopped: every process waits for a message from another (a deadlock). A
       // message in flight looks the same for a moment, so it takes two switches in a row.
       if (suspected_stopped_.insert(a.job_id()).second) continue;

@@ -244,6 +244,26 @@ TEST_F(ControllerGangTest, SwitchRepliesSkipIdleJobsAndReportDeadlocks) {
   EXPECT_GT(thawed, 0);
 }
 
+TEST_F(ControllerGangTest, AnIdleJobWhoseProbesFindItWaitingForMessagesIsGloballyStopped) {
+  // Seen first before all its processes announced their wait for a message (the rest looked
+  // as if they waited for input), the job is skipped as idle. Its probes then see every
+  // process wait for a message: it is globally stopped, not idle for ever.
+  JobId a = submit(4, 3600, kStart);
+  JobId b = submit(4, 3600, kStart);
+  run(kStart, kStart + 2);
+  controller_->switch_done(reply_for(a, 4, 0, 3, 1), kStart + 2);
+  run(kStart + 2.05, kStart + 4);
+  ASSERT_TRUE(jobs(kStart + 4)[a].idle());
+  for (int probe = 0; probe < 2; ++probe) {
+    SwitchOutcome stopped = reply_for(a, 4, 0, 0, 4);
+    stopped.order.probe.push_back({a, 1});
+    controller_->switch_done(stopped, kStart + 4);
+  }
+  std::map<JobId, v1::JobInfo> listed = jobs(kStart + 4);
+  EXPECT_NE(listed[a].reason().find("globally stopped"), std::string::npos) << listed[a].reason();
+  EXPECT_EQ(listed[b].reason().find("globally stopped"), std::string::npos);
+}
+
 TEST_F(ControllerGangTest, WithIdleDetectionOffAJobWaitingForInputKeepsItsSlots) {
   config_.controller.idle_detection = false;
   controller_.reset();
