@@ -13,6 +13,7 @@
 #include "alloc/registry.h"
 #include "core/hostlist.h"
 #include "daemon/job_spec.h"
+#include "daemon/log.h"
 #include "sched/gang/registry.h"
 #include "sched/registry.h"
 
@@ -795,6 +796,15 @@ Status Controller::apply_end(JobId id, JobState state, Seconds now) {
   if (!tracking()) return Ok{};
   (void)core_->ended(id, now);
   gang_log_dirty_ = true;
+  // The time it spent frozen outlives the controller's count of it (`show job` after the end).
+  if (auto live = running_.find(id); live != running_.end() && state != JobState::kPending) {
+    Seconds frozen = frozen_seconds(id, now);
+    if (frozen > 0) {
+      if (Status s = store_.record_frozen_time(id, live->second.attempt, frozen); !s)
+        log_line("job " + std::to_string(id) +
+                 ": its frozen time was not recorded: " + s.error().message);
+    }
+  }
   running_.erase(id);
   admin_suspended_.erase(id);
   leaving_rotation_.erase(id);

@@ -203,6 +203,7 @@ v1::JobInfo job_info(const StoredJob& job, int node_count) {
   info.set_exit_code(job.exit_code);
   info.set_signal(job.signal);
   info.set_attempt(job.attempt);
+  info.set_seconds_frozen(job.seconds_frozen);  // the controller's count replaces it while it runs
   info.set_output(resolve_output_path(job.output, job.id));
   return info;
 }

@@ -106,7 +106,13 @@ CREATE TABLE leases (
 );
 )sql";
 
-constexpr std::array<Migration, 2> kMigrations{{{1, kSchemaV1}, {2, kSchemaV2}}};
+// Version 3: the time a job spent frozen (switched out by a gang policy, or suspended), recorded
+// when it ends; while it runs, the controller keeps it.
+constexpr const char* kSchemaV3 = R"sql(
+ALTER TABLE jobs ADD COLUMN seconds_frozen {real} NOT NULL DEFAULT 0;
+)sql";
+
+constexpr std::array<Migration, 3> kMigrations{{{1, kSchemaV1}, {2, kSchemaV2}, {3, kSchemaV3}}};
 static_assert(kMigrations.back().version == kStoreSchemaVersion,
               "the last migration step must bring a store to kStoreSchemaVersion");
 

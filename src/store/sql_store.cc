@@ -93,7 +93,7 @@ constexpr std::string_view kJobColumns =
     "id, uid, gid, user_name, name, request_nodes, request_shape, request_rotate, request_mode, "
     "share, time_limit, argv, cwd, stdout_path, stderr_path, env, state, reason, submit_time, "
     "start_time, end_time, expected_start, attempt, nodes, box_anchor, box_extents, exit_code, "
-    "signal, stop";
+    "signal, stop, seconds_frozen";
 
 Result<StoredJob> read_job(const Session& db, const Rows& rows, size_t r) {
   StoredJob j;
@@ -136,6 +136,7 @@ Result<StoredJob> read_job(const Session& db, const Rows& rows, size_t r) {
   Result<StopCause> stop = parse_stop_cause(rows.text(r, 28));
   if (!stop) return bad("stop");
   j.stop = *stop;
+  j.seconds_frozen = rows.real(r, 29);
   return j;
 }
 
@@ -752,6 +753,24 @@ Status SqlStore::set_job_state(JobId job, JobState state, std::string_view reaso
         !e) {
       return e;
     }
+    changed = true;
+    return Ok{};
+  });
+}
+
+Status SqlStore::record_frozen_time(JobId job, int attempt, Seconds seconds) {
+  std::lock_guard lock(mutex_);
+  Session& db = *db_;
+  return transaction(db, "record_frozen_time", true, [&](bool& changed) -> Status {
+    if (!(seconds >= 0)) {
+      return db.fail(Error::Code::kInvalidArgument,
+                     "job " + std::to_string(job) + ": a frozen time is not negative");
+    }
+    Result<JobStatus> status = job_status(db, job);
+    if (!status) return status.error();
+    if (status->attempt != attempt) return Ok{};  // a later attempt has started
+    if (Status s = run(db, "UPDATE jobs SET seconds_frozen = ? WHERE id = ?", {seconds, job}); !s)
+      return s;
     changed = true;
     return Ok{};
   });

@@ -52,6 +52,7 @@ class SqlStore final : public StateStore {
   Status commit_pass(const PassCommit& pass, Seconds now) override;
   Result<bool> end_job(const JobEnd& end, Seconds now) override;
   Status set_job_state(JobId job, JobState state, std::string_view reason, Seconds now) override;
+  Status record_frozen_time(JobId job, int attempt, Seconds seconds) override;
   Result<JobState> stop_job(JobId job, int attempt, StopCause cause, std::string_view reason,
                             Seconds now) override;
   Result<std::vector<JobEnd>> record_exits(const std::vector<TaskExit>& exits, const EndRule& rule,

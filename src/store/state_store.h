@@ -83,6 +83,9 @@ struct StoredJob {
   int exit_code = 0;
   int signal = 0;
   StopCause stop = StopCause::kNone;  // of the current attempt
+  // Time frozen (switched out by a gang policy, or suspended), as recorded at its end; while it
+  // runs the controller keeps the count.
+  Seconds seconds_frozen = 0;
 };
 
 // A node as the store keeps it. Whether it is allocated follows from the allocations.
@@ -220,6 +223,9 @@ class StateStore {
   // job cancelled, an administrator's override), freeing any allocation and setting its end
   // time; kPending only for a pending job (end_job() requeues). Refused for a final job.
   virtual Status set_job_state(JobId job, JobState state, std::string_view reason, Seconds now) = 0;
+  // Records the time the job's `attempt` spent frozen, once that attempt has ended (the controller
+  // counts it while the job runs). Changes nothing when another attempt has started since.
+  virtual Status record_frozen_time(JobId job, int attempt, Seconds seconds) = 0;
   // Asks a job to stop. A pending job is cancelled at once (CA) when `cause` is kCancel; a job
   // that holds nodes on `attempt` (0: whichever) and is not stopping yet becomes CG with `cause`
   // and `reason`. Anything else (final, stopping already, another attempt) is left as it is.

@@ -67,9 +67,12 @@ class ControllerGangTest : public ::testing::Test {
     }
   }
 
+  // Every job, finished ones too.
   std::map<JobId, v1::JobInfo> jobs(Seconds now) {
     std::map<JobId, v1::JobInfo> out;
-    Result<v1::ListJobsReply> listed = controller_->list_jobs({}, now);
+    v1::ListJobsRequest all;
+    all.set_all_states(true);
+    Result<v1::ListJobsReply> listed = controller_->list_jobs(all, now);
     EXPECT_TRUE(listed);
     if (listed) {
       for (const v1::JobInfo& j : listed->jobs()) out[j.id()] = j;
@@ -147,6 +150,31 @@ TEST_F(ControllerGangTest, TwoSharedJobsTakeTurnsAndEachTimeLimitCountsOnlyItsRu
   run(kStart + 38.05, kStart + 42);
   EXPECT_EQ(terminations(a), 1);
   EXPECT_EQ(terminations(b), 1);
+
+  // Their processes end. Each one's frozen time outlives it: kept in the store, so that `show
+  // job` gives it after the end, from any controller.
+  std::map<JobId, v1::JobInfo> before = jobs(kStart + 42);
+  EXPECT_NEAR(before[a].seconds_frozen(), 20, 1.5);
+  v1::ExitRequest report;
+  for (JobId id : {a, b}) {
+    for (const char* node : {"n0", "n1", "n2", "n3"}) {
+      v1::TaskStatus* task = report.add_tasks();
+      task->set_job_id(id);
+      task->set_attempt(1);
+      task->set_node(node);
+      task->set_signal(15);
+    }
+  }
+  ASSERT_TRUE(controller_->report_exits(report, daemon_, kStart + 42));
+  run(kStart + 42.05, kStart + 45);
+  std::map<JobId, v1::JobInfo> after = jobs(kStart + 45);
+  for (JobId id : {a, b}) {
+    EXPECT_EQ(after[id].state(), v1::TIMEOUT) << "job " << id;
+    EXPECT_NEAR(after[id].seconds_frozen(), before[id].seconds_frozen(), 0.1) << "job " << id;
+  }
+  controller_.reset();
+  open(kStart + 46);
+  EXPECT_NEAR(jobs(kStart + 46)[b].seconds_frozen(), before[b].seconds_frozen(), 0.1);
 }
 
 TEST_F(ControllerGangTest, ARestartedControllerResumesTheScheduleWithEveryJob) {

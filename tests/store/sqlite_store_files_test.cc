@@ -78,6 +78,36 @@ TEST_F(SqliteStoreTest, AStoreFromANewerSchemaIsRefused) {
   }
 }
 
+TEST_F(SqliteStoreTest, AStoreFromTheSchemaBeforeIsMigratedByAWriterAndKeepsItsJobs) {
+  JobId a = add(simple_job("a"));
+  EXPECT_OK(store_->commit_pass(pass_of({start_of(a, {2})}), 5));
+  store_.reset();
+  {
+    // Version 2 as it was: no seconds_frozen column.
+    RawDb raw(path_);
+    ASSERT_EQ(raw.exec("ALTER TABLE jobs DROP COLUMN seconds_frozen"), SQLITE_OK);
+    ASSERT_EQ(raw.exec("UPDATE meta SET value = 2 WHERE key = 'schema_version'"), SQLITE_OK);
+  }
+  // A reader cannot migrate it: it says how.
+  Error e = error_of(open_sqlite(path_, {.read_only = true}));
+  EXPECT_TRUE(has(e.message, "schema version 2") && has(e.message, "older")) << e.message;
+  // A writer migrates it; the job is as it was, and the new column works.
+  store_ = value_of(open_sqlite(path_));
+  ASSERT_TRUE(store_);
+  StoredJob job = get(a);
+  EXPECT_EQ(job.state, JobState::kRunning);
+  EXPECT_EQ(job.nodes, std::vector<NodeId>{2});
+  EXPECT_EQ(job.seconds_frozen, 0);
+  EXPECT_OK(store_->record_frozen_time(a, job.attempt, 12.5));
+  EXPECT_EQ(get(a).seconds_frozen, 12.5);
+  // A report for another attempt changes nothing; a negative time is refused.
+  EXPECT_OK(store_->record_frozen_time(a, job.attempt + 1, 99));
+  EXPECT_EQ(get(a).seconds_frozen, 12.5);
+  EXPECT_FALSE(store_->record_frozen_time(a, job.attempt, -1));
+  EXPECT_EQ(RawDb(path_).scalar("SELECT value FROM meta WHERE key = 'schema_version'"),
+            std::to_string(kStoreSchemaVersion));
+}
+
 TEST_F(SqliteStoreTest, FilesThatAreNotStoresAreRefused) {
   std::string text = (dir_.path() / "notes.db").string();
   std::ofstream(text) << "this is not a database, just some text long enough to be a header\n";
