@@ -16,12 +16,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <set>
+#include <string_view>
 #include <thread>
+#include <vector>
 
 #include "cli/alloc_report.h"
 #include "cli/commands.h"
@@ -77,22 +80,43 @@ bool gone(pid_t pid) {
   return !process_running(pid);
 }
 
-// SIGTERM, then SIGKILL after `patience`; only when the pid still runs `program` for `dir`.
-void stop_process(const fs::path& pid_file, const std::string& program, const fs::path& dir,
-                  std::chrono::seconds patience) {
-  std::optional<pid_t> pid = read_pid(pid_file);
-  if (!pid) return;
-  std::string command = process_command_line(*pid);
-  if (!gone(*pid) && command.find(program) != std::string::npos &&
-      command.find(dir.string()) != std::string::npos) {
-    kill(*pid, SIGTERM);
-    auto deadline = Clock::now() + patience;
-    while (!gone(*pid) && Clock::now() < deadline)
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    if (!gone(*pid)) kill(*pid, SIGKILL);
-    while (!gone(*pid)) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+// Stops the processes whose pids the files give, together: SIGTERM to each pid that still runs
+// `program` for `dir`, then SIGKILL to those still running after `patience`. (One at a time, 64
+// agents that each take a few seconds to stop took minutes.) The pid files are removed.
+void stop_processes(const std::vector<fs::path>& pid_files, const std::string& program,
+                    const fs::path& dir, std::chrono::seconds patience) {
+  std::vector<pid_t> stopping;
+  for (const fs::path& pid_file : pid_files) {
+    std::optional<pid_t> pid = read_pid(pid_file);
+    if (!pid) continue;
+    std::string command = process_command_line(*pid);
+    if (!gone(*pid) && command.find(program) != std::string::npos &&
+        command.find(dir.string()) != std::string::npos) {
+      kill(*pid, SIGTERM);
+      stopping.push_back(*pid);
+    }
   }
-  fs::remove(pid_file);
+  auto running = [&] {
+    return std::any_of(stopping.begin(), stopping.end(), [](pid_t pid) { return !gone(pid); });
+  };
+  auto deadline = Clock::now() + patience;
+  while (running() && Clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  for (pid_t pid : stopping)
+    if (!gone(pid)) kill(pid, SIGKILL);
+  while (running()) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  for (const fs::path& pid_file : pid_files) fs::remove(pid_file);
+}
+
+// The pid files in `dir` whose names start with `prefix`.
+std::vector<fs::path> pid_files(const fs::path& dir, std::string_view prefix) {
+  std::vector<fs::path> files;
+  for (const fs::directory_entry& entry : fs::directory_iterator(dir)) {
+    std::string name = entry.path().filename().string();
+    if (name.rfind(prefix, 0) == 0 && entry.path().extension() == ".pid")
+      files.push_back(entry.path());
+  }
+  return files;
 }
 
 std::string tail(const fs::path& log) {
@@ -302,11 +326,9 @@ int run_down(const std::string& dir_arg) {
     return usage_error(fail(Error::Code::kNotFound, "no cluster in " + dir.string()));
   // Jobs first, while the controller and agents can still stop them.
   bool controller_runs = false;
-  for (const fs::directory_entry& entry : fs::directory_iterator(dir)) {
-    // Only pid files are read: whatever else a user keeps here (a FIFO) might block a read.
-    std::string name = entry.path().filename().string();
-    if (name.rfind("trellisd", 0) != 0 || entry.path().extension() != ".pid") continue;
-    std::optional<pid_t> pid = read_pid(entry.path());
+  // Only pid files are read: whatever else a user keeps here (a FIFO) might block a read.
+  for (const fs::path& pid_file : pid_files(dir, "trellisd")) {
+    std::optional<pid_t> pid = read_pid(pid_file);
     if (pid && process_running(*pid)) controller_runs = true;
   }
   if (controller_runs) {
@@ -329,16 +351,8 @@ int run_down(const std::string& dir_arg) {
       }
     }
   }
-  for (const fs::directory_entry& entry : fs::directory_iterator(dir)) {
-    std::string name = entry.path().filename().string();
-    if (name.rfind("agent-", 0) == 0 && entry.path().extension() == ".pid")
-      stop_process(entry.path(), "trellis-agent", dir, std::chrono::seconds(5));
-  }
-  for (const fs::directory_entry& entry : fs::directory_iterator(dir)) {
-    std::string name = entry.path().filename().string();
-    if (name.rfind("trellisd", 0) == 0 && entry.path().extension() == ".pid")
-      stop_process(entry.path(), "trellisd", dir, std::chrono::seconds(5));
-  }
+  stop_processes(pid_files(dir, "agent-"), "trellis-agent", dir, std::chrono::seconds(5));
+  stop_processes(pid_files(dir, "trellisd"), "trellisd", dir, std::chrono::seconds(5));
   kill_leftover_tasks(dir);
   if (Status ok = MungeDaemon::stop((dir / "munge").string()); !ok)
     return failure(ok.error().message);
