@@ -127,6 +127,7 @@ Result<bool> Controller::open_gang() {
   options.slice = config_.controller.slice;
   options.empty_slot = config_.controller.slice;
   options.report_switches = true;  // the agents must freeze and thaw
+  options.exclusive_jobs = true;   // jobs without --share keep whole nodes
   // A fresh policy and core: a rebuild replays the saved calls into them.
   core_.reset();
   gang_policy_ = std::move(*policy);

@@ -13,6 +13,11 @@ std::string job_text(JobId job) {
   return "job " + std::to_string(job);
 }
 
+// Do the processor ranges [a_first, a_first + a_size) and [b_first, b_first + b_size) meet.
+bool overlap(int a_first, int a_size, int b_first, int b_size) {
+  return a_first < b_first + b_size && b_first < a_first + a_size;
+}
+
 }  // namespace
 
 GangCore::GangCore(gang::GangScheduler& policy, Curve order, GangCoreOptions options)
@@ -26,6 +31,8 @@ GangCore::GangCore(gang::GangScheduler& policy, Curve order, GangCoreOptions opt
                                 " processors");
   if (!(options_.slice > 0) || !(options_.empty_slot > 0))
     throw std::invalid_argument("GangCore: slot lengths must be positive");
+  if (options_.exclusive_jobs && !options_.report_switches)
+    throw std::invalid_argument("GangCore: exclusive jobs need report_switches");
   identity_order_ = true;
   for (int p = 0; p < order_.size() && identity_order_; ++p)
     identity_order_ = order_.node_at(p) == p;
@@ -91,6 +98,7 @@ Status GangCore::submit(const Job& job, Seconds /*now*/) {
   jobs_.emplace(job.id, SlotState{});
   ++not_run_;
   details_.emplace(job.id, Details{job});
+  if (is_exclusive(job.id)) ++exclusive_in_system_;
   return Ok{};
 }
 
@@ -99,6 +107,7 @@ Status GangCore::ended(JobId job, Seconds /*now*/) {
   if (!found || found->first < 0)
     return fail(Error::Code::kNotFound, job_text(job) + " is not running");
   call_finish(job);
+  forget_exclusive(job);
   jobs_.erase(job);
   details_.erase(job);
   mark_run(job, false);
@@ -110,6 +119,8 @@ Status GangCore::cancel(JobId job, Seconds now) {
   if (!found || found->withdrawn)
     return fail(Error::Code::kNotFound, job_text(job) + " is not in the system");
   if (found->first >= 0) return ended(job, now);
+  // Waiting in line for its nodes, it keeps no other job off them any more.
+  std::erase_if(exclusive_, [&](const Exclusive& e) { return e.job == job; });
   found->withdrawn = true;
   ++withdrawn_waiting_;
   return Ok{};
@@ -131,6 +142,7 @@ Status GangCore::node_up(NodeId node, Seconds /*now*/) {
 bool GangCore::idle(JobId job, Seconds /*now*/) {
   SlotState* found = jobs_.find(job);
   if (!found || found->idle || found->first < 0) return false;
+  if (is_exclusive(job)) return false;  // it keeps its nodes, as on a queue policy
   if (options_.report_switches && found->last_slot != slots_) return false;
   if (!call_suspend(job)) return false;
   found->idle = true;
@@ -160,6 +172,7 @@ const PassResult& GangCore::pass(Seconds now) {
   }
   const std::vector<gang::SlotJob>* next = &call_next_slot();
   if (withdrawn_waiting_ > 0) next = &drop_withdrawn(next);
+  if (exclusive_in_system_ > 0) next = &keep_exclusive(*next);
   ++slots_;
   if (options_.report_switches) {
     switch_reported(*next, now);
@@ -200,6 +213,7 @@ const std::vector<gang::SlotJob>& GangCore::drop_withdrawn(const std::vector<gan
     if (withdrawn.empty()) break;
     for (JobId id : withdrawn) {
       call_finish(id);
+      forget_exclusive(id);
       jobs_.erase(id);
       details_.erase(id);
       --withdrawn_waiting_;
@@ -208,6 +222,60 @@ const std::vector<gang::SlotJob>& GangCore::drop_withdrawn(const std::vector<gan
     next = &call_next_slot();
   }
   return *next;
+}
+
+bool GangCore::is_exclusive(JobId job) const {
+  if (!options_.exclusive_jobs) return false;
+  auto it = details_.find(job);
+  return it != details_.end() && !it->second.job.share;
+}
+
+void GangCore::forget_exclusive(JobId job) {
+  if (!is_exclusive(job)) return;
+  std::erase_if(exclusive_, [&](const Exclusive& e) { return e.job == job; });
+  --exclusive_in_system_;
+}
+
+const std::vector<gang::SlotJob>& GangCore::keep_exclusive(
+    const std::vector<gang::SlotJob>& placed) {
+  // Exclusive jobs placed for the first time join the line.
+  for (const gang::SlotJob& r : placed) {
+    if (!is_exclusive(r.job) || jobs_.at(r.job).first >= 0) continue;
+    if (std::none_of(exclusive_.begin(), exclusive_.end(),
+                     [&](const Exclusive& e) { return e.job == r.job; }))
+      exclusive_.push_back({r.job, r.first, r.size, false});
+  }
+  // A waiting one starts once no started job overlaps it, nor one waiting before it in line.
+  for (size_t i = 0; i < exclusive_.size(); ++i) {
+    Exclusive& e = exclusive_[i];
+    if (e.started) continue;
+    bool clear = true;
+    for (size_t k = 0; k < exclusive_.size() && clear; ++k) {
+      const Exclusive& other = exclusive_[k];
+      if (k != i && (k < i || other.started) && overlap(e.first, e.size, other.first, other.size))
+        clear = false;
+    }
+    if (clear) {
+      clear = jobs_.all_of([&](JobId id, const SlotState& j) {
+        return j.first < 0 || id == e.job || !overlap(e.first, e.size, j.first, j.size);
+      });
+    }
+    e.started = clear;  // its kStart comes with this slot (switch_reported)
+  }
+  // The slot: every started exclusive job, and the policy's others but those kept off their
+  // nodes (a job that has not started is kept off those of a waiting one too).
+  kept_.clear();
+  for (const Exclusive& e : exclusive_)
+    if (e.started) kept_.push_back({e.job, e.first, e.size});
+  for (const gang::SlotJob& r : placed) {
+    if (is_exclusive(r.job)) continue;
+    const bool started = jobs_.at(r.job).first >= 0;
+    if (std::none_of(exclusive_.begin(), exclusive_.end(), [&](const Exclusive& e) {
+          return (e.started || !started) && overlap(r.first, r.size, e.first, e.size);
+        }))
+      kept_.push_back(r);
+  }
+  return kept_;
 }
 
 void GangCore::first_start(const gang::SlotJob& r, SlotState& j, Seconds now,
@@ -284,7 +352,8 @@ Status GangCore::restore(const CoreSnapshot& s) {
   // Replay the calls, checking each against the jobs it names first: the policies assume their
   // callers keep the rules (a finished job is not finished again), and a snapshot is input.
   std::unordered_set<JobId> live, suspended, in_slot;
-  std::unordered_map<JobId, std::pair<int, int>> partitions;
+  std::unordered_map<JobId, std::pair<int, int>> partitions;  // where the policy placed each job
+  std::vector<JobId> placed_in_order;
   for (size_t i = 0; i < s.policy_calls.size(); ++i) {
     const PolicyCall& c = s.policy_calls[i];
     auto bad = [&](const std::string& why) {
@@ -303,7 +372,8 @@ Status GangCore::restore(const CoreSnapshot& s) {
           in_slot.clear();
           for (const gang::SlotJob& r : slot_) {
             in_slot.insert(r.job);
-            partitions.emplace(r.job, std::pair{r.first, r.size});
+            if (partitions.emplace(r.job, std::pair{r.first, r.size}).second)
+              placed_in_order.push_back(r.job);
           }
         }
         break;
@@ -343,8 +413,12 @@ Status GangCore::restore(const CoreSnapshot& s) {
     mark_run(r.id, true);
     details_.at(r.id).start = r.start;
   }
-  for (const Job& j : s.queue)
-    if (partitions.count(j.id)) return fail(job_text(j.id) + " ran but is queued in the snapshot");
+  // (Placed is not started when the core keeps a job off exclusive jobs' nodes.)
+  if (!options_.exclusive_jobs) {
+    for (const Job& j : s.queue)
+      if (partitions.count(j.id))
+        return fail(job_text(j.id) + " ran but is queued in the snapshot");
+  }
   not_run_ = static_cast<long>(s.queue.size());
   for (JobId id : s.idle) {
     if (!suspended.count(id)) return fail(job_text(id) + " is idle in the snapshot but running");
@@ -357,7 +431,26 @@ Status GangCore::restore(const CoreSnapshot& s) {
     if (!found->withdrawn) ++withdrawn_waiting_;
     found->withdrawn = true;
   }
-  // The current slot is what the last next_slot() returned (jobs in it may have ended since).
+  // Exclusive jobs line up in the order the policy first placed them; those running have started.
+  for (JobId id : placed_in_order) {
+    const SlotState* j = jobs_.find(id);
+    if (j == nullptr || !is_exclusive(id)) continue;
+    const auto [first, size] = partitions.at(id);
+    exclusive_.push_back({id, first, size, j->first >= 0});
+  }
+  jobs_.for_each([&](JobId id, const SlotState&) { exclusive_in_system_ += is_exclusive(id); });
+  // The current slot is what the last next_slot() returned (jobs in it may have ended since); with
+  // exclusive jobs, as it ran: its jobs that have started, and the started exclusive ones.
+  if (options_.exclusive_jobs) {
+    std::vector<gang::SlotJob> ran;
+    for (const Exclusive& e : exclusive_)
+      if (e.started) ran.push_back({e.job, e.first, e.size});
+    for (const gang::SlotJob& r : slot_) {
+      const SlotState* j = jobs_.find(r.job);
+      if (j != nullptr && j->first >= 0 && !is_exclusive(r.job)) ran.push_back(r);
+    }
+    slot_ = std::move(ran);
+  }
   slots_ = 1;
   for (const gang::SlotJob& r : slot_)
     if (SlotState* j = jobs_.find(r.job)) j->last_slot = slots_;

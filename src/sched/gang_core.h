@@ -8,6 +8,15 @@
 // partition is a run along the allocator's curve (the buddy allocator's Hilbert curve on a mesh).
 // Jobs never migrate: a job keeps its partition from its first slot to its end.
 //
+// Exclusive jobs (exclusive_jobs, for a controller): a job that may not share (Job::share false)
+// keeps whole nodes, as on a queue policy. The policy places it like any job; once nothing that
+// has started overlaps its partition it starts, and from then on runs in every slot, never
+// switched out, while no other job starts on its nodes. Until it starts, no other job starts on
+// them either (so that it is not starved), except an exclusive job placed before it (so that two
+// never wait for each other). Jobs that have started before it keep their turns until they end.
+// The policy is not told: it may give a slot to a job the core keeps out of it; the core leaves
+// such a job out (it does not start, or stays switched out). The simulator time-shares every job.
+//
 // Whoever drives the core calls pass() at next_wakeup() (the end of the slot), or at once when
 // work arrives while nothing runs. Jobs that end, are found idle (waiting for input) or busy
 // again during a slot are reported before the pass that ends it, as the thesis's switch does:
@@ -46,6 +55,8 @@ struct GangCoreOptions {
   // thaw processes, so it wants them; the simulator reads slot() and turns them off, as they cost
   // two lookups per job and slot.
   bool report_switches = true;
+  // Honour Job::share == false (see above). Needs report_switches.
+  bool exclusive_jobs = false;
 };
 
 class GangCore final : public SchedulingCore {
@@ -135,6 +146,21 @@ class GangCore final : public SchedulingCore {
   }
   void mark_run(JobId job, bool ran);
 
+  // An exclusive job that the policy has placed (exclusive_jobs), in the order first placed.
+  struct Exclusive {
+    JobId job = 0;
+    int first = 0;
+    int size = 0;
+    bool started = false;
+  };
+  bool is_exclusive(JobId job) const;
+  // Lines up the exclusive jobs that `placed` (the policy's slot) places first, starts those
+  // whose nodes are clear, and gives the slot that runs: every started exclusive job, and the
+  // policy's others but those kept off exclusive jobs' nodes.
+  const std::vector<gang::SlotJob>& keep_exclusive(const std::vector<gang::SlotJob>& placed);
+  // The job leaves the line (it ended or was withdrawn); before details_ forgets it.
+  void forget_exclusive(JobId job);
+
   // The parts of a pass (pass() keeps the every-slot path short: a pass is one slot).
   // Withdrawn jobs in `next` leave the policy and the slot is decided again; the final slot.
   const std::vector<gang::SlotJob>& drop_withdrawn(const std::vector<gang::SlotJob>* next);
@@ -187,6 +213,9 @@ class GangCore final : public SchedulingCore {
   const std::vector<Reservation> no_reservations_;
   PassResult result_;                      // the last pass's, reused (see SchedulingCore::pass)
   std::vector<CoreDecision> switched_in_;  // switch_reported() scratch
+  std::vector<Exclusive> exclusive_;       // placed exclusive jobs not ended
+  int exclusive_in_system_ = 0;            // exclusive jobs submitted and not ended
+  std::vector<gang::SlotJob> kept_;        // keep_exclusive()'s slot
 };
 
 }  // namespace trellis

@@ -1,6 +1,7 @@
 // The controller with a gang policy, in virtual time with recording agents: the switches of a
 // DQT schedule, time limits that count only running time, global state detection from switch
 // replies, and a restart that resumes the same schedule without losing or restarting a job.
+#include <signal.h>
 #include <unistd.h>
 
 #include <map>
@@ -45,11 +46,11 @@ class ControllerGangTest : public ::testing::Test {
     ASSERT_TRUE(controller_->register_agent(hello, daemon_, now));
   }
 
-  JobId submit(int nodes, Seconds time_limit, Seconds now) {
+  JobId submit(int nodes, Seconds time_limit, Seconds now, bool share = true) {
     v1::JobSpec spec;
     spec.set_nodes(nodes);
     spec.set_time_limit(time_limit);
-    spec.set_share(true);
+    spec.set_share(share);
     spec.add_argv("true");
     spec.set_cwd("/");
     Result<JobId> id = controller_->submit(spec, daemon_, now);
@@ -92,6 +93,25 @@ class ControllerGangTest : public ::testing::Test {
     activity->set_waiting_input(input);
     activity->set_waiting_message(message);
     return outcome;
+  }
+
+  // Every task of `job` ends (its agent reports the exits).
+  void exits(JobId job, Seconds now, int signal = 0) {
+    v1::ExitRequest report;
+    for (const char* node : {"n0", "n1", "n2", "n3"}) {
+      v1::TaskStatus* task = report.add_tasks();
+      task->set_job_id(job);
+      task->set_attempt(1);
+      task->set_node(node);
+      task->set_signal(signal);
+    }
+    ASSERT_TRUE(controller_->report_exits(report, daemon_, now));
+  }
+
+  std::set<JobId> launched() const {
+    std::set<JobId> ids;
+    for (const v1::LaunchRequest& l : agents_.launches) ids.insert(l.job_id());
+    return ids;
   }
 
   // Which of the jobs the switches so far leave frozen, replaying them in order.
@@ -155,17 +175,8 @@ TEST_F(ControllerGangTest, TwoSharedJobsTakeTurnsAndEachTimeLimitCountsOnlyItsRu
   // job` gives it after the end, from any controller.
   std::map<JobId, v1::JobInfo> before = jobs(kStart + 42);
   EXPECT_NEAR(before[a].seconds_frozen(), 20, 1.5);
-  v1::ExitRequest report;
-  for (JobId id : {a, b}) {
-    for (const char* node : {"n0", "n1", "n2", "n3"}) {
-      v1::TaskStatus* task = report.add_tasks();
-      task->set_job_id(id);
-      task->set_attempt(1);
-      task->set_node(node);
-      task->set_signal(15);
-    }
-  }
-  ASSERT_TRUE(controller_->report_exits(report, daemon_, kStart + 42));
+  exits(a, kStart + 42, SIGTERM);
+  exits(b, kStart + 42, SIGTERM);
   run(kStart + 42.05, kStart + 45);
   std::map<JobId, v1::JobInfo> after = jobs(kStart + 45);
   for (JobId id : {a, b}) {
@@ -175,6 +186,36 @@ TEST_F(ControllerGangTest, TwoSharedJobsTakeTurnsAndEachTimeLimitCountsOnlyItsRu
   controller_.reset();
   open(kStart + 46);
   EXPECT_NEAR(jobs(kStart + 46)[b].seconds_frozen(), before[b].seconds_frozen(), 0.1);
+}
+
+TEST_F(ControllerGangTest, AJobWithoutShareKeepsWholeNodesAndIsNeverSwitchedOut) {
+  JobId a = submit(4, 3600, kStart);
+  run(kStart, kStart + 1);
+  // b may not share: it waits for a (on all four nodes), and c, submitted later, waits for b.
+  JobId b = submit(4, 3600, kStart + 1, /*share=*/false);
+  JobId c = submit(2, 3600, kStart + 1.5);
+  run(kStart + 1.05, kStart + 5);
+  EXPECT_EQ(launched(), std::set<JobId>{a});
+  exits(a, kStart + 5);
+  run(kStart + 5.05, kStart + 6);
+  EXPECT_EQ(launched(), (std::set<JobId>{a, b}));
+  // From its start on, b runs in every slot: no switch freezes it, and c does not start.
+  size_t from = agents_.switches.size();
+  run(kStart + 6.05, kStart + 10);
+  for (size_t i = from; i < agents_.switches.size(); ++i)
+    for (const auto& [job, attempt] : agents_.switches[i].freeze) EXPECT_NE(job, b);
+  EXPECT_EQ(launched(), (std::set<JobId>{a, b}));
+  std::map<JobId, v1::JobInfo> listed = jobs(kStart + 10);
+  EXPECT_EQ(listed[b].state(), v1::RUNNING);
+  EXPECT_EQ(listed[b].seconds_frozen(), 0);
+  EXPECT_EQ(listed[c].state(), v1::PENDING);
+  // The store holds b's nodes exclusively: a shared job beside it would have been refused.
+  Result<std::vector<StoredNode>> nodes = store_->list_nodes();
+  ASSERT_TRUE(nodes);
+  for (const StoredNode& node : *nodes) EXPECT_EQ(node.jobs, std::vector<JobId>{b}) << node.name;
+  exits(b, kStart + 10);
+  run(kStart + 10.05, kStart + 11);
+  EXPECT_EQ(launched(), (std::set<JobId>{a, b, c}));
 }
 
 TEST_F(ControllerGangTest, ARestartedControllerResumesTheScheduleWithEveryJob) {
