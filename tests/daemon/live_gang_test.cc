@@ -47,8 +47,8 @@ class LiveGangTest : public ::testing::Test {
       EXPECT_TRUE(eventually([&] { return processes_in_group(group).empty(); }));
   }
 
-  int64_t submit(const std::string& args) {
-    int64_t id = cluster_.submit("--nodes 4 --share " + args);
+  int64_t submit(const std::string& args, bool share = true) {
+    int64_t id = cluster_.submit(std::string("--nodes 4 ") + (share ? "--share " : "") + args);
     EXPECT_GT(id, 0);
     jobs_.push_back(id);
     return id;
@@ -162,6 +162,30 @@ TEST_F(LiveGangTest, TwoSharedJobsTakeTurnsAndAFrozenJobIsNeverSeenRunning) {
   EXPECT_GT(b_only, 5);
   EXPECT_GT(a_before - a_start, 50);  // ticks of 10 ms: each ran for more than 0.5 s
   EXPECT_GT(b_before - b_start, 50);
+}
+
+TEST_F(LiveGangTest, AJobWithoutShareWaitsForWholeNodesThenIsNeverFrozen) {
+  int64_t shared = submit(kSpin);
+  groups_of(shared);
+  int64_t exclusive = submit(kSpin, /*share=*/false);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));  // six slices
+  EXPECT_EQ(cluster_.state(exclusive), "PD") << "it waits for the shared job's nodes";
+  cluster_.trellis("cancel " + std::to_string(shared));
+  std::vector<pid_t> on_exclusive = groups_of(exclusive);
+  int64_t later = submit(kSpin);
+  // Sampled for 2 s (eight slices): always running, while the later shared job waits.
+  int seen = 0, running_seen = 0;
+  auto end = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+  while (std::chrono::steady_clock::now() < end) {
+    ++seen;
+    running_seen += running(on_exclusive);
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  EXPECT_EQ(running_seen, seen) << "the job without --share was switched out";
+  EXPECT_EQ(cluster_.state(later), "PD");
+  EXPECT_EQ(frozen_seconds(exclusive), 0);
+  cluster_.trellis("cancel " + std::to_string(exclusive));
+  groups_of(later);  // it starts once the nodes are free
 }
 
 TEST_F(LiveGangTest, AJobWaitingForInputIsSkippedUntilItsInputArrives) {
