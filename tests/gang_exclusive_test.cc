@@ -36,8 +36,19 @@ struct Driven {
     core = std::make_unique<GangCore>(*policy, Curve::identity(kProcessors),
                                       GangCoreOptions{.slice = 1, .exclusive_jobs = true});
   }
+  // A pass at `t`; the jobs it starts join `started`.
+  void pass(Seconds t) {
+    for (const CoreDecision& d : core->pass(t).decisions)
+      if (d.kind == CoreDecision::Kind::kStart) started.insert(d.job);
+  }
+  // `job` ends at `t`, then the pass at `t`.
+  void end_then_pass(JobId job, Seconds t) {
+    EXPECT_TRUE(core->ended(job, t)) << "job " << job;
+    pass(t);
+  }
   std::unique_ptr<gang::GangScheduler> policy;
   std::unique_ptr<GangCore> core;
+  std::set<JobId> started;
 };
 
 struct Arrival {
@@ -177,18 +188,14 @@ TEST(GangExclusive, AnExclusiveJobWaitsForTheJobsOnItsNodesAndKeepsLaterOnesOff)
   ASSERT_TRUE(core.submit(job(1, n, true), 0));
   ASSERT_TRUE(core.submit(job(2, n, false), 0));
   ASSERT_TRUE(core.submit(job(3, n, true), 0));
-  std::set<JobId> started;
-  auto pass = [&](Seconds t) {
-    for (const CoreDecision& d : core.pass(t).decisions)
-      if (d.kind == CoreDecision::Kind::kStart) started.insert(d.job);
-  };
+  auto pass = [&](Seconds t) { driven.pass(t); };
+  const std::set<JobId>& started = driven.started;
   for (Seconds t = 0; t < 6; ++t) pass(t);
   // Job 1 ran first; the policy then placed job 2, which waits for job 1, and job 3 waits too
   // (it would be on job 2's nodes): job 1 runs alone.
   EXPECT_EQ(started, std::set<JobId>{1});
   EXPECT_FALSE(core.idle(2, 6)) << "not started";
-  ASSERT_TRUE(core.ended(1, 6));
-  pass(6);
+  driven.end_then_pass(1, 6);
   EXPECT_EQ(started, (std::set<JobId>{1, 2}));
   // From then on job 2 runs in every slot; job 3 does not start; job 2 keeps its slots even when
   // it waits for input (it keeps its nodes, as on a queue policy).
@@ -199,19 +206,15 @@ TEST(GangExclusive, AnExclusiveJobWaitsForTheJobsOnItsNodesAndKeepsLaterOnesOff)
     EXPECT_EQ(core.slot()[0].job, 2);
   }
   EXPECT_EQ(started, (std::set<JobId>{1, 2}));
-  ASSERT_TRUE(core.ended(2, 12));
-  pass(12);
+  driven.end_then_pass(2, 12);
   EXPECT_EQ(started, (std::set<JobId>{1, 2, 3}));
 }
 
 TEST(GangExclusive, ExclusiveJobsStartInTheOrderThePolicyPlacedThem) {
   Driven driven("dqt-ffapa");
   GangCore& core = *driven.core;
-  std::set<JobId> started;
-  auto pass = [&](Seconds t) {
-    for (const CoreDecision& d : core.pass(t).decisions)
-      if (d.kind == CoreDecision::Kind::kStart) started.insert(d.job);
-  };
+  auto pass = [&](Seconds t) { driven.pass(t); };
+  const std::set<JobId>& started = driven.started;
   // Job 2 takes the whole machine and waits for job 1 (half of it).
   ASSERT_TRUE(core.submit(job(1, kProcessors / 2, true), 0));
   pass(0);
@@ -221,11 +224,9 @@ TEST(GangExclusive, ExclusiveJobsStartInTheOrderThePolicyPlacedThem) {
   ASSERT_TRUE(core.submit(job(3, kProcessors / 2, false), 4));
   for (Seconds t = 4; t < 10; ++t) pass(t);
   EXPECT_EQ(started, std::set<JobId>{1});
-  ASSERT_TRUE(core.ended(1, 10));
-  pass(10);
+  driven.end_then_pass(1, 10);
   EXPECT_EQ(started, (std::set<JobId>{1, 2}));
-  ASSERT_TRUE(core.ended(2, 11));
-  pass(11);
+  driven.end_then_pass(2, 11);
   EXPECT_EQ(started, (std::set<JobId>{1, 2, 3}));
 }
 
@@ -235,13 +236,11 @@ TEST(GangExclusive, AWithdrawnExclusiveJobKeepsNoJobWaiting) {
   ASSERT_TRUE(core.submit(job(1, kProcessors, true), 0));
   ASSERT_TRUE(core.submit(job(2, kProcessors, false), 0));
   ASSERT_TRUE(core.submit(job(3, kProcessors, true), 0));
-  std::set<JobId> started;
-  for (Seconds t = 0; t < 4; ++t)
-    for (const CoreDecision& d : core.pass(t).decisions) started.insert(d.job);
+  const std::set<JobId>& started = driven.started;
+  for (Seconds t = 0; t < 4; ++t) driven.pass(t);
   ASSERT_FALSE(started.contains(3));
   ASSERT_TRUE(core.cancel(2, 4));  // it never started: withdrawn
-  for (Seconds t = 4; t < 8; ++t)
-    for (const CoreDecision& d : core.pass(t).decisions) started.insert(d.job);
+  for (Seconds t = 4; t < 8; ++t) driven.pass(t);
   EXPECT_TRUE(started.contains(3)) << "time-shared with job 1 once job 2 is gone";
   EXPECT_FALSE(started.contains(2));
 }
