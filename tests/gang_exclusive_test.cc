@@ -195,6 +195,8 @@ TEST(GangExclusive, AnExclusiveJobWaitsForTheJobsOnItsNodesAndKeepsLaterOnesOff)
   // (it would be on job 2's nodes): job 1 runs alone.
   EXPECT_EQ(started, std::set<JobId>{1});
   EXPECT_FALSE(core.idle(2, 6)) << "not started";
+  EXPECT_EQ(core.why_waiting(2), GangCore::Wait::kForExclusiveNodes);
+  EXPECT_EQ(core.why_waiting(3), GangCore::Wait::kForExclusiveNodes);
   driven.end_then_pass(1, 6);
   EXPECT_EQ(started, (std::set<JobId>{1, 2}));
   // From then on job 2 runs in every slot; job 3 does not start; job 2 keeps its slots even when
@@ -236,6 +238,7 @@ TEST(GangExclusive, AWithdrawnExclusiveJobKeepsNoJobWaiting) {
   ASSERT_TRUE(core.submit(job(1, kProcessors, true), 0));
   ASSERT_TRUE(core.submit(job(2, kProcessors, false), 0));
   ASSERT_TRUE(core.submit(job(3, kProcessors, true), 0));
+  EXPECT_EQ(core.why_waiting(2), GangCore::Wait::kForASlot) << "not placed yet";
   const std::set<JobId>& started = driven.started;
   for (Seconds t = 0; t < 4; ++t) driven.pass(t);
   ASSERT_FALSE(started.contains(3));

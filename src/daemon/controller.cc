@@ -633,8 +633,9 @@ Result<std::vector<JobId>> Controller::run_pass(Seconds now) {
     // calls other than slots, and every kGangStateInterval for the slots and frozen times.
     if (!commit.starts.empty() || gang_log_dirty_ || now - gang_state_saved_ >= kGangStateInterval)
       commit.core_state = gang_state_text(now);
-  } else {
-    commit.notes = pending_notes(now);
+  }
+  commit.notes = pending_notes(now);
+  if (!gang_) {
     std::string batch_state = batch_state_text();
     if (batch_state != reservations_text_) commit.core_state = batch_state;
   }
@@ -685,6 +686,24 @@ std::vector<PendingNote> Controller::pending_notes(Seconds now) {
   std::map<JobId, Seconds> promised;
   for (const Reservation& r : core_->reservations()) promised[r.job] = r.start;
   std::vector<PendingNote> changed;
+  auto note = [&](JobId id, std::string_view reason, Seconds expected_start) {
+    auto old = notes_.find(id);
+    if (old == notes_.end() || old->second.reason != reason ||
+        std::abs(old->second.expected_start - expected_start) > 0.5)
+      changed.push_back({id, std::string(reason), expected_start});
+  };
+  if (gang_) {
+    for (const auto& [id, job] : pending_) {
+      if (gang_->find(id) == nullptr || gang_->partition_of(id)) continue;  // started by now
+      if (gang_->why_waiting(id) == GangCore::Wait::kForASlot)
+        note(id, "Priority (waits for its first time slot)", 0);
+      else if (job.share)
+        note(id, "Resources (its nodes are kept for a job without --share)", 0);
+      else
+        note(id, "Resources (waits until no other job is on its nodes)", 0);
+    }
+    return changed;
+  }
   bool first = true;
   // Called at every pass over the whole queue: a note is built only when it changed.
   for (const Job* job : batch_->queue()) {
@@ -698,10 +717,7 @@ std::vector<PendingNote> Controller::pending_notes(Seconds now) {
     Seconds expected_start = 0;
     if (auto p = promised.find(job->id); p != promised.end())
       expected_start = std::max(now, p->second);
-    auto old = notes_.find(job->id);
-    if (old == notes_.end() || old->second.reason != reason ||
-        std::abs(old->second.expected_start - expected_start) > 0.5)
-      changed.push_back({job->id, std::string(reason), expected_start});
+    note(job->id, reason, expected_start);
   }
   return changed;
 }

@@ -224,6 +224,11 @@ const std::vector<gang::SlotJob>& GangCore::drop_withdrawn(const std::vector<gan
   return *next;
 }
 
+GangCore::Wait GangCore::why_waiting(JobId id) const {
+  const SlotState* j = jobs_.find(id);
+  return j != nullptr && j->first < 0 && j->kept_off ? Wait::kForExclusiveNodes : Wait::kForASlot;
+}
+
 bool GangCore::is_exclusive(JobId job) const {
   if (!options_.exclusive_jobs) return false;
   auto it = details_.find(job);
@@ -261,6 +266,7 @@ const std::vector<gang::SlotJob>& GangCore::keep_exclusive(
       });
     }
     e.started = clear;  // its kStart comes with this slot (switch_reported)
+    jobs_.at(e.job).kept_off = !clear;
   }
   // The slot: every started exclusive job, and the policy's others but those kept off their
   // nodes (a job that has not started is kept off those of a waiting one too).
@@ -268,12 +274,13 @@ const std::vector<gang::SlotJob>& GangCore::keep_exclusive(
   for (const Exclusive& e : exclusive_)
     if (e.started) kept_.push_back({e.job, e.first, e.size});
   for (const gang::SlotJob& r : placed) {
+    SlotState& j = jobs_.at(r.job);
     if (is_exclusive(r.job)) continue;
-    const bool started = jobs_.at(r.job).first >= 0;
-    if (std::none_of(exclusive_.begin(), exclusive_.end(), [&](const Exclusive& e) {
-          return (e.started || !started) && overlap(r.first, r.size, e.first, e.size);
-        }))
-      kept_.push_back(r);
+    const bool started = j.first >= 0;
+    j.kept_off = std::any_of(exclusive_.begin(), exclusive_.end(), [&](const Exclusive& e) {
+      return (e.started || !started) && overlap(r.first, r.size, e.first, e.size);
+    });
+    if (!j.kept_off) kept_.push_back(r);
   }
   return kept_;
 }

@@ -115,6 +115,10 @@ class GangCore final : public SchedulingCore {
   NodeSet partition_nodes(int first, int size) const;
   // The job `id` in the system, or nullptr.
   const Job* find(JobId id) const;
+  // Why a job in the system has not started yet: it waits for the policy to give it a slot, or
+  // the policy has, but the core keeps it off exclusive jobs' nodes (see above).
+  enum class Wait { kForASlot, kForExclusiveNodes };
+  Wait why_waiting(JobId id) const;
   // The partition [first, first + size) of the policy's processors that a job in the system has
   // run on; nullopt before it first runs (or when it is not in the system).
   std::optional<std::pair<int, int>> partition_of(JobId id) const {
@@ -131,6 +135,7 @@ class GangCore final : public SchedulingCore {
     long last_slot = -1;  // the number of the last slot it ran in
     bool idle = false;
     bool withdrawn = false;
+    bool kept_off = false;  // placed by the policy, kept off exclusive jobs' nodes; not started
   };
   struct Details {
     Job job;

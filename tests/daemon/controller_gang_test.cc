@@ -196,6 +196,10 @@ TEST_F(ControllerGangTest, AJobWithoutShareKeepsWholeNodesAndIsNeverSwitchedOut)
   JobId c = submit(2, 3600, kStart + 1.5);
   run(kStart + 1.05, kStart + 5);
   EXPECT_EQ(launched(), std::set<JobId>{a});
+  // The queue says why (once the policy has placed them).
+  std::map<JobId, v1::JobInfo> waiting = jobs(kStart + 5);
+  EXPECT_EQ(waiting[b].reason(), "Resources (waits until no other job is on its nodes)");
+  EXPECT_EQ(waiting[c].reason(), "Resources (its nodes are kept for a job without --share)");
   exits(a, kStart + 5);
   run(kStart + 5.05, kStart + 6);
   EXPECT_EQ(launched(), (std::set<JobId>{a, b}));
