@@ -221,6 +221,8 @@ class Controller {
   std::string batch_state_text() const;
   Result<std::vector<JobId>> set_suspended(const std::vector<JobId>& ids, bool suspend,
                                            const Caller& caller, Seconds now);
+  // Nodes are named n0, n1, ... in the machine's order.
+  static constexpr std::string_view kNodePrefix = "n";
   std::string node_name(NodeId node) const;
   Result<NodeId> node_id(std::string_view name) const;
 

@@ -1,0 +1,298 @@
+#include <pwd.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <set>
+
+#include "daemon/controller.h"
+#include "daemon/job_spec.h"
+#include "daemon/log.h"
+
+// The job lifecycle: submission, cancel, suspension, how an attempt ends (exit reports, launch
+// failures) and the job listing.
+
+namespace trellis {
+namespace {
+
+std::string user_name(int uid) {
+  struct passwd entry {};
+  struct passwd* found = nullptr;
+  char buffer[4096];
+  if (getpwuid_r(static_cast<uid_t>(uid), &entry, buffer, sizeof buffer, &found) == 0 && found)
+    return entry.pw_name;
+  return std::to_string(uid);
+}
+
+}  // namespace
+
+Result<JobId> Controller::submit(const v1::JobSpec& spec, const Caller& caller, Seconds now) {
+  Result<StoredJob> checked = job_from_spec(spec, machine_, config_.controller);
+  if (!checked) return checked.error();
+  StoredJob job = std::move(*checked);
+  if (gang_ && job.request.has_shape())
+    return fail("gang policy '" + config_.controller.policy +
+                "' runs jobs on partitions along the node order, not on boxes: ask for a node "
+                "count (--nodes) instead of a shape");
+  if (Status fits = allocator_->check(job.request); !fits) return fits.error();
+  job.uid = caller.uid;
+  job.gid = caller.gid;
+  job.user = user_name(caller.uid);
+
+  std::lock_guard lock(mutex_);
+  Result<JobId> id = store_.add_job(job, now);
+  if (!id) return id.error();
+  pass_wanted_ = true;
+  if (!tracking()) return *id;  // the scheduler reads it from the store
+  job.id = *id;
+  job.submit_time = now;
+  gang_log_dirty_ = true;
+  if (Status queued = core_->submit(core_job(job), now); !queued) {
+    // The allocator accepted the request above, so this is a broken invariant; the stored job
+    // must not wait forever.
+    (void)store_.set_job_state(job.id, JobState::kFailed, queued.error().message, now);
+    return fail(Error::Code::kInternal,
+                "queueing job " + std::to_string(job.id) + ": " + queued.error().message);
+  }
+  pending_[job.id] = std::move(job);
+  return *id;
+}
+
+Result<std::vector<JobId>> Controller::cancel(const std::vector<JobId>& ids, int signal,
+                                              const Caller& caller, Seconds now) {
+  if (ids.empty()) return fail("job_ids: give at least one job id");
+  if (signal < 0 || signal > 64)
+    return fail("signal: " + std::to_string(signal) + " is not a signal");
+  std::lock_guard lock(mutex_);
+  // Every id is checked before anything changes, so a refused call changes nothing.
+  std::vector<StoredJob> targets;
+  for (JobId id : ids) {
+    Result<StoredJob> job = store_.job(id);
+    if (!job) return fail(Error::Code::kNotFound, "job " + std::to_string(id) + " does not exist");
+    if (job->uid != caller.uid && !is_admin(caller))
+      return fail(Error::Code::kPermissionDenied,
+                  "permission denied: job " + std::to_string(id) + " belongs to " + job->user);
+    targets.push_back(std::move(*job));
+  }
+  std::vector<JobId> acted;
+  for (const StoredJob& job : targets) {
+    if (is_final(job.state)) continue;
+    if (signal != 0) {  // delivered only, to a job that runs
+      if (job.state == JobState::kPending) continue;
+      send_signal(job.id, job.attempt, job.nodes, signal);
+      acted.push_back(job.id);
+      continue;
+    }
+    // The store decides from the job's state at the commit: another controller may have started
+    // or ended it since it was read above.
+    Result<JobState> after = store_.stop_job(job.id, 0, StopCause::kCancel, "cancelled", now);
+    if (!after) return after.error();
+    if (*after == JobState::kCancelled) {
+      if (tracking() && pending_.count(job.id)) {
+        (void)core_->cancel(job.id, now);
+        gang_log_dirty_ = true;
+        pending_.erase(job.id);
+        notes_.erase(job.id);
+        finished_.insert(job.id);
+      }
+      pass_wanted_ = true;
+      acted.push_back(job.id);
+    } else if (*after == JobState::kCompleting) {
+      Result<StoredJob> stopping = store_.job(job.id);
+      if (!stopping) return stopping.error();
+      if (tracking())
+        if (auto live = running_.find(job.id); live != running_.end())
+          live->second.stop = StopCause::kCancel;
+      send_signal(job.id, stopping->attempt, stopping->nodes, 0);
+      acted.push_back(job.id);
+    }
+  }
+  return acted;
+}
+
+Result<std::vector<JobId>> Controller::suspend(const std::vector<JobId>& ids, const Caller& caller,
+                                               Seconds now) {
+  return set_suspended(ids, true, caller, now);
+}
+
+Result<std::vector<JobId>> Controller::resume(const std::vector<JobId>& ids, const Caller& caller,
+                                              Seconds now) {
+  return set_suspended(ids, false, caller, now);
+}
+
+Result<std::vector<JobId>> Controller::set_suspended(const std::vector<JobId>& ids, bool suspend,
+                                                     const Caller& caller, Seconds now) {
+  if (!is_admin(caller))
+    return fail(Error::Code::kPermissionDenied,
+                "permission denied: only administrators suspend and resume jobs, and uid " +
+                    std::to_string(caller.uid) + " is not one");
+  if (ids.empty()) return fail("job_ids: give at least one job id");
+  const JobState from = suspend ? JobState::kRunning : JobState::kSuspended;
+  const JobState to = suspend ? JobState::kSuspended : JobState::kRunning;
+  std::lock_guard lock(mutex_);
+  // Every id is checked before anything changes, so a refused call changes nothing. The store is
+  // the truth: a job suspended through another controller is S there, whatever this one holds.
+  std::vector<JobId> targets;
+  std::set<JobId> seen;
+  for (JobId id : ids) {
+    Result<StoredJob> job = store_.job(id);
+    if (!job) return fail(Error::Code::kNotFound, "job " + std::to_string(id) + " does not exist");
+    if (!seen.insert(id).second || job->state == to) continue;  // left as it is
+    if (job->state != from)
+      return fail("job " + std::to_string(id) + " is " + std::string(state_letter(job->state)) +
+                  (suspend ? ": only a running job can be suspended"
+                           : ": only a suspended job can be resumed"));
+    targets.push_back(id);
+  }
+  std::vector<JobId> acted;
+  for (JobId id : targets) {
+    if (Status ok =
+            store_.set_job_state(id, to, suspend ? "suspended by an administrator" : "", now);
+        !ok)
+      return ok.error();
+    // The scheduler freezes or thaws it; another controller leaves that to the scheduler, which
+    // replays the change (replay()).
+    if (tracking()) {
+      if (suspend)
+        apply_suspend(id, now);
+      else
+        apply_resume(id, now);
+    }
+    acted.push_back(id);
+  }
+  pass_wanted_ = true;
+  return acted;
+}
+
+Status Controller::finish(JobId id, int attempt, JobState state, std::string reason, Seconds now) {
+  Result<bool> ended = store_.end_job({id, attempt, state, 0, 0, std::move(reason)}, now);
+  if (!ended) return ended.error();
+  if (!*ended) return Ok{};  // that attempt was over already
+  return apply_end(id, state, now);
+}
+
+Status Controller::apply_end(JobId id, JobState state, Seconds now) {
+  pass_wanted_ = true;
+  if (!tracking()) return Ok{};
+  (void)core_->ended(id, now);
+  gang_log_dirty_ = true;
+  // The time it spent frozen outlives the controller's count of it (`show job` after the end).
+  if (auto live = running_.find(id); live != running_.end() && state != JobState::kPending) {
+    Seconds frozen = frozen_seconds(id, now);
+    if (frozen > 0) {
+      if (Status s = store_.record_frozen_time(id, live->second.attempt, frozen); !s)
+        log_line("job " + std::to_string(id) +
+                 ": its frozen time was not recorded: " + s.error().message);
+    }
+  }
+  running_.erase(id);
+  admin_suspended_.erase(id);
+  leaving_rotation_.erase(id);
+  if (state != JobState::kPending) finished_.insert(id);
+  if (state == JobState::kPending) {
+    Result<StoredJob> again = store_.job(id);
+    if (!again) return again.error();
+    (void)core_->submit(core_job(*again), now);
+    pending_[id] = std::move(*again);
+  }
+  return Ok{};
+}
+
+Status Controller::launch_failed(JobId id, int attempt, const Error& error, Seconds now) {
+  std::lock_guard lock(mutex_);
+  Result<StoredJob> job = store_.job(id);
+  if (!job) return job.error();
+  bool holds = job->state == JobState::kRunning || job->state == JobState::kSuspended ||
+               job->state == JobState::kCompleting;
+  if (!holds || job->attempt != attempt) return Ok{};  // already over
+  send_signal(id, attempt, job->nodes, SIGKILL);       // whatever started on other agents
+  bool retry = error.code != Error::Code::kInvalidArgument && attempt < kLaunchAttempts;
+  std::string reason = "launch failed: " + error.message;
+  if (retry) reason += " (requeued)";
+  return finish(id, attempt, retry ? JobState::kPending : JobState::kFailed, reason, now);
+}
+
+JobEnd Controller::end_rule(JobId id, int attempt, StopCause stop, int exit_code,
+                            int signal) const {
+  JobEnd end{id, attempt, JobState::kCompleted, exit_code, signal, ""};
+  switch (stop) {
+    case StopCause::kCancel:
+      end.state = JobState::kCancelled;
+      end.reason = "cancelled";
+      break;
+    case StopCause::kTimeout:
+      end.state = JobState::kTimeout;
+      end.reason = "time limit reached";
+      break;
+    case StopCause::kNone:
+      if (exit_code != 0 || signal != 0) {
+        end.state = JobState::kFailed;
+        end.reason = signal != 0 ? "killed by signal " + std::to_string(signal)
+                                 : "exit code " + std::to_string(exit_code);
+      }
+      break;
+  }
+  return end;
+}
+
+Status Controller::report_exits(const v1::ExitRequest& request, const Caller& caller, Seconds now) {
+  if (!is_agent(caller))
+    return fail(Error::Code::kPermissionDenied,
+                "permission denied: only the daemon user's agents report exits");
+  std::vector<TaskExit> exits;
+  for (const v1::TaskStatus& task : request.tasks()) {
+    if (task.running()) continue;
+    Result<NodeId> node = node_id(task.node());
+    if (!node) continue;  // not one of this cluster's: nothing of ours ran there
+    exits.push_back({task.job_id(), task.attempt(), *node, task.exit_code(), task.signal()});
+  }
+  if (exits.empty()) return Ok{};
+  std::lock_guard lock(mutex_);
+  // Any controller may hear any agent: the store counts the nodes that have reported, and ends
+  // the job with the last one, in one transaction.
+  Result<std::vector<JobEnd>> ended = store_.record_exits(
+      exits,
+      [this](JobId id, int attempt, StopCause stop, int exit_code, int signal) {
+        return end_rule(id, attempt, stop, exit_code, signal);
+      },
+      now);
+  if (!ended) return ended.error();
+  for (const JobEnd& end : *ended)
+    if (Status ok = apply_end(end.job, end.state, now); !ok) return ok;
+  return Ok{};
+}
+
+Result<v1::ListJobsReply> Controller::list_jobs(const v1::ListJobsRequest& request, Seconds now) {
+  JobQuery query;
+  for (int64_t id : request.job_ids()) query.ids.push_back(id);
+  for (int state : request.states()) {
+    Result<JobState> s = from_proto(static_cast<v1::JobState>(state));
+    if (!s) return s.error();
+    query.states.push_back(*s);
+  }
+  if (request.has_uid()) query.uid = request.uid();
+  // As squeue: without states or ids, the jobs still in the system.
+  query.only_active = query.states.empty() && query.ids.empty() && !request.all_states();
+  Result<std::vector<StoredJob>> jobs = store_.list_jobs(query);
+  if (!jobs) return jobs.error();
+  v1::ListJobsReply reply;
+  std::lock_guard lock(mutex_);
+  for (const StoredJob& job : *jobs) {
+    v1::JobInfo* info = reply.add_jobs();
+    *info = job_info(job, machine_.node_count());
+    info->set_partition(-1);
+    // An administrator's suspension is stored (S), so every controller shows it.
+    info->set_admin_suspended(job.state == JobState::kSuspended);
+    if (gang_)
+      if (auto at = gang_->partition_of(job.id)) info->set_partition(at->first);
+    auto live = running_.find(job.id);
+    if (live == running_.end() || live->second.attempt != job.attempt) continue;
+    info->set_seconds_frozen(frozen_seconds(job.id, now));
+    info->set_idle(live->second.idle);
+    // The store keeps R for a time-shared job; whether it is frozen now is the controller's.
+    if (job.state == JobState::kRunning && live->second.frozen) info->set_state(v1::SUSPENDED);
+  }
+  return reply;
+}
+
+}  // namespace trellis

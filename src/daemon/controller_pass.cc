@@ -1,0 +1,247 @@
+#include <signal.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/hostlist.h"
+#include "daemon/controller.h"
+#include "daemon/controller_saved_state.h"
+#include "daemon/job_spec.h"
+
+// Scheduling passes and what they send: the starts a pass commits and launches, pending jobs'
+// notes, when the next pass is due, and the launch and signal requests to agents.
+
+namespace trellis {
+
+Result<std::vector<JobId>> Controller::run_pass(Seconds now) {
+  std::lock_guard lock(mutex_);
+  if (Status ok = sync(now); !ok) return ok.error();
+  if (!scheduler_) return std::vector<JobId>{};
+  pass_wanted_ = false;
+  PassResult decided = core_->pass(now);
+  PassCommit commit;
+  commit.scheduler = identity_;
+  std::vector<JobId> started;
+  for (const CoreDecision& d : decided.decisions) {
+    if (d.kind != CoreDecision::Kind::kStart) continue;
+    auto job = pending_.find(d.job);
+    if (job == pending_.end()) continue;
+    JobStart start;
+    start.job = d.job;
+    start.attempt = job->second.attempt + 1;
+    start.nodes = d.nodes.to_vector();
+    if (d.box) {
+      for (size_t axis = 0; axis < d.box->extents.size(); ++axis)
+        start.box_anchor.push_back(d.box->anchor[axis]);
+      start.box_extents = d.box->extents;
+    }
+    commit.starts.push_back(std::move(start));
+  }
+  if (gang_) {
+    // The log is saved with every start (the restored core must hold the started jobs), after
+    // calls other than slots, and every kGangStateInterval for the slots and frozen times.
+    if (!commit.starts.empty() || gang_log_dirty_ || now - gang_state_saved_ >= kGangStateInterval)
+      commit.core_state = gang_state_text(now);
+  }
+  commit.notes = pending_notes(now);
+  if (!gang_) {
+    std::string batch_state = batch_state_text();
+    if (batch_state != reservations_text_) commit.core_state = batch_state;
+  }
+  if (commit.starts.empty() && commit.notes.empty() && !commit.core_state) {
+    if (gang_) switch_jobs(decided, now);
+    return started;
+  }
+  if (Status ok = store_.commit_pass(commit, now); !ok) {
+    // Nothing was committed: the core must forget the starts too, or it would believe nodes are
+    // held that the store says are free. Rebuilding from the store is the one way back.
+    Status rebuilt = rebuild(now, /*relaunch=*/false);
+    if (!rebuilt) return rebuilt.error();
+    return ok.error();
+  }
+  if (commit.core_state) {
+    if (gang_) {
+      gang_log_dirty_ = false;
+      gang_state_saved_ = now;
+    } else {
+      reservations_text_ = *commit.core_state;
+    }
+  }
+  for (const PendingNote& note : commit.notes) notes_[note.job] = note;
+  for (const JobStart& start : commit.starts) {
+    auto job = pending_.find(start.job);
+    StoredJob stored = std::move(job->second);
+    pending_.erase(job);
+    notes_.erase(start.job);
+    stored.attempt = start.attempt;
+    stored.state = JobState::kRunning;
+    stored.start_time = now;
+    stored.nodes = start.nodes;
+    LiveJob live;
+    live.attempt = start.attempt;
+    live.start = now;
+    live.limit_at = now + stored.time_limit;
+    live.nodes = start.nodes;
+    running_[start.job] = std::move(live);
+    // Launched even when another controller's change came in between: the start is committed.
+    send_launch(stored, start.attempt, start.nodes);
+    started.push_back(start.job);
+  }
+  if (gang_) switch_jobs(decided, now);
+  return started;
+}
+
+std::vector<PendingNote> Controller::pending_notes(Seconds now) {
+  std::map<JobId, Seconds> promised;
+  for (const Reservation& r : core_->reservations()) promised[r.job] = r.start;
+  std::vector<PendingNote> changed;
+  auto note = [&](JobId id, std::string_view reason, Seconds expected_start) {
+    auto old = notes_.find(id);
+    if (old == notes_.end() || old->second.reason != reason ||
+        std::abs(old->second.expected_start - expected_start) > 0.5)
+      changed.push_back({id, std::string(reason), expected_start});
+  };
+  if (gang_) {
+    for (const auto& [id, job] : pending_) {
+      if (gang_->find(id) == nullptr || gang_->partition_of(id)) continue;  // started by now
+      if (gang_->why_waiting(id) == GangCore::Wait::kForASlot)
+        note(id, "Priority (waits for its first time slot)", 0);
+      else if (job.share)
+        note(id, "Resources (its nodes are kept for a job without --share)", 0);
+      else
+        note(id, "Resources (waits until no other job is on its nodes)", 0);
+    }
+    return changed;
+  }
+  bool first = true;
+  // Called at every pass over the whole queue: a note is built only when it changed.
+  for (const Job* job : batch_->queue()) {
+    std::string_view reason = first ? "Resources" : "Priority";
+    std::string shaped;
+    if (first && job->request.has_shape()) {
+      shaped = "Resources (no free " + format_shape(job->request.shape) + " box yet)";
+      reason = shaped;
+    }
+    first = false;
+    Seconds expected_start = 0;
+    if (auto p = promised.find(job->id); p != promised.end())
+      expected_start = std::max(now, p->second);
+    note(job->id, reason, expected_start);
+  }
+  return changed;
+}
+
+std::string Controller::batch_state_text() const {
+  std::string reservations = reservations_to_text(core_->reservations());
+  nlohmann::json frozen = nlohmann::json::array();
+  for (const auto& [id, live] : running_)
+    if (live.frozen || live.frozen_before > 0)
+      frozen.push_back({{"job", id},
+                        {"attempt", live.attempt},
+                        {"frozen", live.frozen},
+                        {"since", live.frozen ? live.frozen_since : 0.0},
+                        {"before", live.frozen_before}});
+  if (frozen.empty()) return reservations;  // the format that has no frozen times
+  nlohmann::json out = {{"reservations", nlohmann::json::parse(reservations)},
+                        {"frozen", std::move(frozen)}};
+  return out.dump();
+}
+
+v1::LaunchRequest Controller::launch_request(const StoredJob& job, int attempt,
+                                             const std::vector<NodeId>& nodes) const {
+  v1::LaunchRequest request;
+  request.set_job_id(job.id);
+  request.set_attempt(attempt);
+  request.set_nodelist(format_hostlist(NodeSet::of(machine_.node_count(), nodes), kNodePrefix));
+  request.set_nnodes(static_cast<int>(nodes.size()));
+  for (size_t rank = 0; rank < nodes.size(); ++rank)
+    (*request.mutable_node_ids())[node_name(nodes[rank])] = static_cast<int>(rank);
+  for (const std::string& arg : job.argv) request.add_argv(arg);
+  request.set_cwd(job.cwd);
+  request.set_output(resolve_output_path(job.output, job.id));
+  request.set_error(resolve_output_path(job.error, job.id));
+  for (const auto& [key, value] : job.env) (*request.mutable_env())[key] = value;
+  request.set_uid(job.uid);
+  request.set_gid(job.gid);
+  request.set_time_limit(job.time_limit);
+  return request;
+}
+
+void Controller::send_launch(const StoredJob& job, int attempt, const std::vector<NodeId>& nodes) {
+  // One request per agent, holding the nodes it serves.
+  std::map<std::string, std::vector<NodeId>> by_agent;
+  for (NodeId node : nodes) by_agent[agent_of_[node]].push_back(node);
+  v1::LaunchRequest request = launch_request(job, attempt, nodes);
+  for (const auto& [agent, its_nodes] : by_agent) {
+    if (agent.empty()) continue;  // never registered: the node is down and the job will requeue
+    request.clear_nodes();
+    for (NodeId node : its_nodes) request.add_nodes(node_name(node));
+    agents_.launch(agent, request);
+  }
+}
+
+std::set<std::string> Controller::agents_of(const std::vector<NodeId>& nodes) {
+  auto unknown = [&] {
+    return std::any_of(nodes.begin(), nodes.end(), [&](NodeId n) {
+      return n >= 0 && n < machine_.node_count() && agent_of_[n].empty();
+    });
+  };
+  if (unknown()) {  // registered with another controller since this one last read the store
+    if (Result<std::vector<StoredNode>> stored = store_.list_nodes(); stored)
+      for (const StoredNode& node : *stored)
+        if (node.id >= 0 && node.id < machine_.node_count() && !node.agent.empty())
+          agent_of_[node.id] = node.agent;
+  }
+  std::set<std::string> agents;
+  for (NodeId node : nodes)
+    if (node >= 0 && node < machine_.node_count() && !agent_of_[node].empty())
+      agents.insert(agent_of_[node]);
+  return agents;
+}
+
+void Controller::send_signal(JobId id, int attempt, const std::vector<NodeId>& nodes, int signal) {
+  std::set<std::string> agents = agents_of(nodes);
+  v1::SignalRequest request;
+  request.set_job_id(id);
+  request.set_attempt(attempt);
+  request.set_signal(signal);
+  request.set_grace_seconds(config_.controller.kill_grace);
+  for (const std::string& agent : agents) agents_.signal(agent, request);
+}
+
+bool Controller::pass_due(Seconds now) const {
+  std::lock_guard lock(mutex_);
+  std::optional<Seconds> promised = core_->next_wakeup();
+  if (promised && *promised <= now) return true;
+  if (!pass_wanted_) return false;
+  // Under a gang policy a slot runs its whole length, as in the thesis's scheduler and in the
+  // simulator: a submission or an end during a slot is taken at the slot's end (a pass is the
+  // next slot, and passing at every event would cut the running jobs' slots short). Only a slot
+  // in which nothing runs any more is ended at once.
+  if (gang_ && promised) {
+    for (const gang::SlotJob& r : gang_->slot()) {
+      auto live = running_.find(r.job);
+      if (live != running_.end() && live->second.stop == StopCause::kNone && !live->second.idle &&
+          !live->second.frozen)
+        return false;
+    }
+  }
+  return true;
+}
+
+std::optional<Seconds> Controller::next_wakeup() const {
+  std::lock_guard lock(mutex_);
+  std::optional<Seconds> wake = core_->next_wakeup();
+  auto earliest = [&](Seconds t) {
+    if (!wake || t < *wake) wake = t;
+  };
+  for (const auto& [id, live] : running_)
+    if (live.stop == StopCause::kNone && !live.frozen) earliest(live.limit_at);
+  const Seconds window =
+      config_.controller.heartbeat_interval * config_.controller.heartbeat_misses;
+  for (NodeId id = 0; id < machine_.node_count(); ++id)
+    if (up_[id]) earliest(last_seen_[id] + window);
+  return wake;
+}
+
+}  // namespace trellis
