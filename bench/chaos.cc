@@ -48,7 +48,6 @@ v1::SubmitRequest chaos_job(int nodes, double sleep_seconds, const std::string& 
   v1::SubmitRequest request;
   v1::JobSpec& spec = *request.mutable_spec();
   spec.set_nodes(nodes);
-  spec.set_mode("any");
   spec.set_name("chaos");
   spec.set_time_limit(120);
   spec.set_cwd("/tmp");

@@ -84,7 +84,6 @@ std::string find_slurm_harness() {
 v1::SubmitRequest true_job() {
   v1::SubmitRequest request;
   request.mutable_spec()->set_nodes(1);
-  request.mutable_spec()->set_mode("any");
   request.mutable_spec()->add_argv("true");
   request.mutable_spec()->set_cwd("/tmp");
   request.mutable_spec()->set_output("/dev/null");

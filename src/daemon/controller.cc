@@ -9,6 +9,7 @@
 #include "daemon/controller_saved_state.h"
 #include "sched/gang/registry.h"
 #include "sched/registry.h"
+#include "sched/request_shaping.h"
 
 // The controller's life: opening on a store, rebuilding its memory from it, following what other
 // controllers commit (sync, replay) and the scheduler lease. The events it handles are in
@@ -56,6 +57,9 @@ Result<std::unique_ptr<Controller>> Controller::open(const ClusterConfig& config
       AllocatorRegistry::builtin().create(allocator_name, m);
   if (!allocator) return fail("[controller] allocator: " + allocator.error().message);
   c->allocator_ = std::move(*allocator);
+  c->allocator_name_ = allocator_name;
+  const AllocatorInfo* info = AllocatorRegistry::builtin().find(allocator_name);
+  c->pads_counts_ = info && info->places_only_boxes && m.torus() != nullptr;
   Result<bool> gang = c->open_gang();
   if (!gang) return gang.error();
   if (!*gang) {
@@ -93,12 +97,16 @@ Job Controller::core_job(const StoredJob& s) const {
   job.id = s.id;
   job.submit = s.submit_time;
   job.time_limit = s.time_limit;
-  job.request = s.request;
+  job.request = placed_request(s.request);
   job.share = s.share;
   job.user = s.uid;
   job.group = s.gid;
   job.name = s.name;
   return job;
+}
+
+Request Controller::placed_request(const Request& asked) const {
+  return pads_counts_ ? pad_to_box(*machine_.torus(), asked) : asked;
 }
 
 Status Controller::rebuild(Seconds now, bool relaunch) {

@@ -201,6 +201,10 @@ class Controller {
   // A job's attempt ended in the store (requeued when `state` is kPending): the memory follows.
   Status apply_end(JobId id, JobState state, Seconds now);
   Job core_job(const StoredJob& job) const;
+  // The request the core places for a stored one: with an allocator that places only boxes on a
+  // mesh/torus, a count that no box holds is rounded up to the smallest box that does, as
+  // `trellis sim` does (sched/request_shaping.h: pad_to_box). The store keeps the count asked.
+  Request placed_request(const Request& asked) const;
   bool is_admin(const Caller& caller) const;
   bool is_agent(const Caller& caller) const;
   v1::LaunchRequest launch_request(const StoredJob& job, int attempt,
@@ -232,6 +236,8 @@ class Controller {
   AgentLink& agents_;
   Machine machine_;
   std::unique_ptr<Allocator> allocator_;
+  std::string allocator_name_;
+  bool pads_counts_ = false;  // the allocator places only boxes (see placed_request())
   std::unique_ptr<QueuePolicy> policy_;
   std::unique_ptr<SchedulingCore> core_;
   BatchCore* batch_ = nullptr;  // core_ with a queue policy

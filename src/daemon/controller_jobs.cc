@@ -34,7 +34,12 @@ Result<JobId> Controller::submit(const v1::JobSpec& spec, const Caller& caller, 
     return fail("gang policy '" + config_.controller.policy +
                 "' runs jobs on partitions along the node order, not on boxes: ask for a node "
                 "count (--nodes) instead of a shape");
-  if (Status fits = allocator_->check(job.request); !fits) return fits.error();
+  if (pads_counts_ && job.request.mode == PlacementMode::kNonContiguous)
+    return fail("mode any: the cluster's allocator '" + allocator_name_ +
+                "' places every job as one box, so it cannot give a job scattered nodes; leave "
+                "--mode unset (a count no box holds is rounded up to the smallest box that does) "
+                "or ask for --shape");
+  if (Status fits = allocator_->check(placed_request(job.request)); !fits) return fits.error();
   job.uid = caller.uid;
   job.gid = caller.gid;
   job.user = user_name(caller.uid);

@@ -42,7 +42,6 @@ v1::SubmitRequest node_echo_job(int nodes, const std::string& out_dir) {
   spec.add_argv("-c");
   spec.add_argv("echo $TRELLIS_NODEID");
   spec.set_cwd("/tmp");
-  spec.set_mode("any");
   spec.set_output(out_dir + "/%j");
   return request;
 }
