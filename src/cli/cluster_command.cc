@@ -7,9 +7,14 @@
 //   DIR/munge/           munged's key, socket, pid and log
 //   DIR/trellisd.{pid,log,port} (DIR/trellisd-C.* for controllers C = 1, 2, ...),
 //   DIR/agent-K.{pid,log} and DIR/agent-K/ (its state)
+//   DIR/agent-K.json     how agent K was started (its arguments and network namespace), for
+//                        `cluster start-agent` to start it again as it was
+//   DIR/network.json     with --netns: the bridge and namespaces the agents live in
+//                        (daemon/host_network.h), removed by `down`
 //
 // `down` stops exactly the processes whose pids `up` recorded (checking each pid still runs the
 // program it started, so a reused pid is never signalled).
+#include <arpa/inet.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -26,12 +31,15 @@
 #include <thread>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "cli/alloc_report.h"
 #include "cli/commands.h"
 #include "cli/live_client.h"
 #include "core/hostlist.h"
 #include "daemon/config.h"
 #include "daemon/detached_process.h"
+#include "daemon/host_network.h"
 #include "daemon/munge_daemon.h"
 #include "daemon/process.h"
 #include "topology/machine.h"
@@ -49,20 +57,24 @@ int failure(const std::string& message) {
 
 // The daemons live next to the trellis binary (the build tree, or the install's bin/).
 
-// A free TCP port on the loopback interface, as the kernel hands one out.
-Result<int> free_port() {
+// A free TCP port on the IPv4 address `host` (the loopback interface by default), as the kernel
+// hands one out.
+Result<int> free_port(const std::string& host = "127.0.0.1") {
   int fd = socket(AF_INET, SOCK_STREAM, 0);
   if (fd < 0) return fail(Error::Code::kUnavailable, "cannot open a socket");
   sockaddr_in address{};
   address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (inet_pton(AF_INET, host.c_str(), &address.sin_addr) != 1) {
+    close(fd);
+    return fail("not an IPv4 address: " + host);
+  }
   socklen_t length = sizeof address;
   int port = 0;
   if (bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0 &&
       getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0)
     port = ntohs(address.sin_port);
   close(fd);
-  if (port == 0) return fail(Error::Code::kUnavailable, "no free port on 127.0.0.1");
+  if (port == 0) return fail(Error::Code::kUnavailable, "no free port on " + host);
   return port;
 }
 
@@ -170,7 +182,50 @@ struct UpArgs {
   std::string deadlock = "report";
   bool freeze_with_signals = false;
   bool no_idle_detection = false;
+  bool netns = false;  // each agent in a network namespace of its own (daemon/host_network.h)
 };
+
+// How agent K is started: its arguments, and the network namespace it enters ("" = none).
+struct AgentLaunch {
+  std::vector<std::string> argv;
+  std::string netns;
+};
+
+fs::path agent_launch_file(const fs::path& dir, int k) {
+  return dir / ("agent-" + std::to_string(k) + ".json");
+}
+
+Status save_agent_launch(const fs::path& dir, int k, const AgentLaunch& launch) {
+  nlohmann::json out = {{"argv", launch.argv}, {"netns", launch.netns}};
+  std::ofstream stream(agent_launch_file(dir, k), std::ios::trunc);
+  stream << out.dump(2) << "\n";
+  if (!stream)
+    return fail(Error::Code::kUnavailable, "cannot write " + agent_launch_file(dir, k).string());
+  return Ok{};
+}
+
+Result<AgentLaunch> load_agent_launch(const fs::path& dir, int k) {
+  std::ifstream in(agent_launch_file(dir, k));
+  if (!in)
+    return fail(Error::Code::kNotFound, "no agent " + std::to_string(k) + " in " + dir.string() +
+                                            " (no " + agent_launch_file(dir, k).string() + ")");
+  nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+  if (!j.is_object() || !j["argv"].is_array() || j["argv"].empty() || !j["netns"].is_string())
+    return fail(agent_launch_file(dir, k).string() + ": not an agent's launch (argv, netns)");
+  AgentLaunch launch;
+  for (const nlohmann::json& arg : j["argv"]) {
+    if (!arg.is_string()) return fail(agent_launch_file(dir, k).string() + ": argv: not text");
+    launch.argv.push_back(arg.get<std::string>());
+  }
+  launch.netns = j["netns"].get<std::string>();
+  return launch;
+}
+
+// Starts agent K as its launch file says, logging to DIR/agent-K.log and recording its pid.
+Result<pid_t> start_agent(const fs::path& dir, int k, const AgentLaunch& launch) {
+  return start_detached(launch.argv, (dir / ("agent-" + std::to_string(k) + ".log")).string(),
+                        (dir / ("agent-" + std::to_string(k) + ".pid")).string(), launch.netns);
+}
 
 int run_down(const std::string& dir_arg);
 
@@ -194,9 +249,34 @@ int run_up(const UpArgs& args) {
     return failure("a cluster already runs in " + dir.string() + " (trellis cluster down --dir " +
                    dir.string() + ")");
 
+  // Separate hosts: the agents each in a namespace of their own, the controllers on the bridge.
+  std::string controller_host = "127.0.0.1";
+  std::optional<HostNetwork> network;
+  if (args.netns) {
+    if (args.agents > HostNetwork::kMaxHosts)
+      return usage_error(fail("--agents " + std::to_string(args.agents) +
+                              " with --netns: at most " + std::to_string(HostNetwork::kMaxHosts)));
+    if (Status ok = HostNetwork::available(); !ok) return failure("--netns: " + ok.error().message);
+    Result<HostNetwork> made = HostNetwork::create(args.agents);
+    if (!made) return failure("--netns: " + made.error().message);
+    network = std::move(*made);
+    if (Status saved = network->save((dir / "network.json").string()); !saved) {
+      (void)network->remove();
+      return failure(saved.error().message);
+    }
+    controller_host = network->bridge_address();
+  }
+
   Result<MungeDaemon> munge =
       MungeDaemon::start((dir / "munge").string(), MungeDaemon::Mode::kDetached);
-  if (!munge) return failure(munge.error().message);
+  // Before the config is written (`down` needs it), a failure undoes what was made by hand.
+  auto undo_early = [&](const std::string& message) {
+    (void)MungeDaemon::stop((dir / "munge").string());
+    if (network) (void)network->remove();
+    fs::remove(dir / "network.json");
+    return failure(message);
+  };
+  if (!munge) return undo_early(munge.error().message);
 
   // Controller C listens on its own port and writes DIR/trellisd[-C].{pid,log,port}.
   auto controller_file = [&](int c, const std::string& extension) {
@@ -204,9 +284,9 @@ int run_up(const UpArgs& args) {
   };
   std::vector<std::string> addresses;
   for (int c = 0; c < args.controllers; ++c) {
-    Result<int> port = free_port();
-    if (!port) return failure(port.error().message);
-    addresses.push_back("127.0.0.1:" + std::to_string(*port));
+    Result<int> port = free_port(controller_host);
+    if (!port) return undo_early(port.error().message);
+    addresses.push_back(controller_host + ":" + std::to_string(*port));
   }
   ClusterConfig config;
   config.machine = machine->spec();
@@ -228,7 +308,7 @@ int run_up(const UpArgs& args) {
   // The config is checked by the parser the daemons use, before anything starts.
   std::string text = format_cluster_config(config);
   if (Result<ClusterConfig> again = parse_cluster_config(text, "trellis.toml"); !again)
-    return failure(again.error().message);
+    return undo_early(again.error().message);
   const fs::path conf = dir / "trellis.toml";
   std::ofstream(conf) << text;
   // From here on a failure stops what was started (daemons and munged), as `cluster down` does,
@@ -280,9 +360,15 @@ int run_up(const UpArgs& args) {
                                         "--port-file",
                                         (state / "port").string()};
     if (args.freeze_with_signals) command.push_back("--freeze-with-signals");
-    Result<pid_t> agent =
-        start_detached(command, (dir / ("agent-" + std::to_string(k) + ".log")).string(),
-                       (dir / ("agent-" + std::to_string(k) + ".pid")).string());
+    AgentLaunch launch{command, ""};
+    if (network) {
+      const HostNetwork::Host& host = network->hosts()[static_cast<size_t>(k)];
+      launch.argv.insert(launch.argv.end(), {"--listen", host.address + ":0"});
+      launch.netns = host.namespace_path();
+    }
+    if (Status saved = save_agent_launch(dir, k, launch); !saved)
+      return failed_after_start(saved.error().message);
+    Result<pid_t> agent = start_agent(dir, k, launch);
     if (!agent) return failed_after_start(agent.error().message);
     agents.push_back(*agent);
   }
@@ -315,7 +401,12 @@ int run_up(const UpArgs& args) {
   std::cout << "cluster up: " << machine->spec() << " (" << n << " nodes, " << args.agents
             << (args.agents == 1 ? " agent" : " agents") << "), "
             << (args.controllers == 1 ? "controller " : "controllers ") << controller_list
-            << ", policy " << args.policy << "\n"
+            << ", policy " << args.policy
+            << (network
+                    ? ", agents on separate hosts " + network->hosts().front().address +
+                          " and on, bridge " + network->bridge() + " " + network->bridge_address()
+                    : std::string())
+            << "\n"
             << "  export TRELLIS_CONF=" << conf.string() << "\n";
   return kExitOk;
 }
@@ -354,9 +445,35 @@ int run_down(const std::string& dir_arg) {
   stop_processes(pid_files(dir, "agent-"), "trellis-agent", dir, std::chrono::seconds(5));
   stop_processes(pid_files(dir, "trellisd"), "trellisd", dir, std::chrono::seconds(5));
   kill_leftover_tasks(dir);
+  if (fs::exists(dir / "network.json")) {
+    Result<HostNetwork> network = HostNetwork::load((dir / "network.json").string());
+    if (!network) return failure(network.error().message);
+    if (Status removed = network->remove(); !removed) return failure(removed.error().message);
+    fs::remove(dir / "network.json");
+  }
   if (Status ok = MungeDaemon::stop((dir / "munge").string()); !ok)
     return failure(ok.error().message);
   std::cout << "cluster down: " << dir.string() << "\n";
+  return kExitOk;
+}
+
+// Starts agent K of the cluster in `dir_arg` again, as `up` started it (same arguments, state
+// directory and network namespace): after it was killed, or to try a restart by hand.
+int run_start_agent(const std::string& dir_arg, int k) {
+  fs::path dir = fs::absolute(dir_arg);
+  if (!fs::exists(dir / "trellis.toml"))
+    return usage_error(fail(Error::Code::kNotFound, "no cluster in " + dir.string()));
+  Result<AgentLaunch> launch = load_agent_launch(dir, k);
+  if (!launch) return usage_error(launch.error());
+  fs::path pid_file = dir / ("agent-" + std::to_string(k) + ".pid");
+  if (auto pid = read_pid(pid_file);
+      pid && process_running(*pid) &&
+      process_command_line(*pid).find(dir.string()) != std::string::npos)
+    return failure("agent " + std::to_string(k) + " runs already (pid " + std::to_string(*pid) +
+                   ")");
+  Result<pid_t> agent = start_agent(dir, k, *launch);
+  if (!agent) return failure(agent.error().message);
+  std::cout << "agent " << k << " started, pid " << *agent << "\n";
   return kExitOk;
 }
 
@@ -431,6 +548,9 @@ void add_cluster_command(CLI::App& app, int& status) {
               "Agents freeze jobs with SIGSTOP/SIGCONT even where a freezer cgroup works");
   u->add_option("--kill-grace", up->kill_grace, "Seconds from SIGTERM to SIGKILL (default 2)")
       ->check(CLI::Range(0.0, 3600.0));
+  u->add_flag("--netns", up->netns,
+              "Each agent on a host of its own: a network namespace with its own address on a "
+              "private bridge, the controllers on the bridge (root; removed by `down`)");
   u->callback([up, &status] { status = run_up(*up); });
 
   auto down_dir = std::make_shared<std::string>();
@@ -442,6 +562,17 @@ void add_cluster_command(CLI::App& app, int& status) {
   CLI::App* s = cluster->add_subcommand("status", "Which of a cluster's processes run");
   s->add_option("--dir", *status_dir, "The cluster's directory")->required();
   s->callback([status_dir, &status] { status = run_status(*status_dir); });
+
+  auto start_agent_args = std::make_shared<std::pair<std::string, int>>("", 0);
+  CLI::App* sa = cluster->add_subcommand(
+      "start-agent", "Start agent K again as `up` started it (after it was killed or stopped)");
+  sa->add_option("--dir", start_agent_args->first, "The cluster's directory")->required();
+  sa->add_option("agent", start_agent_args->second, "The agent's number K (agent-K.log)")
+      ->required()
+      ->check(CLI::NonNegativeNumber);
+  sa->callback([start_agent_args, &status] {
+    status = run_start_agent(start_agent_args->first, start_agent_args->second);
+  });
 
   add_live_demo_command(*cluster, status);
 }
