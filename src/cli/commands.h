@@ -40,6 +40,8 @@ void add_bench_controllers_command(CLI::App& app, int& status);
 void add_bench_chaos_command(CLI::App& app, int& status);
 // Adds `bench gang-live` to the bench family.
 void add_bench_gang_live_command(CLI::App& app, int& status);
+// Adds `bench scale` to the bench family.
+void add_bench_scale_command(CLI::App& app, int& status);
 // The path of another program installed beside the running one (trellis-agent, trellisd).
 std::string sibling_binary(const std::string& name);
 

@@ -69,6 +69,7 @@ int main(int argc, char** argv) {
   trellis::cli::add_cluster_command(app, status);
   trellis::cli::add_bench_live_command(app, status);
   trellis::cli::add_bench_gang_live_command(app, status);
+  trellis::cli::add_bench_scale_command(app, status);
   trellis::cli::add_bench_controllers_command(app, status);
   trellis::cli::add_bench_chaos_command(app, status);
   try {

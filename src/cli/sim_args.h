@@ -42,6 +42,7 @@ struct SimArgs {
   bool no_kill = false;                      // let jobs run past their requested time
   std::string runtime_model = "trace";       // sim/runtime_model.h
   std::vector<std::string> runtime_options;  // key=value[,key=value...]
+  long max_job_test = 0;  // queued jobs a pass looks at (BatchOptions::max_job_test); 0 = all
 };
 
 // Adds the options of `trellis sim` to `cmd`, bound to `args`.

@@ -253,6 +253,7 @@ int run_sim(const SimArgs& args) {
   options.record_placements = !args.metrics_only;
   options.kill_at_time_limit = !args.no_kill;
   options.runtime_model = runtime_model->get();
+  options.max_job_test = static_cast<size_t>(args.max_job_test);
   bool terminal = isatty(STDERR_FILENO) && !args.quiet;
   if (terminal) options.progress = draw_progress;
   if (!args.quiet)
@@ -273,7 +274,8 @@ int run_sim(const SimArgs& args) {
                {"procs_per_node", args.procs_per_node},
                {"skipped_records", workload->skipped},
                {"kill_at_time_limit", !args.no_kill},
-               {"runtime_model", args.runtime_model}};
+               {"runtime_model", args.runtime_model},
+               {"max_job_test", args.max_job_test}};
   if (!args.runtime_options.empty()) run.about["runtime_options"] = args.runtime_options;
   if (workload->unix_start_time) run.about["unix_start_time"] = *workload->unix_start_time;
   std::ostringstream line;
@@ -376,6 +378,12 @@ void add_sim_options(CLI::App& cmd, SimArgs& args) {
   cmd.add_flag("--shape-requests", args.shaped,
                "Turn node counts into cube-like boxes (for contiguous allocation by shape; mesh/"
                "torus only)");
+  cmd.add_option("--max-job-test", args.max_job_test,
+                 "Queue policies: look at no more than this many queued jobs, from the head, in "
+                 "each pass (as Slurm's bf_max_job_test), so that a pass costs the same however "
+                 "deep the queue; 0 (the default) looks at every job. trellisd bounds its passes "
+                 "([controller] max_job_test, 500 by default): give the same number to predict it")
+      ->check(CLI::NonNegativeNumber);
   cmd.add_flag("--exact", args.exact,
                "With an allocator that places only boxes (contiguous), reject a count that no box "
                "holds exactly; by default it gets the smallest box of larger volume that fits the "

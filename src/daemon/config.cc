@@ -143,7 +143,7 @@ Result<ClusterConfig> parse_cluster_config(std::string_view text, std::string_vi
   TRELLIS_TRY(controller.no_unknown_keys(
       {"listen", "port_file", "policy", "allocator", "heartbeat_interval", "heartbeat_misses",
        "node_failure", "default_time_limit", "max_time_limit", "kill_grace", "admins",
-       "scheduler_lease", "slice", "switch_fanout", "deadlock", "idle_detection"}));
+       "scheduler_lease", "slice", "switch_fanout", "deadlock", "idle_detection", "max_job_test"}));
   TRELLIS_TRY(controller.string("listen", c.listen));
   TRELLIS_TRY(controller.string("port_file", c.port_file));
   TRELLIS_TRY(controller.string("policy", c.policy));
@@ -173,6 +173,7 @@ Result<ClusterConfig> parse_cluster_config(std::string_view text, std::string_vi
     return controller.wrong("deadlock", "\"report\" or \"kill\", found \"" + deadlock + "\"");
   c.kill_deadlocked = deadlock == "kill";
   TRELLIS_TRY(controller.boolean("idle_detection", c.idle_detection));
+  TRELLIS_TRY(controller.integer("max_job_test", c.max_job_test, 0));
   if (config.controllers.empty()) config.controllers.push_back(c.listen);
   return config;
 }
@@ -212,7 +213,8 @@ std::string format_cluster_config(const ClusterConfig& config) {
                                  {"slice", c.slice},
                                  {"switch_fanout", c.switch_fanout},
                                  {"deadlock", c.kill_deadlocked ? "kill" : "report"},
-                                 {"idle_detection", c.idle_detection}}},
+                                 {"idle_detection", c.idle_detection},
+                                 {"max_job_test", c.max_job_test}}},
   };
   std::ostringstream out;
   out << "# Trellis cluster config (see trellisd --help)\n" << root << "\n";

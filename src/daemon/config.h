@@ -29,6 +29,9 @@
 //                                        # (its reason says so) or "kill"ed (it fails)
 //   idle_detection = true                # gang policies: a job whose processes all wait for
 //                                        # input gives its slots up until one of them wakes
+//   max_job_test = 500                   # queue policies: queued jobs a pass looks at, from the
+//                                        # head (Slurm's bf_max_job_test), so that a pass costs
+//                                        # the same however deep the queue; 0 = all of them
 #pragma once
 
 #include <string>
@@ -59,6 +62,7 @@ struct ControllerSettings {
   int switch_fanout = 16;
   bool kill_deadlocked = false;
   bool idle_detection = true;
+  int max_job_test = 500;
 };
 
 struct ClusterConfig {

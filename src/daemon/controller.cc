@@ -67,7 +67,9 @@ Result<std::unique_ptr<Controller>> Controller::open(const ClusterConfig& config
         PolicyRegistry::builtin().create(config.controller.policy, m);
     if (!policy) return fail("[controller] policy: " + policy.error().message);
     c->policy_ = std::move(*policy);
-    auto batch = std::make_unique<BatchCore>(c->machine_, *c->allocator_, *c->policy_);
+    auto batch = std::make_unique<BatchCore>(
+        c->machine_, *c->allocator_, *c->policy_,
+        BatchOptions{.max_job_test = static_cast<size_t>(config.controller.max_job_test)});
     c->batch_ = batch.get();
     c->core_ = std::move(batch);
   }
@@ -291,6 +293,7 @@ Result<bool> Controller::replay(const StoredEvent& event, const std::map<JobId, 
     // It joins the queue now, when this scheduler learns of it, as a job submitted here does.
     if (!core_->submit(core_job(*job), now)) return false;
     pending_[id] = *job;
+    queued_since_pass_.push_back(id);
     pass_wanted_ = true;
     return true;
   }

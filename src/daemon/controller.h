@@ -246,9 +246,12 @@ class Controller {
   std::map<JobId, LiveJob> running_;
   std::map<JobId, StoredJob> pending_;  // the stored rows of the core's queue (for launches)
   std::map<JobId, PendingNote> notes_;  // the last note committed for each pending job
-  std::vector<std::string> agent_of_;   // node id -> address of its agent ("" = none yet)
-  std::vector<Seconds> last_seen_;      // node id -> last heartbeat (this controller's clock)
-  Seconds last_tick_ = 0;               // when tick() last ran (0: never)
+  // Jobs that joined the core's queue since the last pass's notes (pending_notes() notes those
+  // behind the head that passes look at once, then leaves them until they reach it).
+  std::vector<JobId> queued_since_pass_;
+  std::vector<std::string> agent_of_;  // node id -> address of its agent ("" = none yet)
+  std::vector<Seconds> last_seen_;     // node id -> last heartbeat (this controller's clock)
+  Seconds last_tick_ = 0;              // when tick() last ran (0: never)
   std::vector<bool> up_;
   std::vector<bool> drained_;
   bool pass_wanted_ = true;

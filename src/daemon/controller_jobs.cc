@@ -59,6 +59,7 @@ Result<JobId> Controller::submit(const v1::JobSpec& spec, const Caller& caller, 
     return fail(Error::Code::kInternal,
                 "queueing job " + std::to_string(job.id) + ": " + queued.error().message);
   }
+  queued_since_pass_.push_back(job.id);
   pending_[job.id] = std::move(job);
   return *id;
 }
@@ -198,6 +199,7 @@ Status Controller::apply_end(JobId id, JobState state, Seconds now) {
     Result<StoredJob> again = store_.job(id);
     if (!again) return again.error();
     (void)core_->submit(core_job(*again), now);
+    queued_since_pass_.push_back(id);
     pending_[id] = std::move(*again);
   }
   return Ok{};

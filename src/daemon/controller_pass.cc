@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 
 #include "core/hostlist.h"
 #include "daemon/controller.h"
@@ -114,8 +115,13 @@ std::vector<PendingNote> Controller::pending_notes(Seconds now) {
     return changed;
   }
   bool first = true;
-  // Called at every pass over the whole queue: a note is built only when it changed.
-  for (const Job* job : batch_->queue()) {
+  // Called at every pass over the head of the queue that the pass looked at (max_job_test), so
+  // that a deep queue costs no more than a shallow one; a note is built only when it changed. A
+  // job behind the head waits for its turn: noted once, when it joins the queue, below.
+  const std::vector<const Job*>& queue = batch_->queue();
+  const size_t tested = batch_->jobs_tested();
+  for (size_t i = 0; i < tested; ++i) {
+    const Job* job = queue[i];
     std::string_view reason = first ? "Resources" : "Priority";
     std::string shaped;
     if (first && job->request.has_shape()) {
@@ -128,6 +134,12 @@ std::vector<PendingNote> Controller::pending_notes(Seconds now) {
       expected_start = std::max(now, p->second);
     note(job->id, reason, expected_start);
   }
+  std::set<JobId> head;
+  if (!queued_since_pass_.empty())
+    for (size_t i = 0; i < tested; ++i) head.insert(queue[i]->id);
+  for (JobId id : queued_since_pass_)
+    if (pending_.count(id) && !head.count(id)) note(id, "Priority", 0);
+  queued_since_pass_.clear();
   return changed;
 }
 

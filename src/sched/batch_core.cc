@@ -5,10 +5,12 @@
 
 namespace trellis {
 
-BatchCore::BatchCore(const Machine& machine, const Allocator& allocator, const QueuePolicy& policy)
+BatchCore::BatchCore(const Machine& machine, const Allocator& allocator, const QueuePolicy& policy,
+                     BatchOptions options)
     : machine_(machine),
       allocator_(allocator),
       policy_(policy),
+      options_(options),
       free_(NodeSet::all(machine.node_count())),
       down_(machine.node_count()) {}
 
@@ -108,11 +110,16 @@ Status BatchCore::busy(JobId job, Seconds /*now*/) {
 
 const PassResult& BatchCore::pass(Seconds now) {
   last_pass_ = now;
-  Schedule decided = policy_.schedule({now, queue_, running_, free_, reservations_}, allocator_);
+  // Only the head of the queue is shown to the policy (BatchOptions::max_job_test); every job it
+  // starts is in that head, so the rest of the queue is touched only to close the gaps.
+  const size_t tested = jobs_tested();
+  Schedule decided = policy_.schedule(
+      {now, std::span<const Job* const>(queue_.data(), tested), running_, free_, reservations_},
+      allocator_);
   result_.now = now;
   result_.decisions.clear();
   if (!decided.starts.empty()) {
-    started_.assign(queue_.size(), false);
+    started_.assign(tested, false);
     for (StartDecision& d : decided.starts) {
       const Job& job = *queue_[d.queue_index];
       started_[d.queue_index] = true;
@@ -123,9 +130,10 @@ const PassResult& BatchCore::pass(Seconds now) {
           {CoreDecision::Kind::kStart, job.id, std::move(d.placement.nodes), d.placement.box});
     }
     size_t kept = 0;
-    for (size_t i = 0; i < queue_.size(); ++i)
+    for (size_t i = 0; i < tested; ++i)
       if (!started_[i]) queue_[kept++] = queue_[i];
-    queue_.resize(kept);
+    queue_.erase(queue_.begin() + static_cast<long>(kept),
+                 queue_.begin() + static_cast<long>(tested));
   }
   reservations_ = std::move(decided.reservations);
   return result_;

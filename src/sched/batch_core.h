@@ -4,12 +4,18 @@
 // what it decides: started jobs leave the queue and take their nodes, the reservations are kept
 // for the next pass.
 //
+// A pass shows the policy at most `max_job_test` jobs from the head of the queue (Slurm's
+// bf_max_job_test): the pass's cost is then bounded however deep the queue grows; the jobs behind
+// neither start nor hold reservations until they move up. 0 shows the policy every queued job
+// (the textbook policies, `trellis sim`'s default); trellisd's default bounds it (daemon/config.h).
+//
 //   BatchCore core(machine, allocator, policy);
 //   core.submit(job, 0);
 //   for (const CoreDecision& d : core.pass(0).decisions) launch(d.job, d.nodes);
 //   core.ended(job.id, 600);
 #pragma once
 
+#include <algorithm>
 #include <deque>
 #include <limits>
 #include <memory>
@@ -20,10 +26,15 @@
 
 namespace trellis {
 
+struct BatchOptions {
+  size_t max_job_test = 0;  // queued jobs a pass looks at, from the head; 0 = all
+};
+
 class BatchCore final : public SchedulingCore {
  public:
   // The allocator and policy must outlive the core.
-  BatchCore(const Machine& machine, const Allocator& allocator, const QueuePolicy& policy);
+  BatchCore(const Machine& machine, const Allocator& allocator, const QueuePolicy& policy,
+            BatchOptions options = {});
 
   Status submit(const Job& job, Seconds now) override;
   Status ended(JobId job, Seconds now) override;
@@ -41,6 +52,11 @@ class BatchCore final : public SchedulingCore {
 
   // Read-only views, for observers (metrics, tests).
   const std::vector<const Job*>& queue() const { return queue_; }
+  // How many jobs from the head of the queue a pass looks at (BatchOptions::max_job_test).
+  size_t jobs_tested() const {
+    return options_.max_job_test == 0 ? queue_.size()
+                                      : std::min(queue_.size(), options_.max_job_test);
+  }
   const std::vector<RunningJob>& running() const { return running_; }
   const NodeSet& free() const { return free_; }
   // The queued or running job `id`, or nullptr.
@@ -66,6 +82,7 @@ class BatchCore final : public SchedulingCore {
   const Machine& machine_;
   const Allocator& allocator_;
   const QueuePolicy& policy_;
+  BatchOptions options_;
   // Every job in the core, each copied once into a slot of job_store_: a deque never moves its
   // elements, so the pointers in queue_ and jobs_ stay valid, and the slot of an ended job is
   // reused (assigning a Job over an old one reuses its strings: no allocation per job). The

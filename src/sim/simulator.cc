@@ -239,7 +239,10 @@ SimResult simulate(const Machine& machine, const Allocator& allocator, const Que
 
   BatchJobs model(machine, allocator, options, arrivals, result);
   EventLoopOptions<BatchCore> loop;
-  loop.make_core = [&] { return std::make_unique<BatchCore>(machine, timed, policy); };
+  loop.make_core = [&] {
+    return std::make_unique<BatchCore>(machine, timed, policy,
+                                       BatchOptions{.max_job_test = options.max_job_test});
+  };
   loop.on_pass = options.on_pass;
   loop.restart_after_pass = options.restart_after_pass;
   EventLoopStats stats = run_event_loop<BatchCore>(arrivals, model, loop);

@@ -51,6 +51,9 @@ struct SimOptions {
   // What placement does to run times (sim/runtime_model.h); not owned, used by one run at a time.
   // nullptr: run times as recorded, like the `trace` model.
   RuntimeModel* runtime_model = nullptr;
+  // Queued jobs a pass looks at, from the head (BatchOptions::max_job_test); 0 = all. trellisd
+  // bounds its passes by default: give its `max_job_test` to predict it exactly.
+  size_t max_job_test = 0;
 };
 
 struct JobRecord {

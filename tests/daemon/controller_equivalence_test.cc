@@ -59,15 +59,20 @@ struct Outcome {
   friend bool operator==(const Outcome&, const Outcome&) = default;
 };
 
+// With `schedule`, also gives the simulator's schedule (job id -> outcome), so that a caller can
+// compare settings.
 void expect_same_schedule(const std::string& machine_spec, const std::string& allocator_name,
-                          const std::string& policy_name, std::vector<Job> jobs) {
-  SCOPED_TRACE(machine_spec + " " + allocator_name + " " + policy_name);
+                          const std::string& policy_name, std::vector<Job> jobs,
+                          size_t max_job_test = 0, std::map<JobId, Outcome>* schedule = nullptr) {
+  SCOPED_TRACE(machine_spec + " " + allocator_name + " " + policy_name +
+               " max_job_test=" + std::to_string(max_job_test));
   Machine machine = *Machine::parse(machine_spec);
   auto allocator = AllocatorRegistry::builtin().create(allocator_name, machine);
   auto policy = PolicyRegistry::builtin().create(policy_name, machine);
   ASSERT_TRUE(allocator && policy);
   SimOptions options;
   options.record_placements = true;
+  options.max_job_test = max_job_test;
   // As `trellis sim` takes them: with an allocator that places only boxes, a count that no box
   // holds is rounded up to the smallest box that does. The daemon is given the counts asked.
   std::vector<Job> placed = jobs;
@@ -94,6 +99,7 @@ void expect_same_schedule(const std::string& machine_spec, const std::string& al
   config.controller.policy = policy_name;
   config.controller.allocator = allocator_name;
   config.controller.heartbeat_interval = 1e9;  // the fake agents never miss one
+  config.controller.max_job_test = static_cast<int>(max_job_test);
   auto store = open_store(config.store);
   ASSERT_TRUE(store) << store.error().message;
   VirtualAgents agents;
@@ -178,6 +184,7 @@ void expect_same_schedule(const std::string& machine_spec, const std::string& al
   }
   EXPECT_EQ(compared, static_cast<int>(jobs.size()) - rejected);
   std::filesystem::remove_all(dir);
+  if (schedule) *schedule = expected;
 }
 
 TEST(ControllerEquivalence, LublinTraceThroughTheDaemonPathMatchesTheSimulator) {
@@ -186,6 +193,23 @@ TEST(ControllerEquivalence, LublinTraceThroughTheDaemonPathMatchesTheSimulator) 
   workload->jobs.resize(400);
   expect_same_schedule("torus:16x16", "contiguous", "easy", workload->jobs);
   expect_same_schedule("torus:16x16", "linear-bestfit-hilbert", "conservative", workload->jobs);
+}
+
+// trellisd bounds each pass to the head of its queue (max_job_test, as Slurm's bf_max_job_test);
+// the simulator given the same bound decides the same. The Lublin trace queues up to 222 jobs
+// under conservative backfilling, so a bound of 8 changes the schedule (checked, so that the
+// comparison is not of two unbounded runs).
+TEST(ControllerEquivalence, ABoundedPassDecidesAsTheSimulatorWithTheSameBound) {
+  auto workload = load_workload(TRELLIS_SOURCE_DIR "/data/workloads/lublin_256.swf");
+  ASSERT_TRUE(workload);
+  workload->jobs.resize(400);
+  std::map<JobId, Outcome> bounded, unbounded;
+  expect_same_schedule("torus:16x16", "linear-bestfit-hilbert", "conservative", workload->jobs, 8,
+                       &bounded);
+  expect_same_schedule("torus:16x16", "linear-bestfit-hilbert", "conservative", workload->jobs, 0,
+                       &unbounded);
+  ASSERT_FALSE(bounded.empty());
+  EXPECT_NE(bounded, unbounded) << "a bound of 8 should change this schedule";
 }
 
 TEST(ControllerEquivalence, NasaTraceOnAFlatMachine) {
