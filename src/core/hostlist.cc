@@ -1,5 +1,6 @@
 #include "core/hostlist.h"
 
+#include <algorithm>
 #include <charconv>
 #include <optional>
 #include <vector>
@@ -25,6 +26,42 @@ std::string format_hostlist(const NodeSet& nodes, std::string_view prefix) {
     if (runs[i].second != runs[i].first) out += '-' + std::to_string(runs[i].second);
   }
   out += ']';
+  return out;
+}
+
+std::string format_names(const std::vector<std::string>& names) {
+  std::vector<std::string> prefixes;
+  std::vector<std::vector<int>> numbers;
+  std::vector<std::string> others;
+  for (const std::string& name : names) {
+    size_t digits = name.size();
+    while (digits > 0 && name[digits - 1] >= '0' && name[digits - 1] <= '9') --digits;
+    int number = -1;
+    bool plain = digits < name.size() && name.size() - digits <= 9 &&
+                 (name[digits] != '0' || digits + 1 == name.size());
+    if (plain) std::from_chars(name.data() + digits, name.data() + name.size(), number);
+    if (number < 0 || number >= (1 << 24)) {  // not a node number this format merges
+      others.push_back(name);
+      continue;
+    }
+    std::string prefix = name.substr(0, digits);
+    size_t at = 0;
+    while (at < prefixes.size() && prefixes[at] != prefix) ++at;
+    if (at == prefixes.size()) {
+      prefixes.push_back(prefix);
+      numbers.emplace_back();
+    }
+    numbers[at].push_back(number);
+  }
+  std::string out;
+  for (size_t p = 0; p < prefixes.size(); ++p) {
+    std::vector<int>& ids = numbers[p];
+    NodeSet set(*std::max_element(ids.begin(), ids.end()) + 1);
+    for (int id : ids) set.set(id);
+    if (!out.empty()) out += ',';
+    out += format_hostlist(set, prefixes[p]);
+  }
+  for (const std::string& name : others) out += (out.empty() ? "" : ",") + name;
   return out;
 }
 

@@ -7,6 +7,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/node_set.h"
 #include "core/result.h"
@@ -15,6 +16,11 @@ namespace trellis {
 
 // "n[0-3,12]" for {0,1,2,3,12}; "n5" for {5}; "" for the empty set.
 std::string format_hostlist(const NodeSet& nodes, std::string_view prefix = "n");
+
+// Any node names as one hostlist: names that are a prefix and a number without leading zeros are
+// merged per prefix into ranges, others listed as they are, all in first-seen order of prefix:
+// {"n0", "n1", "n2", "n7", "login"} gives "n[0-2,7],login".
+std::string format_names(const std::vector<std::string>& names);
 
 // Parses a hostlist into a set over `size` nodes. Ids must be < size. The empty string is the
 // empty set.
