@@ -2,6 +2,8 @@
 
 #include <sstream>
 
+#include "core/id_ranges.h"
+
 namespace trellis::bench {
 
 void EventLogAudit::problem(std::string what) {
@@ -40,12 +42,17 @@ Result<EventLogAudit> audit_event_log(StateStore& store) {
         }
         audit.last_attempt[e.job] = attempt;
         state[e.job] = "R";
-        std::stringstream ids(e.detail.substr(e.detail.find(": ") + 2));
-        for (std::string n; std::getline(ids, n, ',');) {
-          NodeId node = std::stoi(n);
+        // The nodes as id ranges ("0-3,7"; logs before schema 4 listed every id, "0,1,2,3,7").
+        Result<std::vector<int>> ids = parse_id_ranges(e.detail.substr(e.detail.find(": ") + 2));
+        if (!ids) {
+          ++audit.bad_transitions;
+          audit.problem(id + "'s start names its nodes badly: " + ids.error().message);
+          continue;
+        }
+        for (NodeId node : *ids) {
           if (auto h = holder.find(node); h != holder.end()) {
             ++audit.double_allocations;
-            audit.problem("node " + n + " given to " + id + " while job " +
+            audit.problem("node " + std::to_string(node) + " given to " + id + " while job " +
                           std::to_string(h->second) + " holds it");
           }
           holder[node] = e.job;

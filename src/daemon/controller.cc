@@ -244,14 +244,15 @@ Status Controller::sync(Seconds now) {
     synced_version_ = -1;  // another controller schedules; this one keeps no memory of jobs
     return Ok{};
   }
-  Result<StoreHead> head = store_.head();
-  if (!head) return head.error();
-  if (head->version == synced_version_ && head->last_event == synced_event_) return Ok{};
-  // Catching up: every event after the memory's, this controller's own included (already in
-  // memory, so replaying them changes nothing). A long way behind, reading everything is faster.
+  // Where the store is, with the events after the memory's, in one read: catching up replays
+  // every one, this controller's own included (already in memory, so replaying them changes
+  // nothing). A long way behind, reading everything is faster.
   constexpr int kMostReplayed = 5000;
-  Result<std::vector<StoredEvent>> events = store_.events(synced_event_, kMostReplayed + 1);
-  if (!events) return events.error();
+  Result<StoreChanges> changes = store_.changes(synced_event_, kMostReplayed + 1);
+  if (!changes) return changes.error();
+  const StoreHead* head = &changes->head;
+  if (head->version == synced_version_ && head->last_event == synced_event_) return Ok{};
+  std::vector<StoredEvent>* events = &changes->events;
   if (static_cast<int>(events->size()) > kMostReplayed) return rebuild(now, /*relaunch=*/false);
   // The rows of the jobs the events need, in one read.
   JobQuery needed;
@@ -335,18 +336,20 @@ Result<bool> Controller::replay(const StoredEvent& event, const std::map<JobId, 
   }
   if (event.kind == "node_up" || event.kind == "node_down" || event.kind == "drain" ||
       event.kind == "resume") {
-    Result<NodeId> node = node_id(event.node);
-    if (!node) return false;
-    const NodeId n = *node;
-    bool was_in_service = up_[n] && !drained_[n];
-    if (event.kind == "node_up") up_[n] = true;
-    if (event.kind == "node_down") up_[n] = false;
-    if (event.kind == "drain") drained_[n] = true;
-    if (event.kind == "resume") drained_[n] = false;
-    bool in_service = up_[n] && !drained_[n];
-    if (in_service && !was_in_service) (void)core_->node_up(n, now);
-    if (!in_service && was_in_service) (void)core_->node_down(n, now);
-    if (event.kind == "node_up" && !event.detail.empty()) agent_of_[n] = event.detail;
+    // One event names every node the change touched, as a hostlist.
+    Result<NodeSet> nodes = parse_hostlist(event.node, machine_.node_count(), kNodePrefix);
+    if (!nodes || nodes->count() == 0) return false;
+    for (NodeId n = nodes->first(); n >= 0; n = nodes->next(n + 1)) {
+      bool was_in_service = up_[n] && !drained_[n];
+      if (event.kind == "node_up") up_[n] = true;
+      if (event.kind == "node_down") up_[n] = false;
+      if (event.kind == "drain") drained_[n] = true;
+      if (event.kind == "resume") drained_[n] = false;
+      bool in_service = up_[n] && !drained_[n];
+      if (in_service && !was_in_service) (void)core_->node_up(n, now);
+      if (!in_service && was_in_service) (void)core_->node_down(n, now);
+      if (event.kind == "node_up" && !event.detail.empty()) agent_of_[n] = event.detail;
+    }
     pass_wanted_ = true;
     return true;
   }

@@ -226,6 +226,11 @@ Result<int> schema_version(Session& db) {
 Status migrate(Session& db) {
   db.set_operation("migrate");
   if (Status s = db.begin(true); !s) return s;
+  // Two processes that open a new store at once must not both create it.
+  if (Status s = db.lock_writers_now(); !s) {
+    db.rollback();
+    return s;
+  }
   Result<int> version = schema_version(db);
   if (!version) {
     db.rollback();

@@ -2,6 +2,8 @@
 
 #include <charconv>
 
+#include <nlohmann/json.hpp>
+
 namespace trellis::sql {
 namespace {
 
@@ -66,6 +68,27 @@ Error Session::fail(Error::Code code, std::string_view what) const {
   std::string message = name_ + ": ";
   if (!operation_.empty()) message += std::string(operation_) + ": ";
   return Error{message + std::string(what), code};
+}
+
+Status finish_write(Session& db, bool counted) {
+  if (db.events.empty() && !counted) return Ok{};
+  if (Status s = db.lock_log(); !s) return s;
+  if (!db.events.empty()) {
+    nlohmann::json rows = nlohmann::json::array();
+    for (const PendingEvent& e : db.events)
+      rows.push_back({e.time, e.kind, e.job, e.node, e.detail});
+    if (Status s = db.defer(db.dialect().insert_events,
+                            {rows.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)});
+        !s)
+      return s;
+  }
+  if (!counted) return Ok{};
+  if (Status s =
+          db.defer("UPDATE meta SET value = CAST(value AS BIGINT) + 1 WHERE key = 'version'");
+      !s) {
+    return s;
+  }
+  return db.announce_change();
 }
 
 }  // namespace trellis::sql

@@ -66,15 +66,47 @@ class Rows {
   int64_t affected_ = 0;
 };
 
+// A statement and the values bound to its '?'s, for Session::query_batch().
+struct Statement {
+  std::string sql;
+  std::vector<Param> params;
+};
+
+// An event of the log, kept by a write transaction until its end (transaction() appends them all
+// in one statement, under the lock that orders the log).
+struct PendingEvent {
+  double time = 0;
+  std::string kind;
+  int64_t job = 0;
+  std::string node;
+  std::string detail;
+};
+
 // The few pieces of SQL that the two engines spell differently.
 struct Dialect {
   std::string_view engine;  // "SQLite", "PostgreSQL"
-  // A subquery giving the integers of a JSON array bound to its one '?': "id IN (<this>)".
+  // A subquery giving the integers of a JSON array bound to its one '?': "id IN (<this>)"; its
+  // column is named `value`.
   std::string_view ints_from_json;
   // The same for an array of strings.
   std::string_view texts_from_json;
+  // "column<this>" tests that the column is one of the integers of a JSON array bound to its one
+  // '?' (" IN (...)", " = ANY(...)"), in the form the engine's planner looks up by index.
+  std::string_view ints_in;
+  // The same for an array of strings.
+  std::string_view texts_in;
   // One row of two counts: whether the table `meta` exists (0 or 1), and how many tables exist.
   std::string_view count_tables;
+  // Appended to a SELECT in a write transaction to lock the rows it reads until the commit
+  // (" FOR UPDATE"; "" in SQLite, whose writers run one at a time).
+  std::string_view for_update;
+  // The same, for a lock that other readers of the row may share (" FOR SHARE").
+  std::string_view for_share;
+  // Rows (ix, nm) of a JSON array of strings bound to its one '?': index from 0, and text.
+  std::string_view indexed_texts_from_json;
+  // Appends the events of a JSON array of [time, kind, job, node, detail] bound to its one '?',
+  // with seqs following the log's last one, in the array's order.
+  std::string_view insert_events;
 };
 
 class Session {
@@ -91,36 +123,69 @@ class Session {
 
   // Names the operation in progress, for error messages.
   void set_operation(std::string_view op) { operation_ = op; }
+  std::string_view operation() const { return operation_; }
   // "store NAME: OP: what".
   Error fail(Error::Code code, std::string_view what) const;
 
-  // Runs one statement with '?' placeholders bound to `params` in order. Statements are prepared
-  // on first use and kept for the session's life. A refused constraint (unique index, check,
-  // trigger) fails with kDoesNotFitNow; a lost connection with kUnavailable (and then
-  // connection_lost() is true until the next begin()).
+  // Runs one statement with '?' placeholders bound to `params` in order, after the statements
+  // deferred before it and in the same round trip. Statements are prepared on first use and kept
+  // for the session's life. A refused constraint (unique index, check, trigger) fails with
+  // kDoesNotFitNow; a lost connection with kUnavailable (and then connection_lost() is true until
+  // the next begin()).
   virtual Result<Rows> query(std::string_view sql, std::span<const Param> params) = 0;
   Result<Rows> query(std::string_view sql, std::initializer_list<Param> params = {}) {
     return query(sql, std::span<const Param>(params.begin(), params.size()));
   }
+  // Runs `statements` in order, in one round trip with any deferred before them, and returns the
+  // rows of each; the first failure fails the whole call (PostgreSQL runs none after it).
+  virtual Result<std::vector<Rows>> query_batch(std::span<const Statement> statements) = 0;
+  // A statement whose rows are not needed: SQLite runs it at once; PostgreSQL sends it with the
+  // next query() or commit(), in the same round trip, and a failure fails that call instead.
+  virtual Status defer(std::string_view sql, std::span<const Param> params) = 0;
+  Status defer(std::string_view sql, std::initializer_list<Param> params = {}) {
+    return defer(sql, std::span<const Param>(params.begin(), params.size()));
+  }
   // Runs a script of statements without parameters, uncached (the schema's migrations).
   virtual Status exec_script(std::string_view sql, std::string_view what) = 0;
 
-  // Transactions. A writer takes the store's write lock at begin(), so writers run one at a time
-  // across every process (SQLite: BEGIN IMMEDIATE; PostgreSQL: a transaction-scoped advisory
-  // lock) and never fail halfway on a conflict; readers never wait for writers.
+  // Transactions. Readers see one snapshot and never wait for writers. Writers run side by side
+  // where they touch different rows: a writer locks the rows it checks before it changes them
+  // (dialect().for_update), and the database's constraints refuse what two writers could not
+  // both do (a node held twice). What orders them is the log: at its end a write transaction
+  // takes the log lock (lock_log()), appends its events and bumps the version, and commits, all
+  // in the round trip of its commit. SQLite's writers run one at a time (BEGIN IMMEDIATE).
   virtual Status begin(bool write) = 0;
   virtual Status commit() = 0;
   virtual void rollback() = 0;
   // Whether the last failure was the connection going away (a transaction that had not reached
   // commit() then did nothing, and may be run again).
   virtual bool connection_lost() const { return false; }
+  // Whether the last failure is one that a new attempt of the same transaction may not meet: a
+  // lost connection before the commit was sent, a deadlock between writers, a serialization
+  // failure. Nothing of the transaction was committed.
+  virtual bool retryable() const { return connection_lost(); }
+  // Defers taking the lock that orders writers' ends (PostgreSQL: a transaction-scoped advisory
+  // lock, released by the commit; SQLite: held since begin()). lock_writers_now() takes it at
+  // once, for work that must not run beside any writer (a schema migration).
+  virtual Status lock_log() { return Ok{}; }
+  virtual Status lock_writers_now() { return Ok{}; }
   // Called inside a write transaction that changes the store's version, before its commit: the
   // PostgreSQL session announces the change to listening controllers (NOTIFY, delivered only if
   // the transaction commits); SQLite has no one to tell.
   virtual Status announce_change() { return Ok{}; }
 
+  // Round trips to the server so far (0 for SQLite, which has none): each exchange in which the
+  // session waited for the server's answer.
+  int64_t round_trips() const { return round_trips_; }
+
   // The cluster's node count once known (it never changes after init_cluster); 0 before.
   int node_count = 0;
+  // The events of the write transaction in progress (transaction() clears them at its start and
+  // appends them at its end).
+  std::vector<PendingEvent> events;
+
+ protected:
+  int64_t round_trips_ = 0;
 
  private:
   std::string name_;
@@ -128,19 +193,25 @@ class Session {
   std::string_view operation_;
 };
 
-// How many times transaction() runs a body whose connection was lost before it committed.
-inline constexpr int kTransactionAttempts = 3;
+// How many times transaction() runs a body whose attempt failed in a way that a new attempt may
+// not meet (Session::retryable()).
+inline constexpr int kTransactionAttempts = 4;
 
 // Whether a write bumps the change counter. Bookkeeping that no cache of the store depends on (a
 // heartbeat's time, the scheduler lease) is uncounted, so it wakes no controller.
 enum class Counting { kCounted, kUncounted };
 
+// Appends the transaction's events (Session::events) under the log lock, bumps the version when
+// `counted`, and announces the change; all deferred to the commit's round trip.
+Status finish_write(Session& db, bool counted);
+
 // Runs `body` in one transaction under the name `op`. body(changed) sets `changed` when it wrote
-// something: then the change counter (meta.version) is bumped (unless `counting` is kUncounted)
-// and the transaction committed; otherwise, or on error, it is rolled back, leaving nothing
-// half-applied. A transaction whose
-// connection was lost before its commit is run again (the session reconnects); one lost during
-// its commit fails with kUnavailable, since whether it committed is not known.
+// something: then the transaction's events are logged, the change counter (meta.version) is
+// bumped (unless `counting` is kUncounted) and the transaction committed; otherwise, or on error,
+// it is rolled back, leaving nothing half-applied. An attempt that failed in a way the next one
+// may not meet (Session::retryable(): a lost connection before the commit, a deadlock) is run
+// again, up to kTransactionAttempts; one whose connection was lost during its commit fails with
+// kUnavailable, since whether it committed is not known.
 template <typename Body>
 auto transaction(Session& db, std::string_view op, bool write, Body&& body,
                  Counting counting = Counting::kCounted) -> decltype(body(std::declval<bool&>())) {
@@ -150,29 +221,44 @@ auto transaction(Session& db, std::string_view op, bool write, Body&& body,
       return db.fail(Error::Code::kInvalidArgument,
                      "the store is open read-only, it takes no changes");
     }
+    db.events.clear();
     if (Status s = db.begin(write); !s) {
-      if (attempt < kTransactionAttempts && db.connection_lost()) continue;  // reconnects
+      if (attempt < kTransactionAttempts && db.retryable()) continue;  // reconnects
       return s.error();
     }
     bool changed = false;
     auto result = body(changed);
     Status done = Ok{};
-    if (result && changed && counting == Counting::kCounted) {
-      Result<Rows> bumped =
-          db.query("UPDATE meta SET value = CAST(value AS BIGINT) + 1 WHERE key = 'version'");
-      done = bumped ? db.announce_change() : Status(bumped.error());
-    }
-    bool retry = attempt < kTransactionAttempts && db.connection_lost();
+    if (result && changed) done = finish_write(db, counting == Counting::kCounted);
     if (!result || !changed || !done) {
+      bool retry = attempt < kTransactionAttempts && db.retryable();
       db.rollback();
+      db.events.clear();
       if ((!result || !done) && retry) continue;  // nothing was committed: run it again
       if (!done) return done.error();
       return result;
     }
     if (Status committed = db.commit(); !committed) {
+      bool retry = attempt < kTransactionAttempts && db.retryable();
       db.rollback();
+      db.events.clear();
+      if (retry) continue;
       return committed.error();
     }
+    db.events.clear();
+    return result;
+  }
+}
+
+// Runs `body`, which issues exactly one statement (a read, or a write that logs nothing and bumps
+// no version), outside any transaction: one statement is atomic and a snapshot of its own, and
+// needs no BEGIN or COMMIT round trip. A lost connection is retried as transaction() retries it.
+template <typename Body>
+auto single_statement(Session& db, std::string_view op, Body&& body) -> decltype(body()) {
+  for (int attempt = 1;; ++attempt) {
+    db.set_operation(op);
+    auto result = body();
+    if (!result && attempt < kTransactionAttempts && db.retryable()) continue;
     return result;
   }
 }

@@ -4,9 +4,12 @@
 // schema's two spellings (sql_schema.h).
 //
 // One session per object, used under a mutex (so one object serves many threads, one transaction
-// at a time). Writers run one at a time across every process that shares the database (the
-// session's write lock), so each transaction sees everything committed before it; readers never
-// wait for writers.
+// at a time). Writers of different rows run side by side across the processes that share the
+// database: each locks the rows it checks before it changes them (a job's row, the nodes a pass
+// takes), and only their ends are serial (the log lock, sql_session.h), so each transaction's
+// events follow those committed before it; readers never wait for writers. Node lists are kept as
+// id ranges ("0-63,80": jobs.nodes and the start events), and a change to many nodes is one
+// statement and one event naming them as a hostlist.
 //
 //   Result<std::unique_ptr<StateStore>> store = open_store("sqlite:/var/lib/trellis/state.db");
 //   Result<std::unique_ptr<StateStore>> shared = open_store("postgresql://db.site/trellis");
@@ -45,11 +48,13 @@ class SqlStore final : public StateStore {
   Result<std::string> machine_spec() override;
   Result<int64_t> version() override;
   Result<StoreHead> head() override;
+  Result<StoreChanges> changes(int64_t after, int limit) override;
 
   Result<JobId> add_job(const StoredJob& job, Seconds now) override;
+  Result<std::vector<JobId>> add_jobs(const std::vector<StoredJob>& jobs, Seconds now) override;
   Result<std::vector<StoredJob>> list_jobs(const JobQuery& query) override;
   Result<StoredJob> job(JobId id) override;
-  Status commit_pass(const PassCommit& pass, Seconds now) override;
+  Result<PassOutcome> apply_pass(const PassCommit& pass, Seconds now) override;
   Result<bool> end_job(const JobEnd& end, Seconds now) override;
   Status set_job_state(JobId job, JobState state, std::string_view reason, Seconds now) override;
   Status record_frozen_time(JobId job, int attempt, Seconds seconds) override;
@@ -75,11 +80,12 @@ class SqlStore final : public StateStore {
   Status release_lease(std::string_view holder) override;
 
   Result<std::vector<StoredEvent>> events(int64_t after, int limit) override;
+  int64_t round_trips() const override;
 
  private:
   explicit SqlStore(std::unique_ptr<sql::Session> db);
 
-  std::mutex mutex_;  // guards db_: one transaction at a time per session
+  mutable std::mutex mutex_;  // guards db_: one transaction at a time per session
   std::unique_ptr<sql::Session> db_;
 };
 

@@ -55,8 +55,17 @@ class SqliteSession final : public Session {
         "SQLite",
         "SELECT value FROM json_each(?)",
         "SELECT value FROM json_each(?)",
+        " IN (SELECT value FROM json_each(?))",
+        " IN (SELECT value FROM json_each(?))",
         "SELECT (SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'meta'), "
         "(SELECT count(*) FROM sqlite_master WHERE type = 'table')",
+        "",
+        "",
+        "SELECT key AS ix, value AS nm FROM json_each(?)",
+        "INSERT INTO events (seq, time, kind, job, node, detail) "
+        "SELECT (SELECT coalesce(max(seq), 0) FROM events) + key + 1, "
+        "json_extract(value, '$[0]'), json_extract(value, '$[1]'), json_extract(value, '$[2]'), "
+        "json_extract(value, '$[3]'), json_extract(value, '$[4]') FROM json_each(?) ORDER BY key",
     };
     return kSqlite;
   }
@@ -117,6 +126,22 @@ class SqliteSession final : public Session {
     }
     rows.set_affected(sqlite3_stmt_readonly(stmt) ? 0 : sqlite3_changes(db_.get()));
     return rows;
+  }
+
+  Result<std::vector<Rows>> query_batch(std::span<const Statement> statements) override {
+    std::vector<Rows> out;
+    for (const Statement& s : statements) {
+      Result<Rows> rows = query(s.sql, s.params);
+      if (!rows) return rows.error();
+      out.push_back(std::move(*rows));
+    }
+    return out;
+  }
+
+  Status defer(std::string_view sql, std::span<const Param> params) override {
+    Result<Rows> rows = query(sql, params);
+    if (!rows) return rows.error();
+    return Ok{};
   }
 
   Status exec_script(std::string_view sql, std::string_view what) override {

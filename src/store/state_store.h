@@ -106,7 +106,9 @@ struct StoredEvent {
   Seconds time = 0;
   std::string kind;  // submit, start, end, requeue, cancel, node_up, node_down, drain, resume, ...
   JobId job = 0;     // 0 when not about a job
-  std::string node;  // "" when not about a node
+  // "" when not about nodes; else the nodes as a hostlist ("n5", "n[0-63]"): a change to many
+  // nodes at once is one event.
+  std::string node;
   std::string detail;
 };
 
@@ -144,6 +146,16 @@ struct PassCommit {
   // When set, the pass is refused whole (kDoesNotFitNow) unless this holder has the scheduler
   // lease (hold_lease()): a controller that lost the lease while it decided commits nothing.
   std::string scheduler;
+  // false: any start that cannot be made (a node held, the job no longer pending on that
+  // attempt) refuses the whole pass (kDoesNotFitNow). true (concurrent allocators, each deciding
+  // on its own snapshot): such starts are left out and named in the outcome, the others made.
+  bool partial = false;
+};
+
+// What apply_pass() did not do.
+struct PassOutcome {
+  std::vector<JobId> refused;        // starts left out (partial passes only), in the pass's order
+  std::vector<std::string> reasons;  // why, one per refused start ("node 5 (n5) is held by job 3")
 };
 
 // How a job ended (or stopped for a requeue).
@@ -160,6 +172,13 @@ struct JobEnd {
 struct StoreHead {
   int64_t version = 0;
   int64_t last_event = 0;
+};
+
+// What a cache at a given event must read to catch up: where the store is now, and the events
+// after that one (at most the limit asked for, oldest first).
+struct StoreChanges {
+  StoreHead head;
+  std::vector<StoredEvent> events;
 };
 
 // One node's processes of a job attempt ended (an agent's report).
@@ -202,18 +221,33 @@ class StateStore {
   // The version and the last event's seq, read together: a cache that reflects the store up to
   // `last_event` catches up by reading the events after it.
   virtual Result<StoreHead> head() = 0;
+  // head() and events(after, limit) read together, in one statement (one round trip): how a
+  // controller's memory follows the store.
+  virtual Result<StoreChanges> changes(int64_t after, int limit) = 0;
 
   // --- Jobs
   // Stores a new pending job (its id, state, attempt and times are set here, and what a run
   // leaves is cleared: nodes, box, exit code, signal; its reason is kept) and logs "submit".
   virtual Result<JobId> add_job(const StoredJob& job, Seconds now) = 0;
+  // Several submissions in one transaction (a controller groups those that arrive together): the
+  // ids, in the order of `jobs`. A job that add_job() would refuse refuses them all, naming it.
+  virtual Result<std::vector<JobId>> add_jobs(const std::vector<StoredJob>& jobs, Seconds now) = 0;
   virtual Result<std::vector<StoredJob>> list_jobs(const JobQuery& query) = 0;
   // Not found when there is no such job.
   virtual Result<StoredJob> job(JobId id) = 0;
   // Applies a pass: each start sets the job running with its nodes (refused whole, with
-  // kDoesNotFitNow, if any node is already held or the job is not pending with that attempt - 1),
-  // and the pending notes and core state are recorded.
-  virtual Status commit_pass(const PassCommit& pass, Seconds now) = 0;
+  // kDoesNotFitNow, if any node is already held or the job is not pending with that attempt - 1;
+  // with `partial`, only that start is left out), and the pending notes and core state are
+  // recorded. The nodes a start takes are checked and locked node by node, so passes of several
+  // controllers commit side by side unless they take the same nodes.
+  virtual Result<PassOutcome> apply_pass(const PassCommit& pass, Seconds now) = 0;
+  // apply_pass() of a pass that is all or nothing.
+  Status commit_pass(PassCommit pass, Seconds now) {
+    pass.partial = false;
+    Result<PassOutcome> done = apply_pass(pass, now);
+    if (!done) return done.error();
+    return Ok{};
+  }
   // A job's current attempt ended: its allocation is freed and its state set (a final state, or
   // kPending to requeue it). Returns false, changing nothing, when the job holds no nodes (final,
   // or pending after a requeue) or is on another attempt (a late or repeated report).
@@ -274,6 +308,9 @@ class StateStore {
 
   // --- The event log, oldest first: at most `limit` events with seq > `after`.
   virtual Result<std::vector<StoredEvent>> events(int64_t after, int limit) = 0;
+
+  // Round trips to the database server so far (0 for an embedded engine), for benchmarks.
+  virtual int64_t round_trips() const { return 0; }
 };
 
 struct StoreOptions {

@@ -1,0 +1,203 @@
+#include "store/sql_rows.h"
+
+#include <algorithm>
+
+#include "core/id_ranges.h"
+#include "store/json_fields.h"
+
+namespace trellis::sql {
+
+using namespace json_fields;  // NOLINT
+
+std::string_view stop_text(StopCause cause) {
+  switch (cause) {
+    case StopCause::kNone:
+      return "";
+    case StopCause::kCancel:
+      return "cancel";
+    case StopCause::kTimeout:
+      return "timeout";
+  }
+  return "";
+}
+
+Result<StopCause> parse_stop_cause(std::string_view text) {
+  for (StopCause c : {StopCause::kNone, StopCause::kCancel, StopCause::kTimeout})
+    if (stop_text(c) == text) return c;
+  return fail(Error::Code::kInternal, "unknown stop cause '" + std::string(text) + "'");
+}
+
+Status run(Session& db, std::string_view sql, std::initializer_list<Param> params) {
+  Result<Rows> rows = db.query(sql, params);
+  if (!rows) return rows.error();
+  return Ok{};
+}
+
+void log_event(Session& db, Seconds time, std::string_view kind, JobId job, std::string_view node,
+               std::string_view detail) {
+  db.events.push_back(
+      PendingEvent{time, std::string(kind), job, std::string(node), std::string(detail)});
+}
+
+Result<int> node_count(Session& db) {
+  if (db.node_count > 0) return db.node_count;
+  Result<Rows> rows = db.query("SELECT count(*) FROM nodes");
+  if (!rows) return rows.error();
+  db.node_count = rows->empty() ? 0 : rows->integer(0, 0);
+  return db.node_count;
+}
+
+Status check_node_ids(Session& db, const std::vector<NodeId>& nodes) {
+  Result<int> count = node_count(db);
+  if (!count) return count.error();
+  for (NodeId id : nodes) {
+    if (id < 0 || id >= *count) {
+      if (*count == 0) return db.fail(Error::Code::kNotFound, "the store has no cluster yet");
+      return db.fail(Error::Code::kNotFound, "node id " + std::to_string(id) +
+                                                 " is not one of the cluster's (0 to " +
+                                                 std::to_string(*count - 1) + ")");
+    }
+  }
+  return Ok{};
+}
+
+std::string encode_nodes(const std::vector<NodeId>& nodes) {
+  return format_id_ranges(std::vector<int>(nodes.begin(), nodes.end()));
+}
+
+bool decode_nodes(const std::string& text, std::vector<NodeId>& out) {
+  if (text.starts_with("[")) return decode_ints(text, out);
+  Result<std::vector<int>> ids = parse_id_ranges(text);
+  if (!ids) return false;
+  out.assign(ids->begin(), ids->end());
+  return true;
+}
+
+const std::string_view kJobColumns =
+    "id, uid, gid, user_name, name, request_nodes, request_shape, request_rotate, request_mode, "
+    "share, time_limit, argv, cwd, stdout_path, stderr_path, env, state, reason, submit_time, "
+    "start_time, end_time, expected_start, attempt, nodes, box_anchor, box_extents, exit_code, "
+    "signal, stop, seconds_frozen";
+
+Result<StoredJob> read_job(const Session& db, const Rows& rows, size_t r) {
+  StoredJob j;
+  j.id = rows.int64(r, 0);
+  auto bad = [&](std::string_view column) {
+    return db.fail(Error::Code::kInternal,
+                   "job " + std::to_string(j.id) + " has a malformed " + std::string(column));
+  };
+  j.uid = rows.integer(r, 1);
+  j.gid = rows.integer(r, 2);
+  j.user = rows.text(r, 3);
+  j.name = rows.text(r, 4);
+  j.request.nodes = rows.integer(r, 5);
+  if (!decode_ints(rows.text(r, 6), j.request.shape)) return bad("request_shape");
+  j.request.rotate = rows.integer(r, 7) != 0;
+  Result<PlacementMode> mode = parse_placement_mode(rows.text(r, 8));
+  if (!mode) return bad("request_mode");
+  j.request.mode = *mode;
+  j.share = rows.integer(r, 9) != 0;
+  j.time_limit = rows.real(r, 10);
+  if (!decode_strings(rows.text(r, 11), j.argv)) return bad("argv");
+  j.cwd = rows.text(r, 12);
+  j.output = rows.text(r, 13);
+  j.error = rows.text(r, 14);
+  if (!decode_env(rows.text(r, 15), j.env)) return bad("env");
+  Result<JobState> state = parse_job_state(rows.text(r, 16));
+  if (!state) return bad("state");
+  j.state = *state;
+  j.reason = rows.text(r, 17);
+  j.submit_time = rows.real(r, 18);
+  j.start_time = rows.real(r, 19);
+  j.end_time = rows.real(r, 20);
+  j.expected_start = rows.real(r, 21);
+  j.attempt = rows.integer(r, 22);
+  if (!decode_nodes(rows.text(r, 23), j.nodes)) return bad("nodes");
+  if (!decode_ints(rows.text(r, 24), j.box_anchor)) return bad("box_anchor");
+  if (!decode_ints(rows.text(r, 25), j.box_extents)) return bad("box_extents");
+  j.exit_code = rows.integer(r, 26);
+  j.signal = rows.integer(r, 27);
+  Result<StopCause> stop = parse_stop_cause(rows.text(r, 28));
+  if (!stop) return bad("stop");
+  j.stop = *stop;
+  j.seconds_frozen = rows.real(r, 29);
+  return j;
+}
+
+namespace {
+
+Result<JobStatus> status_of(Session& db, const Rows& rows, size_t r) {
+  JobId id = rows.int64(r, 0);
+  Result<JobState> state = parse_job_state(rows.text(r, 1));
+  Result<StopCause> stop = parse_stop_cause(rows.text(r, 4));
+  if (!state || !stop) {
+    return db.fail(Error::Code::kInternal,
+                   "job " + std::to_string(id) + " has a malformed state or stop cause");
+  }
+  return JobStatus{id, *state, rows.integer(r, 2), rows.integer(r, 3) != 0, *stop};
+}
+
+}  // namespace
+
+Result<JobStatus> job_status(Session& db, JobId id, bool lock) {
+  static const std::string kRead = "SELECT id, state, attempt, share, stop FROM jobs WHERE id = ?";
+  const std::string locked = kRead + std::string(db.dialect().for_update);
+  Result<Rows> rows = db.query(lock ? locked : kRead, {id});
+  if (!rows) return rows.error();
+  if (rows->empty()) return db.fail(Error::Code::kNotFound, "no job " + std::to_string(id));
+  return status_of(db, *rows, 0);
+}
+
+Result<std::vector<JobStatus>> job_statuses(Session& db, std::vector<JobId> ids, bool lock) {
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  std::vector<JobStatus> out;
+  if (ids.empty()) return out;
+  std::string sql = "SELECT id, state, attempt, share, stop FROM jobs WHERE id " +
+                    std::string(db.dialect().ints_in) + " ORDER BY id";
+  if (lock) sql += db.dialect().for_update;
+  Result<Rows> rows = db.query(sql, {encode_ints(ids)});
+  if (!rows) return rows.error();
+  for (size_t r = 0; r < rows->size(); ++r) {
+    Result<JobStatus> status = status_of(db, *rows, r);
+    if (!status) return status.error();
+    out.push_back(*status);
+  }
+  return out;
+}
+
+Result<bool> end_attempt(Session& db, const JobStatus& status, const JobEnd& end, Seconds now) {
+  bool requeue = end.state == JobState::kPending;
+  if (!requeue && !is_final(end.state)) {
+    return db.fail(Error::Code::kInvalidArgument,
+                   "a job ends in a final state or PENDING (a requeue), not " +
+                       std::string(state_name(end.state)));
+  }
+  if (!is_utf8(end.reason)) {
+    return db.fail(Error::Code::kInvalidArgument, "the end's reason is not valid UTF-8");
+  }
+  // Only the attempt that holds nodes now can end; any other report is late or repeated.
+  if (!holds_nodes(status.state) || status.attempt != end.attempt) return false;
+  if (Status s = db.defer("DELETE FROM allocations WHERE job_id = ?", {end.job}); !s)
+    return s.error();
+  Status updated =
+      requeue ? db.defer(
+                    "UPDATE jobs SET state = 'PD', reason = ?, exit_code = ?, signal = ?, "
+                    "start_time = 0, nodes = '', box_anchor = '[]', box_extents = '[]', "
+                    "stop = '' WHERE id = ?",
+                    {end.reason, end.exit_code, end.signal, end.job})
+              : db.defer(
+                    "UPDATE jobs SET state = ?, reason = ?, exit_code = ?, signal = ?, "
+                    "end_time = ? WHERE id = ?",
+                    {state_letter(end.state), end.reason, end.exit_code, end.signal, now, end.job});
+  if (!updated) return updated.error();
+  std::string detail = requeue ? "attempt " + std::to_string(end.attempt) + " stopped"
+                               : std::string(state_name(end.state));
+  detail += ", exit " + std::to_string(end.exit_code);
+  if (end.signal) detail += ", signal " + std::to_string(end.signal);
+  if (!end.reason.empty()) detail += ": " + end.reason;
+  log_event(db, now, requeue ? "requeue" : "end", end.job, "", detail);
+  return true;
+}
+
+}  // namespace trellis::sql

@@ -1,0 +1,350 @@
+// The SQL store's jobs (sql_store.h): submissions, reads, and how a job stops and ends. Every
+// writer locks the rows of the jobs it checks (sql_rows.h: job_status), so writers of different
+// jobs run side by side; what they log is appended at their commit.
+#include <algorithm>
+#include <set>
+
+#include "store/json_fields.h"
+#include "store/sql_rows.h"
+#include "store/sql_store.h"
+
+namespace trellis {
+
+using sql::JobStatus;
+using sql::Param;
+using sql::Rows;
+using sql::Session;
+using sql::transaction;
+using namespace json_fields;  // NOLINT
+
+namespace {
+
+// The INSERT of a new pending job, or why the job cannot be stored.
+Result<sql::Statement> insert_job(Session& db, const StoredJob& job) {
+  if (job.request.nodes < 1) {
+    return db.fail(Error::Code::kInvalidArgument,
+                   "a job asks for " + std::to_string(job.request.nodes) + " nodes");
+  }
+  nlohmann::json argv = nlohmann::json::array();
+  for (size_t i = 0; i < job.argv.size(); ++i) {
+    if (!is_utf8(job.argv[i])) {
+      return db.fail(Error::Code::kInvalidArgument,
+                     "argv[" + std::to_string(i) + "] is not valid UTF-8");
+    }
+    argv.push_back(job.argv[i]);
+  }
+  nlohmann::json env = nlohmann::json::object();
+  for (const auto& [key, value] : job.env) {
+    if (!is_utf8(key) || !is_utf8(value)) {
+      return db.fail(Error::Code::kInvalidArgument,
+                     "environment variable " + std::to_string(env.size()) + " is not valid UTF-8");
+    }
+    env[key] = value;
+  }
+  for (const auto& [field, text] : {std::pair<const char*, const std::string&>{"user", job.user},
+                                    {"name", job.name},
+                                    {"cwd", job.cwd},
+                                    {"output", job.output},
+                                    {"error", job.error},
+                                    {"reason", job.reason}}) {
+    if (!is_utf8(text)) {
+      return db.fail(Error::Code::kInvalidArgument,
+                     std::string("the job's ") + field + " is not valid UTF-8");
+    }
+  }
+  return sql::Statement{
+      "INSERT INTO jobs (uid, gid, user_name, name, request_nodes, request_shape, "
+      "request_rotate, request_mode, share, time_limit, argv, cwd, stdout_path, stderr_path, "
+      "env, state, reason, submit_time, start_time, end_time, expected_start, attempt, nodes, "
+      "box_anchor, box_extents, exit_code, signal) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+      "?, ?, ?, 'PD', ?, ?, 0, 0, 0, 0, '', '[]', '[]', 0, 0) RETURNING id",
+      {job.uid, job.gid, job.user, job.name, job.request.nodes, encode_ints(job.request.shape),
+       job.request.rotate ? 1 : 0, std::string(to_string(job.request.mode)), job.share ? 1 : 0,
+       job.time_limit, dump(argv), job.cwd, job.output, job.error, dump(env), job.reason, 0.0}};
+}
+
+}  // namespace
+
+Result<JobId> SqlStore::add_job(const StoredJob& job, Seconds now) {
+  Result<std::vector<JobId>> ids = add_jobs({job}, now);
+  if (!ids) return ids.error();
+  return ids->front();
+}
+
+Result<std::vector<JobId>> SqlStore::add_jobs(const std::vector<StoredJob>& jobs, Seconds now) {
+  std::lock_guard lock(mutex_);
+  Session& db = *db_;
+  return transaction(db, "add_job", true, [&](bool& changed) -> Result<std::vector<JobId>> {
+    std::vector<sql::Statement> inserts;
+    for (size_t i = 0; i < jobs.size(); ++i) {
+      Result<sql::Statement> insert = insert_job(db, jobs[i]);
+      if (!insert) {
+        Error e = insert.error();
+        if (jobs.size() > 1) e.message += " (job " + std::to_string(i + 1) + " of the batch)";
+        return e;
+      }
+      insert->params.back() = now;  // submit_time
+      inserts.push_back(std::move(*insert));
+    }
+    // One round trip for the batch (PostgreSQL's pipeline).
+    Result<std::vector<Rows>> inserted = db.query_batch(inserts);
+    if (!inserted) return inserted.error();
+    std::vector<JobId> ids;
+    for (size_t i = 0; i < inserted->size(); ++i) {
+      if ((*inserted)[i].empty())
+        return db.fail(Error::Code::kInternal, "the insert returned no id");
+      ids.push_back((*inserted)[i].int64(0, 0));
+      sql::log_event(db, now, "submit", ids.back(), "", jobs[i].name);
+    }
+    changed = !ids.empty();
+    return ids;
+  });
+}
+
+Result<std::vector<StoredJob>> SqlStore::list_jobs(const JobQuery& query) {
+  std::lock_guard lock(mutex_);
+  Session& db = *db_;
+  return sql::single_statement(db, "list_jobs", [&]() -> Result<std::vector<StoredJob>> {
+    std::vector<StoredJob> jobs;
+    // The states asked for: `states` (or all) and, with only_active, the active ones among them.
+    std::vector<JobState> states = query.states;
+    if (query.only_active) {
+      if (states.empty()) {
+        states = {JobState::kPending, JobState::kRunning, JobState::kSuspended,
+                  JobState::kCompleting};
+      } else {
+        std::erase_if(states, [](JobState s) { return !sql::is_active(s); });
+        if (states.empty()) return jobs;  // only final states asked, and only active ones
+      }
+    }
+    // One statement per combination of filters (eight at most), each cached; lists are bound as
+    // JSON arrays so that the text of the statement does not depend on their length.
+    std::string text = "SELECT " + std::string(sql::kJobColumns) + " FROM jobs";
+    std::vector<Param> params;
+    const char* joiner = " WHERE ";
+    if (!query.ids.empty()) {
+      text += joiner + std::string("id") + std::string(db.dialect().ints_in);
+      params.emplace_back(encode_ints(query.ids));
+      joiner = " AND ";
+    }
+    if (!states.empty()) {
+      text += joiner + std::string("state") + std::string(db.dialect().texts_in);
+      nlohmann::json letters = nlohmann::json::array();
+      for (JobState state : states) letters.push_back(std::string(state_letter(state)));
+      params.emplace_back(dump(letters));
+      joiner = " AND ";
+    }
+    if (query.uid) {
+      text += joiner + std::string("uid = ?");
+      params.emplace_back(*query.uid);
+    }
+    text += " ORDER BY id";
+    Result<Rows> rows = db.query(text, params);
+    if (!rows) return rows.error();
+    for (size_t r = 0; r < rows->size(); ++r) {
+      Result<StoredJob> job = sql::read_job(db, *rows, r);
+      if (!job) return job.error();
+      jobs.push_back(std::move(*job));
+    }
+    return jobs;
+  });
+}
+
+Result<StoredJob> SqlStore::job(JobId id) {
+  std::lock_guard lock(mutex_);
+  Session& db = *db_;
+  return sql::single_statement(db, "job", [&]() -> Result<StoredJob> {
+    static const std::string kSql =
+        "SELECT " + std::string(sql::kJobColumns) + " FROM jobs WHERE id = ?";
+    Result<Rows> rows = db.query(kSql, {id});
+    if (!rows) return rows.error();
+    if (rows->empty()) return db.fail(Error::Code::kNotFound, "no job " + std::to_string(id));
+    return sql::read_job(db, *rows, 0);
+  });
+}
+
+Result<bool> SqlStore::end_job(const JobEnd& end, Seconds now) {
+  std::lock_guard lock(mutex_);
+  Session& db = *db_;
+  return transaction(db, "end_job", true, [&](bool& changed) -> Result<bool> {
+    Result<JobStatus> status = sql::job_status(db, end.job, true);
+    if (!status) return status.error();
+    Result<bool> ended = sql::end_attempt(db, *status, end, now);
+    if (ended && *ended) changed = true;
+    return ended;
+  });
+}
+
+Result<JobState> SqlStore::stop_job(JobId job, int attempt, StopCause cause,
+                                    std::string_view reason, Seconds now) {
+  std::lock_guard lock(mutex_);
+  Session& db = *db_;
+  return transaction(db, "stop_job", true, [&](bool& changed) -> Result<JobState> {
+    if (cause == StopCause::kNone) {
+      return db.fail(Error::Code::kInvalidArgument, "a job is stopped for a cause");
+    }
+    if (!is_utf8(reason)) {
+      return db.fail(Error::Code::kInvalidArgument, "the reason is not valid UTF-8");
+    }
+    Result<JobStatus> status = sql::job_status(db, job, true);
+    if (!status) return status.error();
+    if (status->state == JobState::kPending && cause == StopCause::kCancel && attempt == 0) {
+      if (Status s =
+              db.defer("UPDATE jobs SET state = 'CA', reason = ?, end_time = ?, expected_start = 0 "
+                       "WHERE id = ?",
+                       {reason, now, job});
+          !s) {
+        return s.error();
+      }
+      sql::log_event(db, now, "cancel", job, "", "PENDING -> CANCELLED: " + std::string(reason));
+      changed = true;
+      return JobState::kCancelled;
+    }
+    bool stoppable =
+        (status->state == JobState::kRunning || status->state == JobState::kSuspended) &&
+        status->stop == StopCause::kNone && (attempt == 0 || attempt == status->attempt);
+    if (!stoppable) return status->state;
+    if (Status s = db.defer("UPDATE jobs SET state = 'CG', reason = ?, stop = ? WHERE id = ?",
+                            {reason, sql::stop_text(cause), job});
+        !s) {
+      return s.error();
+    }
+    std::string detail =
+        std::string(state_name(status->state)) + " -> COMPLETING: " + std::string(reason);
+    sql::log_event(db, now, cause == StopCause::kCancel ? "cancel" : "state", job, "", detail);
+    changed = true;
+    return JobState::kCompleting;
+  });
+}
+
+Result<std::vector<JobEnd>> SqlStore::record_exits(const std::vector<TaskExit>& exits,
+                                                   const EndRule& rule, Seconds now) {
+  std::lock_guard lock(mutex_);
+  Session& db = *db_;
+  return transaction(db, "record_exits", true, [&](bool& changed) -> Result<std::vector<JobEnd>> {
+    std::vector<JobEnd> ended;
+    // One round trip: the jobs reported, locked (a stranger's report names no row and changes
+    // nothing); each exit marks its node if its attempt is the one holding nodes and the node
+    // has not reported yet; and what each job has left running afterwards.
+    std::vector<JobId> ids;
+    for (const TaskExit& exit : exits) ids.push_back(exit.job);
+    std::sort(ids.begin(), ids.end());
+    ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+    if (ids.empty()) return ended;
+    const sql::Dialect& d = db.dialect();
+    std::vector<sql::Statement> batch;
+    batch.push_back({"SELECT id, state, attempt, share, stop FROM jobs WHERE id" +
+                         std::string(d.ints_in) + " ORDER BY id" + std::string(d.for_update),
+                     {encode_ints(ids)}});
+    for (const TaskExit& exit : exits) {
+      batch.push_back(
+          {"UPDATE allocations SET exited = 1, exit_code = ?, signal = ? "
+           "WHERE job_id = ? AND node_id = ? AND exited = 0 AND EXISTS (SELECT 1 "
+           "FROM jobs WHERE jobs.id = ? AND jobs.attempt = ? "
+           "AND jobs.state IN ('R', 'S', 'CG'))",
+           {exit.exit_code, exit.signal, exit.job, exit.node, exit.job, exit.attempt}});
+    }
+    batch.push_back(
+        {"SELECT job_id, count(*) - sum(exited), max(exit_code), max(signal) "
+         "FROM allocations WHERE job_id" +
+             std::string(d.ints_in) + " GROUP BY job_id ORDER BY job_id",
+         {encode_ints(ids)}});
+    Result<std::vector<Rows>> done = db.query_batch(batch);
+    if (!done) return done.error();
+    std::map<JobId, JobStatus> status_of;
+    const Rows& jobs = done->front();
+    for (size_t r = 0; r < jobs.size(); ++r) {
+      Result<StopCause> stop = sql::parse_stop_cause(jobs.text(r, 4));
+      Result<JobState> state = parse_job_state(jobs.text(r, 1));
+      if (!stop || !state)
+        return db.fail(Error::Code::kInternal,
+                       "job " + jobs.text(r, 0) + " has a malformed state or stop cause");
+      status_of[jobs.int64(r, 0)] =
+          JobStatus{jobs.int64(r, 0), *state, jobs.integer(r, 2), jobs.integer(r, 3) != 0, *stop};
+    }
+    std::set<JobId> touched;
+    for (size_t i = 0; i < exits.size(); ++i)
+      if ((*done)[i + 1].affected() > 0) touched.insert(exits[i].job);  // not late, not repeated
+    if (touched.empty()) return ended;
+    changed = true;
+    const Rows& left = done->back();
+    for (size_t r = 0; r < left.size(); ++r) {
+      JobId id = left.int64(r, 0);
+      if (!touched.count(id) || left.int64(r, 1) != 0) continue;  // nodes still running it
+      const JobStatus& status = status_of[id];
+      JobEnd end = rule(id, status.attempt, status.stop, left.integer(r, 2), left.integer(r, 3));
+      end.job = id;
+      end.attempt = status.attempt;
+      Result<bool> over = sql::end_attempt(db, status, end, now);
+      if (!over) return over.error();
+      if (*over) ended.push_back(std::move(end));
+    }
+    return ended;
+  });
+}
+
+Status SqlStore::set_job_state(JobId job, JobState state, std::string_view reason, Seconds now) {
+  std::lock_guard lock(mutex_);
+  Session& db = *db_;
+  return transaction(db, "set_job_state", true, [&](bool& changed) -> Status {
+    if (!is_utf8(reason)) {
+      return db.fail(Error::Code::kInvalidArgument, "the reason is not valid UTF-8");
+    }
+    Result<JobStatus> status = sql::job_status(db, job, true);
+    if (!status) return status.error();
+    std::string name = "job " + std::to_string(job);
+    std::string from(state_name(status->state)), to(state_name(state));
+    if (is_final(status->state)) {
+      return db.fail(Error::Code::kInvalidArgument,
+                     name + " is " + from + ", a final state: it cannot become " + to);
+    }
+    if (sql::holds_nodes(state) && !sql::holds_nodes(status->state)) {
+      return db.fail(Error::Code::kInvalidArgument, name + " is " + from + ": it becomes " + to +
+                                                        " only once a pass has started it");
+    }
+    if (state == JobState::kPending && status->state != JobState::kPending) {
+      return db.fail(Error::Code::kInvalidArgument,
+                     name + " is " + from + ": end_job() requeues a job that holds nodes");
+    }
+    bool final = is_final(state);
+    if (final) {
+      if (Status s = db.defer("DELETE FROM allocations WHERE job_id = ?", {job}); !s) return s;
+    }
+    Status updated =
+        final ? db.defer("UPDATE jobs SET state = ?, reason = ?, end_time = ? WHERE id = ?",
+                         {state_letter(state), reason, now, job})
+              : db.defer("UPDATE jobs SET state = ?, reason = ? WHERE id = ?",
+                         {state_letter(state), reason, job});
+    if (!updated) return updated;
+    std::string detail = from + " -> " + to;
+    if (!reason.empty()) detail += ": " + std::string(reason);
+    sql::log_event(db, now, state == JobState::kCancelled ? "cancel" : "state", job, "", detail);
+    changed = true;
+    return Ok{};
+  });
+}
+
+Status SqlStore::record_frozen_time(JobId job, int attempt, Seconds seconds) {
+  std::lock_guard lock(mutex_);
+  Session& db = *db_;
+  return transaction(db, "record_frozen_time", true, [&](bool& changed) -> Status {
+    if (!(seconds >= 0)) {
+      return db.fail(Error::Code::kInvalidArgument,
+                     "job " + std::to_string(job) + ": a frozen time is not negative");
+    }
+    // One statement: the attempt checked and the time written together.
+    Result<Rows> updated =
+        db.query("UPDATE jobs SET seconds_frozen = ? WHERE id = ? AND attempt = ? RETURNING id",
+                 {seconds, job, attempt});
+    if (!updated) return updated.error();
+    if (updated->empty()) {
+      Result<JobStatus> status = sql::job_status(db, job, false);
+      if (!status) return status.error();  // no such job
+      return Ok{};                         // a later attempt has started
+    }
+    changed = true;
+    return Ok{};
+  });
+}
+
+}  // namespace trellis
