@@ -51,6 +51,7 @@
 #include "daemon/agent_link.h"
 #include "daemon/auth.h"
 #include "daemon/config.h"
+#include "daemon/group_commit.h"
 #include "sched/batch_core.h"
 #include "sched/gang/gang_scheduler.h"
 #include "sched/gang_core.h"
@@ -229,6 +230,26 @@ class Controller {
   static constexpr std::string_view kNodePrefix = "n";
   std::string node_name(NodeId node) const;
   Result<NodeId> node_id(std::string_view name) const;
+
+  // Submissions and exit reports that arrive together are committed in one transaction
+  // (group_commit.h); the leader commits and applies a batch with mutex_ held, so that memory
+  // follows the store in commit order.
+  struct Submission {
+    StoredJob job;
+    Seconds now = 0;
+  };
+  struct ExitReport {
+    std::vector<TaskExit> exits;
+    Seconds now = 0;
+  };
+  std::vector<Result<JobId>> commit_submissions(std::vector<Submission>& batch);
+  std::vector<Result<Ok>> commit_exit_reports(std::vector<ExitReport>& batch);
+  // A committed submission joins the memory (mutex_ held).
+  Result<JobId> apply_submitted(StoredJob job, JobId id, Seconds now);
+  GroupCommit<Submission, JobId> submissions_{
+      [this](std::vector<Submission>& batch) { return commit_submissions(batch); }};
+  GroupCommit<ExitReport, Ok> exit_reports_{
+      [this](std::vector<ExitReport>& batch) { return commit_exit_reports(batch); }};
 
   mutable std::mutex mutex_;
   ClusterConfig config_;

@@ -43,13 +43,38 @@ Result<JobId> Controller::submit(const v1::JobSpec& spec, const Caller& caller, 
   job.uid = caller.uid;
   job.gid = caller.gid;
   job.user = user_name(caller.uid);
+  // Committed with the submissions that arrive meanwhile, in one transaction.
+  return submissions_.run(Submission{std::move(job), now});
+}
 
+std::vector<Result<JobId>> Controller::commit_submissions(std::vector<Submission>& batch) {
   std::lock_guard lock(mutex_);
-  Result<JobId> id = store_.add_job(job, now);
-  if (!id) return id.error();
+  std::vector<Result<JobId>> out;
+  Seconds now = 0;
+  std::vector<StoredJob> jobs;
+  for (Submission& s : batch) {
+    now = std::max(now, s.now);
+    jobs.push_back(s.job);
+  }
+  Result<std::vector<JobId>> ids = store_.add_jobs(jobs, now);
+  if (!ids && batch.size() > 1 && ids.error().code == Error::Code::kInvalidArgument) {
+    // One job the store refuses: each is committed on its own, and gets its own answer.
+    for (Submission& s : batch) {
+      Result<JobId> id = store_.add_job(s.job, s.now);
+      out.push_back(id ? apply_submitted(std::move(s.job), *id, s.now) : Result<JobId>(id.error()));
+    }
+    return out;
+  }
+  for (size_t i = 0; i < batch.size(); ++i)
+    out.push_back(ids ? apply_submitted(std::move(batch[i].job), (*ids)[i], now)
+                      : Result<JobId>(ids.error()));
+  return out;
+}
+
+Result<JobId> Controller::apply_submitted(StoredJob job, JobId id, Seconds now) {
   pass_wanted_ = true;
-  if (!tracking()) return *id;  // the scheduler reads it from the store
-  job.id = *id;
+  if (!tracking()) return id;  // the scheduler reads it from the store
+  job.id = id;
   job.submit_time = now;
   gang_log_dirty_ = true;
   if (Status queued = core_->submit(core_job(job), now); !queued) {
@@ -61,7 +86,7 @@ Result<JobId> Controller::submit(const v1::JobSpec& spec, const Caller& caller, 
   }
   queued_since_pass_.push_back(job.id);
   pending_[job.id] = std::move(job);
-  return *id;
+  return id;
 }
 
 Result<std::vector<JobId>> Controller::cancel(const std::vector<JobId>& ids, int signal,
@@ -254,7 +279,18 @@ Status Controller::report_exits(const v1::ExitRequest& request, const Caller& ca
     exits.push_back({task.job_id(), task.attempt(), *node, task.exit_code(), task.signal()});
   }
   if (exits.empty()) return Ok{};
+  // Committed with the reports that arrive meanwhile, in one transaction.
+  return exit_reports_.run(ExitReport{std::move(exits), now});
+}
+
+std::vector<Result<Ok>> Controller::commit_exit_reports(std::vector<ExitReport>& batch) {
   std::lock_guard lock(mutex_);
+  std::vector<TaskExit> exits;
+  Seconds now = 0;
+  for (ExitReport& report : batch) {
+    now = std::max(now, report.now);
+    exits.insert(exits.end(), report.exits.begin(), report.exits.end());
+  }
   // Any controller may hear any agent: the store counts the nodes that have reported, and ends
   // the job with the last one, in one transaction.
   Result<std::vector<JobEnd>> ended = store_.record_exits(
@@ -263,10 +299,11 @@ Status Controller::report_exits(const v1::ExitRequest& request, const Caller& ca
         return end_rule(id, attempt, stop, exit_code, signal);
       },
       now);
-  if (!ended) return ended.error();
-  for (const JobEnd& end : *ended)
-    if (Status ok = apply_end(end.job, end.state, now); !ok) return ok;
-  return Ok{};
+  Status applied = Ok{};
+  if (!ended) applied = ended.error();
+  for (const JobEnd& end : ended ? *ended : std::vector<JobEnd>{})
+    if (Status ok = apply_end(end.job, end.state, now); !ok && applied) applied = ok;
+  return std::vector<Result<Ok>>(batch.size(), applied);
 }
 
 Result<v1::ListJobsReply> Controller::list_jobs(const v1::ListJobsRequest& request, Seconds now) {
