@@ -2,6 +2,7 @@
 
 #include "bench/event_log_audit.h"
 
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -123,6 +124,13 @@ struct Waker {
   }
 };
 
+double process_cpu_seconds() {
+  struct rusage usage {};
+  getrusage(RUSAGE_SELF, &usage);
+  auto seconds = [](const timeval& t) { return t.tv_sec + t.tv_usec / 1e6; };
+  return seconds(usage.ru_utime) + seconds(usage.ru_stime);
+}
+
 void problem(StreamResult& result, std::string what) {
   if (result.problems.size() < 10) result.problems.push_back(std::move(what));
 }
@@ -208,6 +216,14 @@ Result<StreamResult> run_controller_stream(const StreamOptions& options) {
   std::mutex client_mutex;
   std::set<JobId> acknowledged;
   std::atomic<int64_t> cancels{0}, submitted{0}, cancelled_pending{0};
+  auto round_trips = [&] {
+    int64_t n = 0;
+    for (const auto& store : stores) n += store->round_trips();
+    return n;
+  };
+  const int64_t round_trips_before = round_trips();
+  const double cpu_before = process_cpu_seconds();
+  const double database_before = options.database_cpu ? options.database_cpu() : 0;
   auto started_at = Clock::now();
   std::vector<std::thread> clients;
   for (int client = 0; client < std::max(4, count); ++client) {
@@ -294,6 +310,10 @@ Result<StreamResult> run_controller_stream(const StreamOptions& options) {
   }
   for (std::thread& t : clients) t.join();
   result.seconds = std::chrono::duration<double>(Clock::now() - started_at).count();
+  result.window_starts = static_cast<int64_t>(agents.launches());
+  result.round_trips = round_trips() - round_trips_before;
+  result.process_cpu = process_cpu_seconds() - cpu_before;
+  if (options.database_cpu) result.database_cpu = options.database_cpu() - database_before;
 
   // Every job is let finish: no more submissions; the rest run or were cancelled, and end.
   auto deadline = Clock::now() + std::chrono::seconds(120);

@@ -33,13 +33,22 @@ struct StreamOptions {
   double handover_every = 5.0;  // seconds between forced handovers of the scheduler role; 0: none
   double scheduler_lease = 0.5;
   std::function<void(int64_t started)> progress;  // called every few seconds, if set
+  // CPU seconds the database server has used so far, if known (PostgresServer::cpu_seconds);
+  // sampled at the start and the end of the stream.
+  std::function<double()> database_cpu;
 };
 
 struct StreamResult {
   int64_t starts = 0;  // scheduling decisions: start events in the log
   int64_t jobs = 0;    // submissions acknowledged
   int64_t cancels = 0, handovers = 0, repeated_launches = 0;
-  double seconds = 0;                 // from the first submission to the last start
+  double seconds = 0;  // from the first submission to the last start
+  // Over the same window: round trips of every controller's store connection, CPU seconds of
+  // this process (the controllers, and the fake clients and agents that drive them) and of the
+  // database server (0 when not known: SQLite runs inside the process).
+  int64_t window_starts = 0;  // starts launched within the window
+  int64_t round_trips = 0;
+  double process_cpu = 0, database_cpu = 0;
   std::vector<double> start_latency;  // submit to first start of each job that started, seconds
 
   // The audit.

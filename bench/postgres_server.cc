@@ -470,6 +470,7 @@ Status PostgresServer::init_cluster() {
        << "fsync = off\n"
        << "synchronous_commit = off\n"
        << "full_page_writes = off\n";
+  if (std::getenv("TRELLIS_PG_STATS")) conf << "shared_preload_libraries = 'pg_stat_statements'\n";
   conf.close();
   if (!conf) {
     return fail(Error::Code::kUnavailable,
@@ -576,6 +577,44 @@ Result<std::string> PostgresServer::psql(const std::string& database, const std:
                 "postgres: psql on " + database + " " + describe_status(ran->status) + ": " + why);
   }
   return read_text(out);
+}
+
+namespace {
+
+// Fields 14-17 of /proc/PID/stat (utime, stime, cutime, cstime) in clock ticks, and field 4 (the
+// parent's pid); false when the process is gone.
+bool read_stat(const std::string& path, long& ppid, long long ticks[4]) {
+  std::ifstream in(path);
+  std::string text;
+  if (!std::getline(in, text)) return false;
+  size_t close = text.rfind(')');  // the name may hold spaces and parentheses
+  if (close == std::string::npos) return false;
+  std::istringstream fields(text.substr(close + 2));
+  std::string state;
+  long long skip;
+  fields >> state >> ppid;
+  for (int i = 5; i <= 13; ++i) fields >> skip;
+  for (int i = 0; i < 4; ++i) fields >> ticks[i];
+  return static_cast<bool>(fields);
+}
+
+}  // namespace
+
+double PostgresServer::cpu_seconds() const {
+  const double tick = static_cast<double>(sysconf(_SC_CLK_TCK));
+  long long total = 0;
+  long ppid = 0;
+  long long ticks[4] = {};
+  if (read_stat("/proc/" + std::to_string(pid_) + "/stat", ppid, ticks))
+    total += ticks[0] + ticks[1] + ticks[2] + ticks[3];
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    if (read_stat(entry.path().string() + "/stat", ppid, ticks) && ppid == pid_)
+      total += ticks[0] + ticks[1];
+  }
+  return total / tick;
 }
 
 std::string PostgresServer::log_tail(int lines) const {

@@ -1,6 +1,6 @@
-// A private PostgreSQL server, for tests and for `trellis bench controllers`: initdb into a fresh temporary folder, then the server on
-// its own port (ephemeral, chosen free) and its own unix socket folder, stopped in the destructor
-// by the pid it was started with, and the folder removed.
+// A private PostgreSQL server, for tests and for `trellis bench controllers`: initdb into a fresh
+// temporary folder, then the server on its own port (ephemeral, chosen free) and its own unix
+// socket folder, stopped in the destructor by the pid it was started with, and the folder removed.
 //
 //   Result<std::unique_ptr<PostgresServer>> server = PostgresServer::start();
 //   if (!server) {
@@ -29,6 +29,10 @@
 // (ALTER DEFAULT PRIVILEGES for objects that `trellis` or `postgres` create), and nothing else.
 // Authentication is `trust`: the server listens on 127.0.0.1 and in the private socket folder
 // only.
+//
+// With TRELLIS_PG_STATS set in the environment the server loads pg_stat_statements, so that
+// `CREATE EXTENSION pg_stat_statements` in a database shows what each statement costs (how the
+// store's statements were profiled).
 //
 // One thread at a time may call a PostgresServer's methods (psql() writes its script and output
 // to files in the folder); connections to its databases may be used from any thread.
@@ -74,6 +78,9 @@ class PostgresServer {
 
   int port() const { return port_; }
   pid_t pid() const { return pid_; }
+  // CPU seconds (user + system) the server has used so far: the postmaster, its live processes
+  // (backends, writers) and those that have exited (the postmaster waits for them).
+  double cpu_seconds() const;
   // The temporary folder: the data directory (data/), the unix socket, the log (server.log).
   const std::string& dir() const { return dir_; }
   // The last `lines` lines of the server's log, for failure messages.

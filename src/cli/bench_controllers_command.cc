@@ -38,13 +38,14 @@ int run_bench_controllers(const BenchControllersArgs& args) {
     bench::StreamResult result;
   };
   std::vector<Row> rows;
-  auto run_row = [&](const std::string& store_name, const std::string& url,
-                     int controllers) -> bool {
+  auto run_row = [&](const std::string& store_name, const std::string& url, int controllers,
+                     PostgresServer* server) -> bool {
     bench::StreamOptions options;
     options.store_url = url;
     options.controllers = controllers;
     options.decisions = args.decisions;
     options.handover_every = 0;  // the steady state; the test forces handovers
+    if (server) options.database_cpu = [server] { return server->cpu_seconds(); };
     options.progress = [&](int64_t started) {
       std::cerr << "  " << store_name << " x" << controllers << ": " << started << " of "
                 << args.decisions << " decisions\n";
@@ -64,7 +65,7 @@ int run_bench_controllers(const BenchControllersArgs& args) {
   fs::path dir =
       fs::temp_directory_path() / ("trellis-bench-controllers-" + std::to_string(getpid()));
   fs::create_directories(dir);
-  bool ok = run_row("SQLite", "sqlite:" + (dir / "state.db").string(), 1);
+  bool ok = run_row("SQLite", "sqlite:" + (dir / "state.db").string(), 1, nullptr);
   fs::remove_all(dir);
   if (!ok) return kExitFailure;
   std::string skipped;
@@ -79,7 +80,7 @@ int run_bench_controllers(const BenchControllersArgs& args) {
         std::cerr << "trellis bench controllers: " << url.error().message << "\n";
         return kExitFailure;
       }
-      if (!run_row("PostgreSQL", *url, controllers)) return kExitFailure;
+      if (!run_row("PostgreSQL", *url, controllers, server->get())) return kExitFailure;
     }
   }
 
@@ -89,14 +90,16 @@ int run_bench_controllers(const BenchControllersArgs& args) {
             << "(torus:4x4x4, EASY, jobs of 1-4 nodes running 0-20 ms; one process, real "
                "stores; ratio against SQLite with one controller, this run)\n\n";
   std::cout << std::left << std::setw(12) << "store" << std::right << std::setw(12) << "controllers"
-            << std::setw(11) << "decisions" << std::setw(10) << "seconds" << std::setw(13)
-            << "decisions/s" << std::setw(8) << "ratio" << std::setw(16) << "latency p50 ms"
-            << std::setw(9) << "p99 ms"
+            << std::setw(11) << "decisions" << std::setw(9) << "seconds" << std::setw(13)
+            << "decisions/s" << std::setw(7) << "ratio" << std::setw(9) << "p50 ms" << std::setw(9)
+            << "p99 ms" << std::setw(12) << "rt/decision" << std::setw(15) << "proc cpu ms/d"
+            << std::setw(13) << "db cpu ms/d"
             << "  audit\n";
   bool clean = true;
   for (const Row& row : rows) {
     const bench::StreamResult& r = row.result;
     double rate = r.starts / r.seconds;
+    double per = r.window_starts > 0 ? 1.0 / r.window_starts : 0;
     std::ostringstream audit;
     if (r.clean()) {
       audit << "clean";
@@ -106,11 +109,16 @@ int run_bench_controllers(const BenchControllersArgs& args) {
             << " started twice, " << r.lost << " lost";
     }
     std::cout << std::left << std::setw(12) << row.store << std::right << std::setw(12)
-              << row.controllers << std::setw(11) << r.starts << std::setw(10) << std::fixed
+              << row.controllers << std::setw(11) << r.starts << std::setw(9) << std::fixed
               << std::setprecision(1) << r.seconds << std::setw(13) << std::setprecision(0) << rate
-              << std::setw(8) << std::setprecision(2) << rate / reference << std::setw(16)
+              << std::setw(7) << std::setprecision(2) << rate / reference << std::setw(9)
               << std::setprecision(1) << percentile(r.start_latency, 0.5) * 1000 << std::setw(9)
-              << percentile(r.start_latency, 0.99) * 1000 << "  " << audit.str() << "\n";
+              << percentile(r.start_latency, 0.99) * 1000 << std::setw(12) << std::setprecision(2)
+              << r.round_trips * per << std::setw(15) << std::setprecision(3)
+              << r.process_cpu * per * 1000 << std::setw(13)
+              << (row.store == "SQLite" ? std::string("-")
+                                        : std::to_string(r.database_cpu * per * 1000).substr(0, 5))
+              << "  " << audit.str() << "\n";
   }
   if (!skipped.empty()) std::cout << "\nPostgreSQL rows skipped: " << skipped << "\n";
   return clean ? kExitOk : kExitFailure;
