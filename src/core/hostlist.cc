@@ -61,7 +61,10 @@ std::string format_names(const std::vector<std::string>& names) {
     if (!out.empty()) out += ',';
     out += format_hostlist(set, prefixes[p]);
   }
-  for (const std::string& name : others) out += (out.empty() ? "" : ",") + name;
+  for (const std::string& name : others) {
+    if (!out.empty()) out += ',';
+    out += name;
+  }
   return out;
 }
 
