@@ -82,7 +82,7 @@ Result<PassOutcome> SqlStore::apply_pass(const PassCommit& pass, Seconds now) {
       reads.push_back({std::move(text), std::move(params)});
       return reads.size() - 1;
     };
-    size_t lease_at = 0, jobs_at = 0, holders_at = 0, state_at = 0;
+    size_t lease_at = 0, jobs_at = 0, names_at = 0, holders_at = 0, state_at = 0;
     if (!pass.scheduler.empty())
       lease_at = add("SELECT holder FROM leases WHERE role = ?" + std::string(d.for_share),
                      {sql::kSchedulerRole});
@@ -90,10 +90,9 @@ Result<PassOutcome> SqlStore::apply_pass(const PassCommit& pass, Seconds now) {
       jobs_at = add("SELECT id, state, attempt, share, stop FROM jobs WHERE id " +
                         std::string(d.ints_in) + " ORDER BY id" + std::string(d.for_update),
                     {encode_ints(jobs)});
-      if (!d.for_update.empty())
-        add("SELECT id FROM nodes WHERE id " + std::string(d.ints_in) + " ORDER BY id" +
-                std::string(d.for_update),
-            {encode_ints(all_nodes)});
+      names_at = add("SELECT id, name FROM nodes WHERE id" + std::string(d.ints_in) +
+                         " ORDER BY id" + std::string(d.for_update),
+                     {encode_ints(all_nodes)});
       holders_at =
           add("SELECT n.id, n.name, a.job_id, a.exclusive FROM nodes n JOIN allocations a "
               "ON a.node_id = n.id WHERE n.id " +
@@ -154,6 +153,8 @@ Result<PassOutcome> SqlStore::apply_pass(const PassCommit& pass, Seconds now) {
       status_of[s.id] = s;
     }
     std::map<NodeId, NodeHolders> holders;
+    const Rows& names = (*read)[names_at];
+    for (size_t r = 0; r < names.size(); ++r) holders[names.integer(r, 0)].name = names.text(r, 1);
     const Rows& held = (*read)[holders_at];
     for (size_t r = 0; r < held.size(); ++r) {
       NodeHolders& h = holders[held.integer(r, 0)];
@@ -183,7 +184,7 @@ Result<PassOutcome> SqlStore::apply_pass(const PassCommit& pass, Seconds now) {
       } else {
         for (NodeId node : nodes) {
           auto h = holders.find(node);
-          if (h == holders.end()) continue;
+          if (h == holders.end()) continue;  // not a node of this pass
           for (const auto& [holder, held_exclusively] : h->second.jobs) {
             if (!exclusive && !held_exclusively) continue;  // shared beside shared
             why = job + " cannot start: node " + std::to_string(node) + " (" + h->second.name +
