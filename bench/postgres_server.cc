@@ -540,15 +540,30 @@ Result<std::string> PostgresServer::new_database() {
       " GRANT SELECT ON SEQUENCES TO " + kReader + ";\n";
   Result<std::string> done = psql("postgres", sql);
   if (!done) return done.error();
-  return "postgresql://" + std::string(kWriter) + "@127.0.0.1:" + std::to_string(port_) + "/" +
-         name;
+  return url_for(kWriter, name);
 }
 
 std::string PostgresServer::reader_url(const std::string& database_url) const {
   std::string name = database_url.substr(database_url.rfind('/') + 1);
   name = name.substr(0, name.find('?'));
-  return "postgresql://" + std::string(kReader) + "@127.0.0.1:" + std::to_string(port_) + "/" +
-         name;
+  return url_for(kReader, name);
+}
+
+std::string PostgresServer::url_for(std::string_view user, std::string_view database) const {
+  // The socket folder as the URL's host, percent-encoded ("/tmp/x" -> "%2Ftmp%2Fx").
+  std::string host;
+  for (unsigned char c : dir_) {
+    if (std::isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~') {
+      host += static_cast<char>(c);
+    } else {
+      static constexpr char kHex[] = "0123456789ABCDEF";
+      host += '%';
+      host += kHex[c >> 4];
+      host += kHex[c & 15];
+    }
+  }
+  return "postgresql://" + std::string(user) + "@" + host + ":" + std::to_string(port_) + "/" +
+         std::string(database);
 }
 
 Result<std::string> PostgresServer::psql(const std::string& database, const std::string& sql) {
