@@ -6,7 +6,8 @@
 //
 // Several controllers may share one store (seed 003's distributed allocators). Every one takes
 // every call: submissions, cancels, heartbeats and exit reports are each one transaction of the
-// store, complete in themselves. One of them at a time holds the scheduler lease (the store's
+// store, complete in themselves (submissions and exit reports that arrive together share one,
+// daemon/group_commit.h). One of them at a time holds the scheduler lease (the store's
 // `leases` table) and is the scheduler: it alone runs passes, enforces time limits and marks
 // silent nodes down, so passes never race each other and decide as fast as with one controller.
 // The scheduler's memory (its core) follows the store: its own changes are applied as it makes

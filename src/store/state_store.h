@@ -277,12 +277,12 @@ class StateStore {
   // --- Nodes
   virtual Result<std::vector<StoredNode>> list_nodes() = 0;
   // An agent at `agent` registers for these nodes, listing the processes it runs there: marks them
-  // up (logging node_up for each that was down) and records the heartbeat time, except a node
-  // where a process of an attempt that is no longer running still runs. Such a node does not come
-  // up, so no job is given it while that process lives; returns those processes, for the caller
-  // to kill, after which the agent registers again. The check and the change are one transaction,
-  // so a controller that requeues the job at the same moment cannot slip between them. Not found
-  // if a name is not the cluster's.
+  // up (logging one node_up naming those that were down) and records the heartbeat time, except a
+  // node where a process of an attempt that is no longer running still runs. Such a node does not
+  // come up, so no job is given it while that process lives; returns those processes, for the
+  // caller to kill, after which the agent registers again. The check and the change are one
+  // transaction, so a controller that requeues the job at the same moment cannot slip between them.
+  // Not found if a name is not the cluster's.
   virtual Result<std::vector<RunningTask>> register_nodes(const std::vector<std::string>& names,
                                                           std::string_view agent,
                                                           const std::vector<RunningTask>& running,
@@ -292,8 +292,9 @@ class StateStore {
   // and the agent registers again.
   virtual Status nodes_seen(const std::vector<std::string>& names, std::string_view agent,
                             Seconds now) = 0;
-  // Marks nodes down (missed heartbeats), logging node_down with the reason for each that was up.
-  // Not found if an id is not the cluster's. set_drained() logs drain/resume on each change.
+  // Marks nodes down (missed heartbeats), logging one node_down, with the reason, naming those
+  // that were up. Not found if an id is not the cluster's. set_drained() logs one drain/resume
+  // naming the nodes that changed.
   virtual Status nodes_down(const std::vector<NodeId>& nodes, std::string_view reason,
                             Seconds now) = 0;
   virtual Status set_drained(const std::vector<NodeId>& nodes, bool drained,
