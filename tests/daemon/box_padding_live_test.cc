@@ -54,7 +54,10 @@ std::map<std::string, std::string> first_row(const std::string& csv) {
 // "a,b,c": the numbers of a box's shape or origin, however it was written ("3x13x1", [3,13,1]).
 std::string as_list(std::vector<int> values) {
   std::string out;
-  for (int v : values) out += (out.empty() ? "" : ",") + std::to_string(v);
+  for (int v : values) {
+    if (!out.empty()) out += ',';
+    out += std::to_string(v);
+  }
   return out;
 }
 
