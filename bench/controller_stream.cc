@@ -39,7 +39,7 @@ class FakeAgents final : public AgentLink {
     int signal = 0;
   };
 
-  void launch(const std::string&, const v1::LaunchRequest& r) override {
+  void launch(const std::vector<std::string>&, const v1::LaunchRequest& r) override {
     std::lock_guard lock(mutex_);
     if (!launched_.insert({r.job_id(), r.attempt()}).second) {
       ++repeated_launches;  // a new scheduler's reconciliation: ignored, as an agent does
@@ -56,7 +56,7 @@ class FakeAgents final : public AgentLink {
     }
   }
 
-  void signal(const std::string&, const v1::SignalRequest& r) override {
+  void signal(const std::vector<std::string>&, const v1::SignalRequest& r) override {
     std::lock_guard lock(mutex_);
     Seconds now = wall_clock_now();
     for (Task& t : tasks_)

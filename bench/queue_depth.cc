@@ -29,11 +29,11 @@ double seconds_since(Clock::time_point start) {
 // launches made since the last call back, as the exits to report.
 class RoundAgents final : public AgentLink {
  public:
-  void launch(const std::string&, const v1::LaunchRequest& request) override {
+  void launch(const std::vector<std::string>&, const v1::LaunchRequest& request) override {
     std::lock_guard lock(mutex_);
     launched_.push_back(request);
   }
-  void signal(const std::string&, const v1::SignalRequest&) override {}
+  void signal(const std::vector<std::string>&, const v1::SignalRequest&) override {}
   std::vector<v1::LaunchRequest> take() {
     std::lock_guard lock(mutex_);
     return std::exchange(launched_, {});

@@ -1,8 +1,9 @@
 // The controller's RPC handlers (daemon/controller.h), fed a sequence of decoded protobuf
 // requests from the fuzzer's bytes, as the gRPC service hands them over after MUNGE: submit,
-// cancel, list jobs and nodes, drain/resume, agent registration, heartbeats, exit reports, launch
-// failures, passes and ticks, from a user, an administrator or an agent, at moving times. Each
-// input starts from a new cluster (torus:4x4 on an in-memory SQLite store, its agent registered).
+// cancel, list jobs and nodes, drain/resume, agent registration, liveness rounds and releases, exit
+// reports, launch failures, passes and ticks, from a user, an administrator or an agent, at moving
+// times. Each input starts from a new cluster (torus:4x4 on an in-memory SQLite store, its agent
+// registered).
 //
 // After every call: the handler returned (an exception or abort is a crash), and the store's
 // invariants hold: no node in two exclusive allocations, every job that holds nodes is running
@@ -26,8 +27,8 @@ namespace {
 // Records nothing and runs nothing: what matters here is the controller and its store.
 class NoAgents final : public AgentLink {
  public:
-  void launch(const std::string&, const v1::LaunchRequest&) override {}
-  void signal(const std::string&, const v1::SignalRequest&) override {}
+  void launch(const std::vector<std::string>&, const v1::LaunchRequest&) override {}
+  void signal(const std::vector<std::string>&, const v1::SignalRequest&) override {}
 };
 
 bool holds_nodes(JobState state) {
@@ -134,9 +135,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       case 5:
         (void)controller.register_agent(decode<v1::RegisterRequest>(input), caller, now);
         break;
-      case 6:
-        (void)controller.heartbeat(decode<v1::HeartbeatRequest>(input), caller, now);
+      case 6: {
+        // A liveness round in which the agent did or did not answer (a probe failing with it),
+        // then the jobs a node failure takes, held after max_requeue: a release.
+        Liveness& liveness = controller.liveness();
+        std::vector<std::string> agents = liveness.agents();
+        bool silent = input.ConsumeBool();
+        liveness.round(agents, silent ? agents : std::vector<std::string>{}, now);
+        for (const std::string& agent : liveness.to_probe()) liveness.probed(agent, false, "", now);
+        v1::ReleaseRequest release = decode<v1::ReleaseRequest>(input);
+        (void)controller.release({release.job_ids().begin(), release.job_ids().end()}, caller, now);
         break;
+      }
       case 7:
         (void)controller.report_exits(decode<v1::ExitRequest>(input), caller, now);
         break;

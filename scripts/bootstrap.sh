@@ -10,7 +10,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   zlib1g-dev libsqlite3-dev sqlite3 libpqxx-dev postgresql
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler munge libmunge-dev
-  iproute2
+  iproute2 libssl-dev
   chromium chromium-driver
   clang libclang-rt-14-dev
 )

@@ -54,6 +54,10 @@ seed_text fuzz_request $'\x004x2x2' $'\x0264' $'\x05 8x8 '
 seed_text fuzz_machine 'torus:8x8x8' 'mesh:27x16x24:wrap=z' 'fattree:4,4,4' 'flat:64'
 seed_text fuzz_routing_rules 'recommended' 'literal,table=B' 'prior-art' 'dor' 'table=C,phase=earliest'
 for t in fuzz_shepherd_plan fuzz_agent_requests fuzz_controller; do mkdir -p "$build/corpus/$t"; done
+# A ping for a tree of two agents, framed as a tree port reads it (daemon/tree/tree_wire.h).
+mkdir -p "$build/corpus/fuzz_tree_message"
+printf '\x22\x00\x00\x00\x01\x01\x00\x00\x00\x00\x00\x00\x00\x0a\x17\x0a\x03a:1\x0a\x03b:1\x10\x02\x19\x00\x00\x00\x00\x00\x00\xf0\x3f\x6a\x00' \
+  > "$build/corpus/fuzz_tree_message/seed-ping"
 
 mkdir -p "$build/logs" "$build/crashes"
 status=0

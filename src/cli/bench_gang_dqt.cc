@@ -169,7 +169,7 @@ int run_dqt_live_experiment(const DqtLiveArgs& args) {
   const std::string up = self + " cluster up --machine " + machine_spec(args.nodes) + " --dir " +
                          dir.string() + " --agents " + std::to_string(args.nodes) + " --policy " +
                          kPolicy + " --slice " + std::to_string(args.unit_seconds) +
-                         " --switch-fanout " + std::to_string(args.switch_fanout) +
+                         " --tree-fanout " + std::to_string(args.switch_fanout) +
                          " --no-idle-detection --heartbeat 2 > " + up_log.string() + " 2>&1";
   // Down on every way out; a temp dir (and the log of `cluster up`) removed after.
   struct Down {

@@ -36,6 +36,7 @@
 #include "daemon/munge_daemon.h"
 #include "daemon/proc_stat.h"
 #include "daemon/switch_sender.h"
+#include "daemon/tree/tree_channel.h"
 #include "trellis/v1/trellis.grpc.pb.h"
 
 namespace trellis::cli {
@@ -68,14 +69,18 @@ double seconds_since(Clock::time_point start) {
 class Nodes {
  public:
   Nodes(fs::path dir, int count, const std::string& munge_socket)
-      : dir_(std::move(dir)), credentials_(munge_socket) {
+      : dir_(std::move(dir)),
+        credentials_(munge_socket),
+        signer_(credentials_, static_cast<int>(::geteuid())),
+        tree_(signer_, channel_, "bench gang-live") {
     for (int k = 0; k < count; ++k) {
       fs::path state = dir_ / ("agent-" + std::to_string(k));
       fs::create_directories(state);
       Result<pid_t> pid = start_detached(
           {sibling_binary("trellis-agent"), "--controller", "127.0.0.1:1", "--nodes",
            "n" + std::to_string(k), "--state-dir", state.string(), "--munge-socket", munge_socket,
-           "--port-file", (state / "port").string(), "--heartbeat-ms", "600000"},
+           "--port-file", (state / "port").string(), "--tree-port-file",
+           (state / "tree-port").string(), "--heartbeat-ms", "600000"},
           (dir_ / ("agent-" + std::to_string(k) + ".log")).string(),
           (dir_ / ("agent-" + std::to_string(k) + ".pid")).string());
       if (pid) pids_.push_back(*pid);
@@ -87,27 +92,34 @@ class Nodes {
     for (pid_t pid : pids_) ::waitpid(pid, nullptr, 0);
   }
 
-  // Waits for every agent's port; false if one did not come up.
+  // Waits for every agent's ports; false if one did not come up.
   bool wait_ready() {
     auto give_up = Clock::now() + std::chrono::seconds(60);
-    for (size_t k = 0; k < pids_.size(); ++k) {
-      fs::path port = dir_ / ("agent-" + std::to_string(k)) / "port";
+    auto read_port = [&](const fs::path& file) -> std::string {
       std::string text;
       while (text.empty() || text.back() != '\n') {
-        if (Clock::now() > give_up) return false;
+        if (Clock::now() > give_up) return "";
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
-        std::ifstream in(port);
+        std::ifstream in(file);
         text.assign(std::istreambuf_iterator<char>(in), {});
       }
-      addresses_.push_back("127.0.0.1:" + text.substr(0, text.size() - 1));
+      return text.substr(0, text.size() - 1);
+    };
+    for (size_t k = 0; k < pids_.size(); ++k) {
+      fs::path state = dir_ / ("agent-" + std::to_string(k));
+      std::string port = read_port(state / "port"), tree_port = read_port(state / "tree-port");
+      if (port.empty() || tree_port.empty()) return false;
+      addresses_.push_back("127.0.0.1:" + tree_port);
       stubs_.push_back(v1::Agent::NewStub(
-          grpc::CreateChannel(addresses_.back(), grpc::InsecureChannelCredentials())));
+          grpc::CreateChannel("127.0.0.1:" + port, grpc::InsecureChannelCredentials())));
     }
     return !pids_.empty();
   }
 
   const std::vector<std::string>& addresses() const { return addresses_; }
   const CredentialSource& credentials() const { return credentials_; }
+  // The control tree the switches go down, as trellisd's.
+  TreeSender& tree() { return tree_; }
 
   // Starts `job` on every node: argv run by each node's agent, in `cwd`. The launches go out in
   // parallel, so that the job's tasks start within moments of each other.
@@ -138,7 +150,8 @@ class Nodes {
           return;
         }
         grpc::Status status = stubs_[k]->Launch(&context, request, &reply);
-        if (!status.ok()) errors[k] = "launch on " + addresses_[k] + ": " + status.error_message();
+        if (!status.ok())
+          errors[k] = "launch on agent " + std::to_string(k) + ": " + status.error_message();
       });
     }
     for (std::thread& t : threads) t.join();
@@ -173,6 +186,9 @@ class Nodes {
  private:
   fs::path dir_;
   CredentialSource credentials_;
+  TreeSigner signer_;
+  TreeChannel channel_;
+  TreeSender tree_;
   std::vector<pid_t> pids_;
   std::vector<std::string> addresses_;
   std::vector<std::unique_ptr<v1::Agent::Stub>> stubs_;
@@ -271,11 +287,11 @@ int run_switching_parts(const BenchGangLiveArgs& args) {
                 << std::setw(11) << "CPU/sw" << std::setw(9) << "floor"
                 << "\n";
       {
-        SwitchSender prime(nodes.credentials(), {.fanout = 64});
+        SwitchSender prime(nodes.tree(), {.fanout = 64});
         (void)prime.switch_through_tree(order_of(agents, {2}, {}), agents);
       }
       for (int fanout : args.fanouts) {
-        SwitchSender sender(nodes.credentials(), {.fanout = fanout, .deadline_seconds = 5});
+        SwitchSender sender(nodes.tree(), {.fanout = fanout, .deadline_seconds = 5});
         std::vector<double> freeze, collect, thaw, round;
         int failed = 0;
         const long long cpu_before = nodes.cpu_ticks(munge->pid());
@@ -337,7 +353,7 @@ int run_switching_parts(const BenchGangLiveArgs& args) {
                         const JobCommand& command) -> Result<std::vector<double>> {
       std::vector<int64_t> ids;
       for (int i = 0; i < count; ++i) ids.push_back(next_job++);
-      SwitchSender sender(nodes.credentials(), {.fanout = 16, .deadline_seconds = 5});
+      SwitchSender sender(nodes.tree(), {.fanout = 16, .deadline_seconds = 5});
       // The second job is launched first and frozen, and the clock starts once it is in place:
       // as in the thesis's Table 4.3, the two take turns from the first slice. (Its tasks run
       // for the moments between their launch and the freeze; the last one launched hardly at

@@ -177,8 +177,10 @@ struct UpArgs {
   std::string store;  // empty: sqlite:DIR/state.db
   double heartbeat = 1.0;
   double kill_grace = 2.0;
-  double slice = 0.1;      // gang policies
-  int switch_fanout = 16;  // gang policies
+  double slice = 0.1;  // gang policies
+  int tree_fanout = 16;
+  int max_requeue = 3;
+  int node_failure_drain = 3;
   std::string deadlock = "report";
   bool freeze_with_signals = false;
   bool no_idle_detection = false;
@@ -300,7 +302,9 @@ int run_up(const UpArgs& args) {
   config.controller.heartbeat_interval = args.heartbeat;
   config.controller.kill_grace = args.kill_grace;
   config.controller.slice = args.slice;
-  config.controller.switch_fanout = args.switch_fanout;
+  config.controller.tree_fanout = args.tree_fanout;
+  config.controller.max_requeue = args.max_requeue;
+  config.controller.node_failure_drain = args.node_failure_drain;
   config.controller.kill_deadlocked = args.deadlock == "kill";
   config.controller.idle_detection = !args.no_idle_detection;
   config.controller.node_failure =
@@ -536,9 +540,16 @@ void add_cluster_command(CLI::App& app, int& status) {
       ->check(CLI::Range(0.05, 3600.0));
   u->add_option("--slice", up->slice, "Gang policies: seconds per time slot (default 0.1)")
       ->check(CLI::Range(0.005, 3600.0));
-  u->add_option("--switch-fanout", up->switch_fanout,
-                "Gang policies: children per agent in the switch tree (default 16)")
+  u->add_option("--tree-fanout,--switch-fanout", up->tree_fanout,
+                "Children per agent in the control tree: launches, signals, gang switches, "
+                "pings (default 16)")
       ->check(CLI::Range(1, 64));
+  u->add_option("--max-requeue", up->max_requeue,
+                "Node-failure requeues after which a job is held (default 3)")
+      ->check(CLI::Range(1, 1000));
+  u->add_option("--node-failure-drain", up->node_failure_drain,
+                "Jobs a node may fail before it is drained (default 3)")
+      ->check(CLI::Range(1, 1000));
   u->add_option("--deadlock", up->deadlock,
                 "Gang policies: a globally stopped job is reported or killed (default report)")
       ->check(CLI::IsMember({"report", "kill"}));

@@ -90,7 +90,9 @@ nlohmann::json job_json(const v1::JobInfo& job) {
                         {"seconds_frozen", job.seconds_frozen()},
                         {"partition", job.partition()},
                         {"idle", job.idle()},
-                        {"admin_suspended", job.admin_suspended()}};
+                        {"admin_suspended", job.admin_suspended()},
+                        {"hold", job.hold()},
+                        {"node_failures", job.node_failures()}};
   if (job.box_shape_size() > 0) {
     out["box"] = {{"origin", std::vector<int>(job.box_origin().begin(), job.box_origin().end())},
                   {"shape", std::vector<int>(job.box_shape().begin(), job.box_shape().end())}};
@@ -122,7 +124,8 @@ void print_queue(std::ostream& out, const std::vector<v1::JobInfo>& jobs, Second
   for (const v1::JobInfo& job : jobs) {
     Seconds ran = run_seconds(job, now);
     std::string where = job.nodelist();
-    if (job.state() == v1::PENDING) where = "(" + job.reason() + ")";
+    if (job.state() == v1::PENDING)
+      where = "(" + (job.hold().empty() ? job.reason() : "JobHeld: " + job.hold()) + ")";
     if (job.idle()) where += " (Idle)";
     if (job.admin_suspended()) where += " (Suspended)";
     std::string partition =
@@ -147,8 +150,10 @@ void print_job(std::ostream& out, const v1::JobInfo& job, Seconds now) {
       << "   JobState=" << state_letter_of(job.state())
       << " Reason=" << (job.reason().empty() ? "None" : job.reason())
       << " ExitCode=" << job.exit_code() << ":" << job.signal() << " Attempt=" << job.attempt()
+      << (job.node_failures() > 0 ? " NodeFailures=" + std::to_string(job.node_failures()) : "")
       << "\n"
-      << "   Request=" << request << " Mode=" << job.spec().mode()
+      << (job.hold().empty() ? "" : "   Held=" + job.hold() + "\n") << "   Request=" << request
+      << " Mode=" << job.spec().mode()
       << " TimeLimit=" << format_slurm_time(job.spec().time_limit()) << "\n"
       << "   SubmitTime=" << format_epoch(job.submit_time()) << " StartTime="
       << format_epoch(job.start_time() > 0 ? job.start_time() : job.expected_start())
@@ -434,6 +439,23 @@ int run_suspend(const std::string& conf, const std::vector<int64_t>& ids, bool s
   return kExitOk;
 }
 
+int run_release(const std::string& conf, const std::vector<int64_t>& ids) {
+  Result<LiveClient> client = connect_to_cluster(conf);
+  if (!client) return report(client.error(), "release");
+  v1::ReleaseRequest request;
+  for (int64_t id : ids) request.add_job_ids(id);
+  v1::ReleaseReply reply;
+  grpc::Status status =
+      client->controllers->call([&](v1::Controller::Stub& stub, grpc::ClientContext& context) {
+        return stub.Release(&context, request, &reply);
+      });
+  if (!status.ok()) return report(from_grpc(status, "releasing"), "release");
+  std::set<int64_t> released(reply.released().begin(), reply.released().end());
+  for (int64_t id : ids)
+    if (!released.contains(id)) std::cerr << "trellis release: job " << id << " was not held\n";
+  return kExitOk;
+}
+
 // --- nodes --------------------------------------------------------------------------------------
 
 int run_nodes(const std::string& conf, bool json) {
@@ -628,6 +650,18 @@ void add_job_commands(CLI::App& app, int& status) {
   add_conf_option(*su, *suspend_conf);
   su->add_option("ids", *suspend_ids, "Job ids")->required();
   su->callback([=, &status] { status = run_suspend(*suspend_conf, *suspend_ids, true); });
+
+  auto release_conf = std::make_shared<std::string>();
+  auto release_ids = std::make_shared<std::vector<int64_t>>();
+  CLI::App* rl = app.add_subcommand(
+      "release", "Let held jobs be scheduled again (as scontrol release): trellis release 12");
+  rl->footer(
+      "A job requeued after node failures [controller] max_requeue times is held rather than "
+      "requeued again; `trellis queue` and `trellis show job` say why. Its owner or an "
+      "administrator may release it.");
+  add_conf_option(*rl, *release_conf);
+  rl->add_option("ids", *release_ids, "Job ids")->required();
+  rl->callback([=, &status] { status = run_release(*release_conf, *release_ids); });
 
   // `resume` takes job ids (as scontrol resume) or one hostlist of drained nodes (as scontrol
   // update state=resume): a hostlist starts with a letter, a job id is a number.

@@ -13,23 +13,23 @@
 #include <grpcpp/grpcpp.h>
 
 #include "core/hostlist.h"
+#include "daemon/agent_launcher.h"
 #include "daemon/agent_requests.h"
+#include "daemon/agent_service.h"
 #include "daemon/auth.h"
 #include "daemon/controller_client.h"
 #include "daemon/server_threads.h"
 #include "daemon/switch_node.h"
 #include "daemon/task_runner.h"
+#include "daemon/tree/tree_auth.h"
+#include "daemon/tree/tree_channel.h"
+#include "daemon/tree/tree_node.h"
 #include "trellis/v1/trellis.grpc.pb.h"
 
 extern char** environ;
 
 namespace trellis {
 namespace {
-
-// The wall clock, in seconds since the epoch (what launch_by is given in).
-double wall_seconds() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
 
 using Clock = std::chrono::steady_clock;
 using grpc::StatusCode;
@@ -46,30 +46,6 @@ std::string state_dir_tag(const std::string& state_dir) {
 
 constexpr auto kMinBackoff = std::chrono::milliseconds(200);
 constexpr auto kMaxBackoff = std::chrono::seconds(10);
-
-grpc::Status to_grpc(const Error& error) {
-  switch (error.code) {
-    case Error::Code::kInvalidArgument:
-      return grpc::Status(StatusCode::INVALID_ARGUMENT, error.message);
-    case Error::Code::kNotFound:
-      return grpc::Status(StatusCode::NOT_FOUND, error.message);
-    case Error::Code::kUnavailable:
-      return grpc::Status(StatusCode::UNAVAILABLE, error.message);
-    default:
-      return grpc::Status(StatusCode::INTERNAL, error.message);
-  }
-}
-
-v1::TaskStatus to_proto(const TaskInfo& task) {
-  v1::TaskStatus status;
-  status.set_job_id(task.key.job_id);
-  status.set_attempt(task.key.attempt);
-  status.set_node(task.key.node);
-  status.set_running(task.running);
-  status.set_exit_code(task.exit_code);
-  status.set_signal(task.signal);
-  return status;
-}
 
 std::string describe(const TaskInfo& task) {
   std::string text = "job " + std::to_string(task.key.job_id) + " attempt " +
@@ -155,136 +131,6 @@ Result<std::vector<std::string>> parse_node_names(std::string_view hostlist) {
   return names;
 }
 
-// The Agent RPC service: authenticates, validates, and hands the work to the TaskRunner.
-class Agent::Service final : public v1::Agent::Service {
- public:
-  explicit Service(Agent& agent) : agent_(agent) {}
-
-  grpc::Status Launch(grpc::ServerContext* context, const v1::LaunchRequest* request,
-                      v1::LaunchReply*) override {
-    if (grpc::Status allowed = authorize(*context); !allowed.ok()) return allowed;
-    return launch(*request);
-  }
-
-  grpc::Status LaunchBatch(grpc::ServerContext* context, const v1::LaunchBatchRequest* request,
-                           v1::LaunchBatchReply* reply) override {
-    if (grpc::Status allowed = authorize(*context); !allowed.ok()) return allowed;
-    if (request->launches_size() > kMaxLaunchBatch) {
-      return grpc::Status(StatusCode::INVALID_ARGUMENT,
-                          "launches: " + std::to_string(request->launches_size()) +
-                              " in one batch; at most " + std::to_string(kMaxLaunchBatch));
-    }
-    agent_log("launch batch of " + std::to_string(request->launches_size()));
-    for (const v1::LaunchRequest& one : request->launches()) {
-      grpc::Status status = launch(one);
-      v1::LaunchResult* result = reply->add_results();
-      result->set_code(status.error_code());
-      result->set_message(status.error_message());
-    }
-    return grpc::Status::OK;
-  }
-
-  grpc::Status Signal(grpc::ServerContext* context, const v1::SignalRequest* request,
-                      v1::SignalReply* reply) override {
-    if (grpc::Status allowed = authorize(*context); !allowed.ok()) return allowed;
-    Result<std::chrono::milliseconds> grace =
-        check_signal_request(*request, agent_.config_.kill_wait);
-    if (!grace) return to_grpc(grace.error());
-    agent_.switch_node_->before_signal(request->job_id(), request->attempt());
-    int count =
-        agent_.runner_->signal(request->job_id(), request->attempt(), request->signal(), *grace);
-    agent_log("signal " + std::to_string(request->signal()) + " to job " +
-              std::to_string(request->job_id()) + ": " + std::to_string(count) + " tasks");
-    reply->set_processes(count);
-    return grpc::Status::OK;
-  }
-
-  grpc::Status Tasks(grpc::ServerContext* context, const v1::TasksRequest*,
-                     v1::TasksReply* reply) override {
-    if (grpc::Status allowed = authorize(*context); !allowed.ok()) return allowed;
-    for (const TaskInfo& task : agent_.runner_->tasks()) *reply->add_tasks() = to_proto(task);
-    return grpc::Status::OK;
-  }
-
-  grpc::Status Switch(grpc::ServerContext* context, const v1::SwitchRequest* request,
-                      v1::SwitchReply* reply) override {
-    if (grpc::Status allowed = authorize(*context); !allowed.ok()) return allowed;
-    if (Status valid = check_switch_request(*request); !valid) return to_grpc(valid.error());
-    *reply = agent_.switch_node_->handle(*request);
-    return grpc::Status::OK;
-  }
-
- private:
-  static constexpr int kMaxLaunchBatch = 1024;
-
-  // One launch, as Launch and each entry of LaunchBatch ask for it (the caller is authorized).
-  grpc::Status launch(const v1::LaunchRequest& request) {
-    if (Status valid = check_launch_request(request, agent_.served_); !valid)
-      return to_grpc(valid.error());
-    // The job's cgroup is not removed while its tasks are being started (SwitchNode::ended).
-    std::unique_lock<std::mutex> launching = agent_.switch_node_->hold_for_launch();
-    agent_.switch_node_->thaw_for_launch(request.job_id(), request.attempt());
-    // On every way out, with the launch still held: a frozen job is frozen again, whatever
-    // started.
-    struct RefreezeAtExit {
-      SwitchNode& node;
-      int64_t job;
-      int attempt;
-      ~RefreezeAtExit() { node.started(job, attempt); }
-    } refreeze{*agent_.switch_node_, request.job_id(), request.attempt()};
-    int started = 0;
-    for (const std::string& node : request.nodes()) {
-      if (request.launch_by() > 0 && wall_seconds() > request.launch_by()) {
-        agent_log("launch of job " + std::to_string(request.job_id()) + " attempt " +
-                  std::to_string(request.attempt()) + " came after its deadline: " +
-                  std::to_string(request.nodes_size() - started) + " tasks not started");
-        return grpc::Status(StatusCode::DEADLINE_EXCEEDED,
-                            "the launch came after its deadline (launch_by); not started");
-      }
-      TaskSpec spec = task_spec(request, node, agent_.base_env_);
-      spec.env.push_back("TRELLIS_RUNTIME_AREA=" +
-                         runtime_area_name(request.job_id(), request.attempt(), node));
-      Result<std::string> cgroup =
-          agent_.switch_node_->cgroup_for(request.job_id(), request.attempt());
-      if (!cgroup) {
-        agent_log("launch of " + spec.key.name() + " failed: " + cgroup.error().message);
-        return to_grpc(cgroup.error());
-      }
-      spec.cgroup_procs = *cgroup;
-      Result<bool> launched = agent_.runner_->launch(spec);
-      if (!launched) {
-        agent_log("launch of " + spec.key.name() + " failed: " + launched.error().message);
-        return to_grpc(launched.error());
-      }
-      started += *launched ? 1 : 0;
-    }
-    agent_log("launch job " + std::to_string(request.job_id()) + " attempt " +
-              std::to_string(request.attempt()) + ": " + std::to_string(started) + " of " +
-              std::to_string(request.nodes_size()) + " tasks started" +
-              (started < request.nodes_size() ? " (the others were already known)" : ""));
-    return grpc::Status::OK;
-  }
-
-  grpc::Status authorize(const grpc::ServerContext& context) const {
-    Result<Caller> caller = agent_.authenticator_->verify(context);
-    if (!caller) {
-      StatusCode code = caller.error().code == Error::Code::kUnavailable
-                            ? StatusCode::UNAVAILABLE
-                            : StatusCode::UNAUTHENTICATED;
-      return grpc::Status(code, caller.error().message);
-    }
-    if (caller->uid != agent_.config_.daemon_uid) {
-      return grpc::Status(StatusCode::PERMISSION_DENIED,
-                          "uid " + std::to_string(caller->uid) +
-                              " may not call the agent (only the daemon user, uid " +
-                              std::to_string(agent_.config_.daemon_uid) + ")");
-    }
-    return grpc::Status::OK;
-  }
-
-  Agent& agent_;
-};
-
 Agent::Agent(AgentConfig config) : config_(std::move(config)) {}
 
 Agent::~Agent() {
@@ -308,6 +154,9 @@ Result<std::unique_ptr<Agent>> Agent::start(AgentConfig config) {
   TaskRunner::Options runner_options;
   runner_options.state_dir = a.config_.state_dir;
   runner_options.on_exit = [&a] { a.wake(); };
+  // A few acknowledged exits per node are remembered, so that a repeated launch of a whole job's
+  // attempt (a controller's reconciliation) never runs a task again.
+  runner_options.remembered_acknowledged = std::max<size_t>(1024, 4 * a.config_.nodes.size());
   Result<std::unique_ptr<TaskRunner>> runner = TaskRunner::open(std::move(runner_options));
   if (!runner) return runner.error();
   a.runner_ = std::move(*runner);
@@ -319,10 +168,11 @@ Result<std::unique_ptr<Agent>> Agent::start(AgentConfig config) {
   Freezer::Options freezer;
   freezer.name = state_dir_tag(a.config_.state_dir);
   freezer.force_signals = a.config_.freeze_with_signals;
-  a.switch_node_ = std::make_unique<SwitchNode>(*a.runner_, Freezer::open(freezer),
-                                                a.config_.munge_socket, a.config_.listen);
+  a.switch_node_ =
+      std::make_unique<SwitchNode>(*a.runner_, Freezer::open(freezer), a.config_.listen);
   agent_log(std::string("gang switches freeze with ") +
             std::string(freeze_method_name(a.switch_node_->freeze_method())));
+  a.launcher_ = std::make_unique<AgentLauncher>(*a.runner_, *a.switch_node_);
 
   a.service_ = std::make_unique<Service>(a);
   grpc::ServerBuilder builder;
@@ -333,6 +183,19 @@ Result<std::unique_ptr<Agent>> Agent::start(AgentConfig config) {
   if (!a.server_ || a.port_ <= 0) {
     return fail(Error::Code::kUnavailable, "cannot listen on " + a.config_.listen);
   }
+  // The control tree, on the same host.
+  a.verifier_ = std::make_unique<TreeVerifier>(*a.authenticator_, a.config_.daemon_uid);
+  a.tree_channel_ = std::make_unique<TreeChannel>();
+  Result<int> tree_port = a.tree_channel_->listen(
+      host_of(a.config_.listen), a.config_.tree_port,
+      [&a](const v1::TreeMessage& message, v1::TreeAnswer* answer) {
+        TreeNode* node = a.tree_node_.load();
+        if (node == nullptr)
+          return grpc::Status(StatusCode::UNAVAILABLE, "the agent is starting up");
+        return node->handle(message, answer);
+      });
+  if (!tree_port) return tree_port.error();
+  a.tree_port_ = *tree_port;
   std::string host =
       a.config_.advertise_host.empty() ? host_of(a.config_.listen) : a.config_.advertise_host;
   if (host.empty() || host == "0.0.0.0" || host == "::") {
@@ -341,8 +204,13 @@ Result<std::unique_ptr<Agent>> Agent::start(AgentConfig config) {
     host = name;
   }
   a.address_ = (host.find(':') != std::string::npos ? "[" + host + "]" : host) + ":" +
-               std::to_string(a.port_);
-  agent_log("serving " + std::to_string(a.config_.nodes.size()) + " nodes on " + a.address_);
+               std::to_string(a.tree_port_);
+  a.tree_owner_ = std::make_unique<TreeNode>(
+      a.address_, *a.verifier_, *a.tree_channel_,
+      [service = a.service_.get()](const v1::TreeBody& body) { return service->tree_part(body); });
+  a.tree_node_.store(a.tree_owner_.get());
+  agent_log("serving " + std::to_string(a.config_.nodes.size()) + " nodes; control tree on " +
+            a.address_ + ", gRPC on port " + std::to_string(a.port_));
   a.controller_thread_ = std::thread([&a] { a.controller_loop(); });
   return agent;
 }
@@ -350,18 +218,38 @@ Result<std::unique_ptr<Agent>> Agent::start(AgentConfig config) {
 void Agent::shutdown() {
   {
     std::lock_guard lock(mutex_);
-    if (stopping_ && !controller_thread_.joinable() && !server_) return;
+    if (stopping_ && !controller_thread_.joinable() && !server_ && !tree_channel_) return;
     stopping_ = true;
   }
   wake_.notify_all();
   if (controller_thread_.joinable()) controller_thread_.join();
+  // The tree first: its workers use everything below.
+  tree_channel_.reset();
+  tree_node_.store(nullptr);
+  tree_owner_.reset();
   if (server_) {
     server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
     server_->Wait();
     server_.reset();
   }
+  launcher_.reset();     // tasks not started yet are left (a controller launches them again)
   switch_node_.reset();  // it uses the runner
   runner_.reset();       // stops watching; the jobs keep running
+}
+
+void Agent::register_again() {
+  {
+    std::lock_guard lock(mutex_);
+    register_asked_ = true;
+    woken_ = true;
+  }
+  wake_.notify_all();
+}
+
+void Agent::pinged() {
+  last_ping_ms_ =
+      std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now().time_since_epoch())
+          .count();
 }
 
 void Agent::wake() {
@@ -377,7 +265,7 @@ void Agent::controller_loop() {
   bool registered = false;
   auto backoff = std::chrono::duration_cast<Clock::duration>(kMinBackoff);
   Clock::time_point retry_at = Clock::now();  // next register or exit report after a failure
-  Clock::time_point next_heartbeat = Clock::now();
+  Clock::time_point registered_at = Clock::now();
   int failures = 0;  // in a row, to log the first and then every tenth
 
   auto failed = [&](const std::string& what, const grpc::Status& status) {
@@ -396,18 +284,39 @@ void Agent::controller_loop() {
     return status.error_code() == StatusCode::NOT_FOUND ||
            status.error_code() == StatusCode::FAILED_PRECONDITION;
   };
+  // When the controllers last showed they know this agent: a ping, or the registration.
+  auto last_heard = [&] {
+    Clock::time_point ping{std::chrono::milliseconds(last_ping_ms_.load())};
+    return std::max(ping, registered_at);
+  };
 
   while (true) {
     {
       std::lock_guard lock(mutex_);
       if (stopping_) return;
+      if (register_asked_ && registered) {
+        agent_log("a controller asked this agent to register again");
+        registered = false;
+        retry_at = Clock::now();
+      }
+      register_asked_ = false;
     }
     Clock::time_point now = Clock::now();
+    // Not pinged for 10 intervals: the controllers may have lost track of this agent.
+    if (registered && now - last_heard() > 10 * interval) {
+      agent_log(
+          "no liveness ping for " +
+          std::to_string(
+              std::chrono::duration_cast<std::chrono::milliseconds>(now - last_heard()).count()) +
+          " ms; registering again");
+      registered = false;
+      retry_at = now;
+    }
     if (!registered && now >= retry_at) {
       v1::RegisterRequest request;
       for (const std::string& node : config_.nodes) request.add_nodes(node);
       request.set_address(address_);
-      for (const TaskInfo& task : runner_->tasks()) *request.add_tasks() = to_proto(task);
+      for (const TaskInfo& task : runner_->tasks()) *request.add_tasks() = task_status(task);
       v1::RegisterReply reply;
       grpc::Status status =
           controllers_->call([&](v1::Controller::Stub& stub, grpc::ClientContext& context) {
@@ -416,12 +325,12 @@ void Agent::controller_loop() {
       if (status.ok()) {
         succeeded();
         registered = true;
-        if (reply.heartbeat_interval_ms() > 0)
-          interval = std::chrono::milliseconds(reply.heartbeat_interval_ms());
-        next_heartbeat = Clock::now() + interval;
+        registered_at = Clock::now();
+        if (reply.ping_interval_ms() > 0)
+          interval = std::chrono::milliseconds(reply.ping_interval_ms());
         std::string unknown;
         for (const std::string& node : reply.unknown_nodes()) unknown += " " + node;
-        agent_log("registered with " + controllers_->current_address() + " (heartbeat every " +
+        agent_log("registered with " + controllers_->current_address() + " (pinged every " +
                   std::to_string(interval.count()) + " ms)" +
                   (unknown.empty() ? "" : "; nodes the cluster does not have:" + unknown));
       } else {
@@ -433,7 +342,7 @@ void Agent::controller_loop() {
         registered ? runner_->unacknowledged_exits() : std::vector<TaskInfo>{};
     if (registered && !exits.empty() && Clock::now() >= retry_at) {
       v1::ExitRequest request;
-      for (const TaskInfo& task : exits) *request.add_tasks() = to_proto(task);
+      for (const TaskInfo& task : exits) *request.add_tasks() = task_status(task);
       v1::ExitReply reply;
       grpc::Status status =
           controllers_->call([&](v1::Controller::Stub& stub, grpc::ClientContext& context) {
@@ -442,12 +351,11 @@ void Agent::controller_loop() {
       if (status.ok()) {
         succeeded();
         std::vector<TaskKey> keys;
-        for (const TaskInfo& task : exits) {
-          agent_log("reported " + describe(task));
-          keys.push_back(task.key);
-        }
+        for (const TaskInfo& task : exits) keys.push_back(task.key);
+        agent_log("reported " + std::to_string(exits.size()) +
+                  " exit(s): " + describe(exits.front()) + (exits.size() > 1 ? ", ..." : ""));
         runner_->acknowledge(keys);
-        switch_node_->ended(keys);
+        launcher_->ended(std::move(keys));
         exits.clear();
       } else if (not_known(status)) {
         registered = false;
@@ -457,33 +365,9 @@ void Agent::controller_loop() {
       }
     }
 
-    if (registered && Clock::now() >= next_heartbeat) {
-      v1::HeartbeatRequest request;
-      request.set_address(address_);
-      for (const std::string& node : config_.nodes) request.add_nodes(node);
-      v1::HeartbeatReply reply;
-      grpc::Status status =
-          controllers_->call([&](v1::Controller::Stub& stub, grpc::ClientContext& context) {
-            return stub.Heartbeat(&context, request, &reply);
-          });
-      next_heartbeat = Clock::now() + interval;
-      if (status.ok()) {
-        succeeded();
-      } else {
-        // A controller that does not know us, or none reachable: register again, since a
-        // controller that comes back may have marked the nodes down meanwhile.
-        registered = false;
-        if (not_known(status)) {
-          agent_log("controller does not know this agent; registering again");
-          retry_at = Clock::now();
-        } else {
-          failed("heartbeat", status);
-        }
-      }
-    }
-
-    // Sleep until the next thing due, or until a task ends or the agent stops.
-    Clock::time_point until = registered ? next_heartbeat : retry_at;
+    // Sleep until the next thing due (a retry, the ping watch), or until a task ends or the
+    // agent stops.
+    Clock::time_point until = registered ? last_heard() + 10 * interval + interval : retry_at;
     if (registered && !exits.empty()) until = std::min(until, retry_at);
     std::unique_lock lock(mutex_);
     wake_.wait_until(lock, until, [&] { return stopping_ || woken_; });

@@ -1,13 +1,21 @@
 // The node agent (trellis-agent): runs the jobs a controller launches on the nodes it serves.
 //
-// It serves the Agent RPC service (Launch, Signal, Tasks, Switch) to the controllers and to the
-// other agents of a gang switch tree (daemon/switch_node.h) only: every call
-// must carry a MUNGE credential of the daemon user. It registers with a controller (any of
-// them: they share the store), heartbeats at the interval the controller asks for, and reports
-// each task's exit with ReportExit until a controller acknowledges it (the exits survive agent
-// restarts in the state directory). It re-registers when a controller answers a heartbeat or an
-// exit report with NOT_FOUND or FAILED_PRECONDITION ("I do not know you"), and after a
-// heartbeat fails on every controller (with backoff).
+// Its address in the cluster is its control-tree endpoint (daemon/tree/tree_channel.h): what the
+// controllers send to many agents (launches, signals, gang switches, liveness pings) comes down
+// the tree, each message signed once by its sender and checked here (daemon/tree/tree_auth.h),
+// forwarded to this agent's children in the message's tree and answered with their replies
+// folded in (daemon/tree/tree_node.h). It also serves the Agent RPC service (Launch, Signal,
+// Tasks) on its gRPC port to the daemon user only (every call must carry a MUNGE credential of
+// that user), for tools and tests.
+//
+// It registers with a controller (any of them: they share the store), and reports each task's
+// exit with ReportExit until a controller acknowledges it (the exits survive agent restarts in
+// the state directory). Liveness is the controller's to watch: it pings its agents through the
+// tree, and a ping is answered on a channel worker, never behind a launch (launches are accepted
+// at once and their tasks started by the launcher's thread, daemon/agent_launcher.h). The agent
+// registers again when a ping asks it to, when a controller answers an exit report with
+// NOT_FOUND or FAILED_PRECONDITION ("I do not know you"), and when no ping came for 10 ping
+// intervals (a controller that lost track of it).
 //
 // One agent may serve many node names (an emulated cluster on one host). Stopping the agent
 // leaves its jobs running; the next agent on the same state directory adopts them.
@@ -17,10 +25,11 @@
 //   config.controllers = {"127.0.0.1:6817"};
 //   config.state_dir = "/var/lib/trellis/agent";
 //   Result<std::unique_ptr<Agent>> agent = Agent::start(config);
-//   ... (*agent)->port() ...
+//   ... (*agent)->address() ...   // host:tree-port, as registered
 //   (*agent)->shutdown();
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <memory>
@@ -41,22 +50,30 @@ namespace trellis {
 
 class Authenticator;
 class ControllerClient;
+class AgentLauncher;
 class SwitchNode;
 class TaskRunner;
+class TreeChannel;
+class TreeNode;
+class TreeVerifier;
 
 struct AgentConfig {
   std::vector<std::string> nodes;        // node names served
   std::vector<std::string> controllers;  // "host:port" of each controller
-  std::string listen = "127.0.0.1:0";    // port 0 = any free port (see Agent::port())
-  // The host controllers should call, registered as host:port; "" = the listen host, or this
-  // host's name when listening on every interface.
+  // The gRPC service's address; port 0 = any free port (see Agent::port()). The control tree
+  // listens on the same host, on `tree_port` (0 = any free port, see Agent::tree_port()).
+  std::string listen = "127.0.0.1:0";
+  int tree_port = 0;
+  // The host controllers and other agents should call, registered as host:tree_port; "" = the
+  // listen host, or this host's name when listening on every interface.
   std::string advertise_host;
   std::string state_dir;
   std::string munge_socket;  // "" = libmunge's default
   int daemon_uid = -1;       // the only uid allowed to call the agent; -1 = the agent's own
-  std::chrono::milliseconds heartbeat_interval{10000};  // until a controller says otherwise
-  std::chrono::milliseconds rpc_deadline{5000};         // per call to a controller
-  std::chrono::milliseconds kill_wait{10000};  // SIGTERM -> SIGKILL when a cancel gives no grace
+  // How often controllers ping, until one says (the agent registers again after 10 without one).
+  std::chrono::milliseconds heartbeat_interval{10000};
+  std::chrono::milliseconds rpc_deadline{5000};  // per call to a controller
+  std::chrono::milliseconds kill_wait{10000};    // SIGTERM -> SIGKILL when a cancel gives no grace
   // Gang switches stop jobs with SIGSTOP/SIGCONT even where a freezer cgroup could be made
   // (daemon/freezer.h).
   bool freeze_with_signals = false;
@@ -72,8 +89,10 @@ class Agent {
   Agent(const Agent&) = delete;
   Agent& operator=(const Agent&) = delete;
 
-  // The port bound, and the address registered with the controllers.
+  // The gRPC port bound, the tree port bound, and the address registered with the controllers
+  // (host:tree port).
   int port() const { return port_; }
+  int tree_port() const { return tree_port_; }
   const std::string& address() const { return address_; }
 
   // Stops serving and calling controllers; the jobs keep running. Idempotent.
@@ -85,6 +104,10 @@ class Agent {
   explicit Agent(AgentConfig config);
   void controller_loop();
   void wake();
+  // A controller asked (in a liveness ping) for a new registration.
+  void register_again();
+  // A liveness ping came.
+  void pinged();
 
   AgentConfig config_;
   std::set<std::string> served_;
@@ -93,15 +116,25 @@ class Agent {
   std::unique_ptr<ControllerClient> controllers_;
   std::unique_ptr<TaskRunner> runner_;
   std::unique_ptr<SwitchNode> switch_node_;  // gang switches (daemon/switch_node.h)
+  std::unique_ptr<AgentLauncher> launcher_;
+  // The control tree (daemon/tree/): messages come in on the channel, are checked by the
+  // verifier and handled by the node, which is set once the agent's address is known.
+  std::unique_ptr<TreeVerifier> verifier_;
+  std::unique_ptr<TreeChannel> tree_channel_;
+  std::unique_ptr<TreeNode> tree_owner_;
+  std::atomic<TreeNode*> tree_node_{nullptr};
   std::unique_ptr<Service> service_;
   std::unique_ptr<grpc::Server> server_;
   int port_ = 0;
+  int tree_port_ = 0;
   std::string address_;
+  std::atomic<int64_t> last_ping_ms_{0};  // steady clock, when the last ping came
 
   std::mutex mutex_;
   std::condition_variable wake_;
-  bool woken_ = false;     // guarded by mutex_
-  bool stopping_ = false;  // guarded by mutex_
+  bool woken_ = false;           // guarded by mutex_
+  bool stopping_ = false;        // guarded by mutex_
+  bool register_asked_ = false;  // guarded by mutex_
   std::thread controller_thread_;
 };
 

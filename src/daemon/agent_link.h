@@ -1,7 +1,8 @@
-// AgentLink: how a controller reaches the agents that run its jobs. trellisd sends over gRPC
-// (daemon/grpc_agent_link.h); the simulator-equivalence test fakes the agents in virtual time.
-// Calls hand the request over and return at once: a slow or dead agent never stalls a scheduling
-// pass (a lost launch is found again by reconciliation, a dead agent by its missed heartbeats).
+// AgentLink: how a controller reaches the agents that run its jobs. trellisd sends down the
+// control tree (daemon/tree_agent_link.h); the simulator-equivalence test fakes the agents in
+// virtual time. Calls hand the request over and return at once: a slow or dead agent never
+// stalls a scheduling pass (a lost launch is found again by reconciliation, a dead agent by the
+// liveness pings).
 #pragma once
 
 #include <cstdint>
@@ -34,9 +35,24 @@ struct SwitchOutcome {
 class AgentLink {
  public:
   virtual ~AgentLink() = default;
-  // `agent` is the address an agent registered ("host:port").
-  virtual void launch(const std::string& agent, const v1::LaunchRequest& request) = 0;
-  virtual void signal(const std::string& agent, const v1::SignalRequest& request) = 0;
+  // `agents` are the addresses the agents registered ("host:port"), every agent serving a node of
+  // the request, in node order (the tree's order); `request.nodes` holds every node of the job
+  // on them, and each agent starts the tasks of those it serves.
+  virtual void launch(const std::vector<std::string>& agents, const v1::LaunchRequest& request) = 0;
+  virtual void signal(const std::vector<std::string>& agents, const v1::SignalRequest& request) = 0;
+
+  // --- Liveness: one ping down the tree of `agents` (in node order), asking those of
+  // `register_again` to register again; returns the agents that did not answer within
+  // `deadline_seconds` (the tree's rebuilds included). Blocks. A link whose agents cannot be
+  // pinged (the simulator equivalence test's fakes) says every agent answered: the default.
+  virtual std::vector<std::string> ping(const std::vector<std::string>& agents,
+                                        const std::vector<std::string>& register_again,
+                                        double deadline_seconds) {
+    (void)agents;
+    (void)register_again;
+    (void)deadline_seconds;
+    return {};
+  }
 
   // Called, from any thread, with a launch that the agent refused or that could not be
   // delivered after retries, and why. Set before the first launch.

@@ -37,10 +37,20 @@ std::string socket_name(const std::string& socket) {
 CredentialSource::CredentialSource(std::string socket) : socket_(std::move(socket)) {}
 
 Result<std::string> CredentialSource::encode() const {
+  return encode({}, -1);
+}
+
+Result<std::string> CredentialSource::encode(std::string_view payload, int decoder_uid) const {
   Result<MungeContext> context = make_context(socket_);
   if (!context) return context.error();
+  if (decoder_uid >= 0 && munge_ctx_set(context->get(), MUNGE_OPT_UID_RESTRICTION,
+                                        static_cast<uid_t>(decoder_uid)) != EMUNGE_SUCCESS)
+    return fail(Error::Code::kInternal,
+                "munge: cannot restrict a credential to uid " + std::to_string(decoder_uid));
   char* credential = nullptr;
-  munge_err_t err = munge_encode(&credential, context->get(), nullptr, 0);
+  munge_err_t err =
+      munge_encode(&credential, context->get(), payload.empty() ? nullptr : payload.data(),
+                   static_cast<int>(payload.size()));
   if (err != EMUNGE_SUCCESS) {
     std::string reason = munge_ctx_strerror(context->get()) ? munge_ctx_strerror(context->get())
                                                             : munge_strerror(err);
@@ -82,6 +92,34 @@ Result<Caller> Authenticator::decode(std::string_view credential) const {
                                                    (reason ? reason : munge_strerror(err)));
   }
   return Caller{static_cast<int>(uid), static_cast<int>(gid)};
+}
+
+Result<Authenticator::Decoded> Authenticator::decode_payload(std::string_view credential,
+                                                             bool accept_replay) const {
+  if (credential.empty()) return fail(Error::Code::kUnauthenticated, "no MUNGE credential");
+  Result<MungeContext> context = make_context(socket_);
+  if (!context) return context.error();
+  std::string text(credential);
+  void* payload = nullptr;
+  int length = 0;
+  uid_t uid = 0;
+  gid_t gid = 0;
+  munge_err_t err = munge_decode(text.c_str(), context->get(), &payload, &length, &uid, &gid);
+  Decoded decoded;
+  if (payload != nullptr && length > 0)
+    decoded.payload.assign(static_cast<const char*>(payload), static_cast<size_t>(length));
+  std::free(payload);
+  if (err == EMUNGE_SOCKET)
+    return fail(Error::Code::kUnavailable,
+                "munge: cannot reach munged at " + socket_name(socket_) + " to check a credential");
+  decoded.replayed = err == EMUNGE_CRED_REPLAYED;
+  if (err != EMUNGE_SUCCESS && !(decoded.replayed && accept_replay)) {
+    const char* reason = munge_ctx_strerror(context->get());
+    return fail(Error::Code::kUnauthenticated, std::string("invalid MUNGE credential: ") +
+                                                   (reason ? reason : munge_strerror(err)));
+  }
+  decoded.caller = Caller{static_cast<int>(uid), static_cast<int>(gid)};
+  return decoded;
 }
 
 Result<Caller> Authenticator::verify(const grpc::ServerContext& context) const {

@@ -43,6 +43,10 @@ class CredentialSource {
   // A fresh credential (munge_encode with no payload), as text. kUnavailable when munged cannot
   // be reached, naming the socket.
   Result<std::string> encode() const;
+  // A credential carrying `payload` (encrypted with the cluster's key), which only processes of
+  // `decoder_uid` can decode (MUNGE_OPT_UID_RESTRICTION): how the control tree hands a session
+  // key to the agents (daemon/tree/tree_auth.h).
+  Result<std::string> encode(std::string_view payload, int decoder_uid) const;
   // Adds a fresh credential to the call's metadata.
   Status attach(grpc::ClientContext& context) const;
 
@@ -59,6 +63,17 @@ class Authenticator {
   Result<Caller> decode(std::string_view credential) const;
   // The caller of an RPC, from its metadata.
   Result<Caller> verify(const grpc::ServerContext& context) const;
+
+  // A credential with a payload, decoded. A replayed credential (decoded before through the same
+  // munged) is accepted when `accept_replay` holds, as Slurm accepts its forwarded credentials
+  // where several daemons share one munged: the caller must then bind what it accepts to
+  // something that cannot be replayed (the tree's per-message counters).
+  struct Decoded {
+    Caller caller;
+    std::string payload;
+    bool replayed = false;
+  };
+  Result<Decoded> decode_payload(std::string_view credential, bool accept_replay) const;
 
  private:
   std::string socket_;

@@ -143,7 +143,8 @@ Result<ClusterConfig> parse_cluster_config(std::string_view text, std::string_vi
   TRELLIS_TRY(controller.no_unknown_keys(
       {"listen", "port_file", "policy", "allocator", "heartbeat_interval", "heartbeat_misses",
        "node_failure", "default_time_limit", "max_time_limit", "kill_grace", "admins",
-       "scheduler_lease", "slice", "switch_fanout", "deadlock", "idle_detection", "max_job_test"}));
+       "scheduler_lease", "slice", "tree_fanout", "switch_fanout", "deadlock", "idle_detection",
+       "max_job_test", "max_requeue", "node_failure_drain"}));
   TRELLIS_TRY(controller.string("listen", c.listen));
   TRELLIS_TRY(controller.string("port_file", c.port_file));
   TRELLIS_TRY(controller.string("policy", c.policy));
@@ -165,8 +166,13 @@ Result<ClusterConfig> parse_cluster_config(std::string_view text, std::string_vi
   TRELLIS_TRY(controller.integers("admins", c.admins));
   TRELLIS_TRY(controller.number("scheduler_lease", c.scheduler_lease, 0.05));
   TRELLIS_TRY(controller.number("slice", c.slice, 0.005));
-  TRELLIS_TRY(controller.integer("switch_fanout", c.switch_fanout, 1));
-  if (c.switch_fanout > 64) return controller.wrong("switch_fanout", "at most 64");
+  // switch_fanout is the old name of tree_fanout (gang switches went down the first tree).
+  TRELLIS_TRY(controller.integer("switch_fanout", c.tree_fanout, 1));
+  if (c.tree_fanout > 64) return controller.wrong("switch_fanout", "at most 64");
+  TRELLIS_TRY(controller.integer("tree_fanout", c.tree_fanout, 1));
+  if (c.tree_fanout > 64) return controller.wrong("tree_fanout", "at most 64");
+  TRELLIS_TRY(controller.integer("max_requeue", c.max_requeue, 1));
+  TRELLIS_TRY(controller.integer("node_failure_drain", c.node_failure_drain, 1));
   std::string deadlock = "report";
   TRELLIS_TRY(controller.string("deadlock", deadlock));
   if (deadlock != "report" && deadlock != "kill")
@@ -211,7 +217,9 @@ std::string format_cluster_config(const ClusterConfig& config) {
                                  {"admins", admins},
                                  {"scheduler_lease", c.scheduler_lease},
                                  {"slice", c.slice},
-                                 {"switch_fanout", c.switch_fanout},
+                                 {"tree_fanout", c.tree_fanout},
+                                 {"max_requeue", c.max_requeue},
+                                 {"node_failure_drain", c.node_failure_drain},
                                  {"deadlock", c.kill_deadlocked ? "kill" : "report"},
                                  {"idle_detection", c.idle_detection},
                                  {"max_job_test", c.max_job_test}}},

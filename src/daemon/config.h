@@ -14,9 +14,15 @@
 //   port_file = ""                       # where to write the bound port
 //   policy = "easy"                      # a queue or gang policy of `trellis list`
 //   allocator = ""                       # "" = the machine's default allocator
-//   heartbeat_interval = 1.0             # seconds between an agent's heartbeats
-//   heartbeat_misses = 3                 # a node is down after this many missed heartbeats
+//   heartbeat_interval = 1.0             # seconds between the controller's liveness pings
+//   heartbeat_misses = 3                 # an agent that misses this many pings in a row is
+//                                        # unresponsive (its nodes get no new job); missing twice
+//                                        # as many, and a direct probe, it is down (its jobs are
+//                                        # requeued or fail)
 //   node_failure = "requeue"             # a failed node's jobs: "requeue" or "fail" (NF)
+//   max_requeue = 3                      # node-failure requeues after which a job is held (it
+//                                        # waits for `trellis release`)
+//   node_failure_drain = 3               # a node that failed this many jobs is drained
 //   default_time_limit = 3600            # seconds, for jobs that give none
 //   max_time_limit = 0                   # seconds; 0 = no maximum
 //   kill_grace = 5.0                     # seconds between SIGTERM and SIGKILL
@@ -24,7 +30,9 @@
 //   scheduler_lease = 0.5                # seconds: how long the controller that schedules holds
 //                                        # its role unrenewed before another takes over
 //   slice = 0.1                          # gang policies: seconds per time slot
-//   switch_fanout = 16                   # gang policies: children per agent in a switch tree
+//   tree_fanout = 16                     # children per agent in the control tree (launches,
+//                                        # signals, gang switches, pings); switch_fanout is
+//                                        # its old name
 //   deadlock = "report"                  # gang policies: a globally stopped job is "report"ed
 //                                        # (its reason says so) or "kill"ed (it fails)
 //   idle_detection = true                # gang policies: a job whose processes all wait for
@@ -59,7 +67,9 @@ struct ControllerSettings {
   std::vector<int> admins = {0};
   Seconds scheduler_lease = 0.5;
   Seconds slice = 0.1;
-  int switch_fanout = 16;
+  int tree_fanout = 16;
+  int max_requeue = 3;
+  int node_failure_drain = 3;
   bool kill_deadlocked = false;
   bool idle_detection = true;
   int max_job_test = 500;

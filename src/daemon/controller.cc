@@ -3,6 +3,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <map>
+#include <set>
 
 #include "alloc/registry.h"
 #include "core/hostlist.h"
@@ -33,7 +35,11 @@ bool is_suspension_event(std::string_view detail) {
 
 Controller::Controller(const ClusterConfig& config, StateStore& store, AgentLink& agents,
                        Machine machine)
-    : config_(config), store_(store), agents_(agents), machine_(std::move(machine)) {}
+    : config_(config),
+      store_(store),
+      agents_(agents),
+      machine_(std::move(machine)),
+      liveness_(config.controller.heartbeat_misses) {}
 
 Result<std::unique_ptr<Controller>> Controller::open(const ClusterConfig& config, StateStore& store,
                                                      AgentLink& agents, Seconds now,
@@ -121,17 +127,26 @@ Status Controller::rebuild(Seconds now, bool relaunch) {
   Result<std::vector<StoredNode>> nodes = store_.list_nodes();
   if (!nodes) return nodes.error();
   agent_of_.assign(n, "");
-  // Every agent gets its full heartbeat window after a restart; later rebuilds keep what this
-  // controller has heard and add what others recorded.
-  if (static_cast<int>(last_seen_.size()) != n) last_seen_.assign(n, now);
   up_.assign(n, false);
   drained_.assign(n, false);
+  // Every agent gets its full liveness window after a rebuild: pings count from now.
+  responsive_.assign(n, true);
+  std::map<std::string, std::vector<NodeId>> agents;
+  std::set<std::string> with_nodes_up;
   for (const StoredNode& node : *nodes) {
     if (node.id < 0 || node.id >= n) continue;
     agent_of_[node.id] = node.agent;
     up_[node.id] = node.up;
     drained_[node.id] = node.drained;
-    last_seen_[node.id] = std::max(last_seen_[node.id], node.last_heartbeat);
+    if (node.agent.empty()) continue;
+    agents[node.agent].push_back(node.id);
+    if (node.up) with_nodes_up.insert(node.agent);
+  }
+  liveness_.clear();
+  for (const auto& [agent, its_nodes] : agents) {
+    liveness_.add(agent, its_nodes, now);
+    // An agent whose nodes are all down comes back by registering (if it answers).
+    if (!with_nodes_up.count(agent)) liveness_.want_registration(agent);
   }
 
   JobQuery active;
@@ -142,14 +157,15 @@ Status Controller::rebuild(Seconds now, bool relaunch) {
   snapshot.down = NodeSet(n);
   // A gang core keeps every node in its partition tree (GangCore::node_down).
   for (NodeId id = 0; id < n && !gang_; ++id)
-    if (!up_[id] || drained_[id]) snapshot.down.set(id);
+    if (!in_service(id)) snapshot.down.set(id);
   snapshot.last_pass = now;
   running_.clear();
   pending_.clear();
   admin_suspended_.clear();
   leaving_rotation_.clear();
+  // A held job waits out of the core's queue until it is released.
   for (const StoredJob& job : *jobs)
-    if (job.state == JobState::kPending) pending_[job.id] = job;
+    if (job.state == JobState::kPending && job.hold.empty()) pending_[job.id] = job;
   Result<std::optional<std::string>> state = store_.core_state();
   if (!state) return state.error();
   SavedBatchState saved;
@@ -161,7 +177,7 @@ Status Controller::rebuild(Seconds now, bool relaunch) {
   std::vector<JobId> suspended;
   for (const StoredJob& job : *jobs) {
     if (job.state == JobState::kPending) {
-      snapshot.queue.push_back(core_job(job));
+      if (job.hold.empty()) snapshot.queue.push_back(core_job(job));
       continue;
     }
     LiveJob live;
@@ -262,7 +278,8 @@ Status Controller::sync(Seconds now) {
     bool ended = (event.kind == "end" || event.kind == "requeue") && running_.count(event.job);
     bool suspension =
         event.kind == "state" && running_.count(event.job) && is_suspension_event(event.detail);
-    if (submitted || ended || suspension) needed.ids.push_back(event.job);
+    bool released = event.kind == "release" && !pending_.count(event.job);
+    if (submitted || ended || suspension || released) needed.ids.push_back(event.job);
   }
   std::map<JobId, StoredJob> rows;
   if (!needed.ids.empty()) {
@@ -291,6 +308,7 @@ Result<bool> Controller::replay(const StoredEvent& event, const std::map<JobId, 
     if (!job) return false;
     if (is_final(job->state)) return true;               // ended before this controller saw it
     if (job->state != JobState::kPending) return false;  // started by another scheduler
+    if (!job->hold.empty()) return true;                 // held since: out of the queue
     // It joins the queue now, when this scheduler learns of it, as a job submitted here does.
     if (!core_->submit(core_job(*job), now)) return false;
     pending_[id] = *job;
@@ -299,6 +317,16 @@ Result<bool> Controller::replay(const StoredEvent& event, const std::map<JobId, 
     return true;
   }
   if (event.kind == "start") return running_.count(id) > 0 || finished_.count(id) > 0;
+  if (event.kind == "release") {
+    // A held job let go: it joins the queue now, as one released here does.
+    if (pending_.count(id) || running_.count(id) || finished_.count(id)) return true;
+    if (!job) return false;
+    if (job->state != JobState::kPending || !job->hold.empty()) return true;  // moved on since
+    if (!core_->submit(core_job(*job), now)) return false;
+    pending_[id] = *job;
+    pass_wanted_ = true;
+    return true;
+  }
   if (event.kind == "end" || event.kind == "requeue") {
     auto live = running_.find(id);
     if (live == running_.end()) return true;  // ended in memory already
@@ -340,14 +368,13 @@ Result<bool> Controller::replay(const StoredEvent& event, const std::map<JobId, 
     Result<NodeSet> nodes = parse_hostlist(event.node, machine_.node_count(), kNodePrefix);
     if (!nodes || nodes->count() == 0) return false;
     for (NodeId n = nodes->first(); n >= 0; n = nodes->next(n + 1)) {
-      bool was_in_service = up_[n] && !drained_[n];
+      const bool was_in_service = in_service(n);
       if (event.kind == "node_up") up_[n] = true;
       if (event.kind == "node_down") up_[n] = false;
       if (event.kind == "drain") drained_[n] = true;
       if (event.kind == "resume") drained_[n] = false;
-      bool in_service = up_[n] && !drained_[n];
-      if (in_service && !was_in_service) (void)core_->node_up(n, now);
-      if (!in_service && was_in_service) (void)core_->node_down(n, now);
+      if (in_service(n) && !was_in_service) (void)core_->node_up(n, now);
+      if (!in_service(n) && was_in_service) (void)core_->node_down(n, now);
       if (event.kind == "node_up" && !event.detail.empty()) agent_of_[n] = event.detail;
     }
     pass_wanted_ = true;

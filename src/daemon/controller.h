@@ -18,11 +18,11 @@
 // a pass commits only while its controller holds the lease, and the database refuses a node given
 // twice.
 //
-//   GrpcAgentLink agents(credentials);
+//   TreeAgentLink agents(credentials, {});
 //   Result<std::unique_ptr<Controller>> c = Controller::open(config, store, agents, now());
 //   (*c)->submit(spec, caller, now());      // committed, then queued
 //   (*c)->run_pass(now());                  // starts committed, then launched on the agents
-//   (*c)->tick(now());                      // time limits, missed heartbeats
+//   (*c)->tick(now());                      // time limits, what the liveness pings found
 //
 // With a gang policy (DQT, Fair-DQT, slurm-gang, ...) the core is a GangCore, the one `trellis sim`
 // runs for that policy: every slice a pass decides the next slot, and the jobs switched out and
@@ -53,6 +53,7 @@
 #include "daemon/auth.h"
 #include "daemon/config.h"
 #include "daemon/group_commit.h"
+#include "daemon/liveness.h"
 #include "sched/batch_core.h"
 #include "sched/gang/gang_scheduler.h"
 #include "sched/gang_core.h"
@@ -102,12 +103,18 @@ class Controller {
   Result<std::vector<JobId>> resume(const std::vector<JobId>& ids, const Caller& caller,
                                     Seconds now);
 
+  // Lets held jobs (requeued too often after node failures) be scheduled again; a caller may
+  // release only their own jobs unless they are an administrator. Every id is checked first;
+  // a job not held is left as it is. Returns the jobs released.
+  Result<std::vector<JobId>> release(const std::vector<JobId>& ids, const Caller& caller,
+                                     Seconds now);
+
   // --- Agent calls (the caller must be the daemon user or an administrator).
+  // An agent's nodes come up (or stay down while it runs processes of ended attempts, which are
+  // killed); a node that is down comes back only through a registration, which says what the
+  // agent still runs.
   Result<v1::RegisterReply> register_agent(const v1::RegisterRequest& request, const Caller& caller,
                                            Seconds now);
-  // A heartbeat keeps nodes up; a node that is down comes back only through register_agent()
-  // (NOT_FOUND asks the agent to register again), which checks what the agent still runs.
-  Status heartbeat(const v1::HeartbeatRequest& request, const Caller& caller, Seconds now);
   // Processes of a job ended on some nodes; the job ends when all its nodes have reported.
   Status report_exits(const v1::ExitRequest& request, const Caller& caller, Seconds now);
 
@@ -127,14 +134,22 @@ class Controller {
   // schedule exactly the simulator's. Under a gang policy an event waits for the end of the
   // slot, unless nothing runs in the slot any more.
   bool pass_due(Seconds now) const;
-  // Enforces time limits (signals jobs past their limit; they end as TO) and marks nodes down
-  // whose agent missed its heartbeats (their jobs are requeued or fail, as configured). Meant to
-  // be called often (trellisd: every quarter second); when calls are further apart than a
-  // heartbeat interval, the controller was not running and the gap beyond that interval is not
-  // counted as the nodes' silence.
+  // Enforces time limits (signals jobs past their limit; they end as TO) and acts on what the
+  // liveness pings found (liveness()): an unresponsive agent's nodes take no new job; a down
+  // one's nodes are declared down and their jobs requeued (held after [controller] max_requeue
+  // node failures) or failed, as configured; a node that failed [controller] node_failure_drain
+  // jobs is drained. Every such decision is logged with what, where and why. Meant to be called
+  // often (trellisd: every quarter second).
   Status tick(Seconds now);
+
+  // --- Liveness (daemon/liveness.h): the agents to ping, and where each round's outcome goes.
+  // Its own lock: the ping thread never waits for a pass. Only the scheduler pings.
+  Liveness& liveness() { return liveness_; }
+  // Writes when each agent was last heard to the store (what `show node` shows), one statement
+  // per agent: called every few seconds, never per ping.
+  void record_heard(Seconds now);
   // The next instant at which run_pass() or tick() has something to do with no event: a promised
-  // start, a time limit, a heartbeat deadline.
+  // start, a time limit.
   std::optional<Seconds> next_wakeup() const;
 
   // Whether this controller held the scheduler lease at its last look (tick() and run_pass()
@@ -182,12 +197,11 @@ class Controller {
   // Takes or renews the scheduler lease, and brings the memory up to the store's version (a
   // rebuild) when this controller schedules and another one changed the store.
   Status sync(Seconds now);
-  // Records that `names` (nodes of the agent at `address`) were heard from now; those that were
-  // down come back up.
-  Status hear_from(const std::vector<std::string>& names, const std::string& address, Seconds now);
   // The nodes were heard from and are up (as the store already says): updates what this
   // controller keeps of them. Called with mutex_ held.
   void mark_heard(const std::vector<std::string>& names, Seconds now);
+  // Up, not drained, and its agent answers the pings: new jobs may go there.
+  bool in_service(NodeId id) const;
   // Applies one event of the store's log to the memory unless it is there already (this
   // controller's own changes are applied when made, and replayed as no-ops); false when the
   // memory cannot follow it (a start this controller did not make), and must be rebuilt.
@@ -213,14 +227,18 @@ class Controller {
                                    const std::vector<NodeId>& nodes) const;
   void send_launch(const StoredJob& job, int attempt, const std::vector<NodeId>& nodes);
   void send_signal(JobId id, int attempt, const std::vector<NodeId>& nodes, int signal);
-  // The address of each node's agent, reading the store for nodes registered elsewhere.
-  std::set<std::string> agents_of(const std::vector<NodeId>& nodes);
+  // The agents serving `nodes`, in node order (the control tree's order), reading the store for
+  // nodes registered elsewhere.
+  std::vector<std::string> agents_of(const std::vector<NodeId>& nodes);
   // Ends attempt `attempt` of a running job with `state` (kPending: requeue) in the store and
   // the memory; nothing when that attempt is over already.
   Status finish(JobId id, int attempt, JobState state, std::string reason, Seconds now);
+  Status finish(const JobEnd& end, Seconds now);
   // How a job ends once all its processes are gone (the store's EndRule).
   JobEnd end_rule(JobId id, int attempt, StopCause stop, int exit_code, int signal) const;
-  Status requeue_or_fail_jobs_on(const std::vector<NodeId>& nodes, Seconds now);
+  // The running jobs on `nodes`, which failed (`why`), are requeued, held or failed.
+  Status requeue_or_fail_jobs_on(const std::vector<NodeId>& nodes, const std::string& why,
+                                 Seconds now);
   std::vector<PendingNote> pending_notes(Seconds now);
   // A queue policy's core_state: its reservations, and the frozen times of the running jobs that
   // have been suspended (so that a restarted controller keeps their time limits).
@@ -272,10 +290,16 @@ class Controller {
   // behind the head that passes look at once, then leaves them until they reach it).
   std::vector<JobId> queued_since_pass_;
   std::vector<std::string> agent_of_;  // node id -> address of its agent ("" = none yet)
-  std::vector<Seconds> last_seen_;     // node id -> last heartbeat (this controller's clock)
-  Seconds last_tick_ = 0;              // when tick() last ran (0: never)
   std::vector<bool> up_;
   std::vector<bool> drained_;
+  std::vector<bool> responsive_;  // its agent answers the pings (else: no new job there)
+  Liveness liveness_;
+  // The jobs each node failed (it went down under them) since it was last put back in service;
+  // in memory only (a restarted controller starts counting again).
+  struct NodeFailures {
+    std::vector<JobId> jobs;
+  };
+  std::map<NodeId, NodeFailures> node_failures_;
   bool pass_wanted_ = true;
   std::string reservations_text_;  // the core_state last committed
 

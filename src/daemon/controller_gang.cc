@@ -332,8 +332,7 @@ int64_t Controller::send_switch(std::vector<JobId> freeze, std::vector<JobId> th
   for (const auto& [id, live] : running_)
     if (live.idle && live.stop == StopCause::kNone) add(order.probe, id);
   if (order.freeze.empty() && order.thaw.empty() && order.probe.empty()) return 0;
-  std::set<std::string> agents = agents_of(nodes);
-  order.agents.assign(agents.begin(), agents.end());
+  order.agents = agents_of(nodes);
   if (order.agents.empty()) return 0;
   order.id = ++switches_sent_;
   const int64_t id = order.id;

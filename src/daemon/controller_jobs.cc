@@ -196,10 +196,19 @@ Result<std::vector<JobId>> Controller::set_suspended(const std::vector<JobId>& i
 }
 
 Status Controller::finish(JobId id, int attempt, JobState state, std::string reason, Seconds now) {
-  Result<bool> ended = store_.end_job({id, attempt, state, 0, 0, std::move(reason)}, now);
+  JobEnd end;
+  end.job = id;
+  end.attempt = attempt;
+  end.state = state;
+  end.reason = std::move(reason);
+  return finish(end, now);
+}
+
+Status Controller::finish(const JobEnd& end, Seconds now) {
+  Result<bool> ended = store_.end_job(end, now);
   if (!ended) return ended.error();
   if (!*ended) return Ok{};  // that attempt was over already
-  return apply_end(id, state, now);
+  return apply_end(end.job, end.state, now);
 }
 
 Status Controller::apply_end(JobId id, JobState state, Seconds now) {
@@ -223,11 +232,44 @@ Status Controller::apply_end(JobId id, JobState state, Seconds now) {
   if (state == JobState::kPending) {
     Result<StoredJob> again = store_.job(id);
     if (!again) return again.error();
+    if (!again->hold.empty()) return Ok{};  // held: out of the queue until released
     (void)core_->submit(core_job(*again), now);
     queued_since_pass_.push_back(id);
     pending_[id] = std::move(*again);
   }
   return Ok{};
+}
+
+Result<std::vector<JobId>> Controller::release(const std::vector<JobId>& ids, const Caller& caller,
+                                               Seconds now) {
+  if (ids.empty()) return fail("job_ids: give at least one job id");
+  std::lock_guard lock(mutex_);
+  // Every id is checked before anything changes, so a refused call changes nothing.
+  for (JobId id : ids) {
+    Result<StoredJob> job = store_.job(id);
+    if (!job) return fail(Error::Code::kNotFound, "job " + std::to_string(id) + " does not exist");
+    if (job->uid != caller.uid && !is_admin(caller))
+      return fail(Error::Code::kPermissionDenied,
+                  "permission denied: job " + std::to_string(id) + " belongs to " + job->user);
+  }
+  std::vector<JobId> released;
+  for (JobId id : ids) {
+    Result<bool> done = store_.release_job(id, now);
+    if (!done) return done.error();
+    if (!*done) continue;  // not held
+    log_line("job " + std::to_string(id) + " released by uid " + std::to_string(caller.uid));
+    released.push_back(id);
+    pass_wanted_ = true;
+    if (!tracking() || pending_.count(id)) continue;  // the scheduler replays the release
+    Result<StoredJob> job = store_.job(id);
+    if (!job) return job.error();
+    if (Status queued = core_->submit(core_job(*job), now); !queued)
+      return fail(Error::Code::kInternal,
+                  "queueing job " + std::to_string(id) + ": " + queued.error().message);
+    gang_log_dirty_ = true;
+    pending_[id] = std::move(*job);
+  }
+  return released;
 }
 
 Status Controller::launch_failed(JobId id, int attempt, const Error& error, Seconds now) {
@@ -246,7 +288,11 @@ Status Controller::launch_failed(JobId id, int attempt, const Error& error, Seco
 
 JobEnd Controller::end_rule(JobId id, int attempt, StopCause stop, int exit_code,
                             int signal) const {
-  JobEnd end{id, attempt, JobState::kCompleted, exit_code, signal, ""};
+  JobEnd end;
+  end.job = id;
+  end.attempt = attempt;
+  end.exit_code = exit_code;
+  end.signal = signal;
   switch (stop) {
     case StopCause::kCancel:
       end.state = JobState::kCancelled;

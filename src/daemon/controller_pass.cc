@@ -166,8 +166,10 @@ v1::LaunchRequest Controller::launch_request(const StoredJob& job, int attempt,
   request.set_attempt(attempt);
   request.set_nodelist(format_hostlist(NodeSet::of(machine_.node_count(), nodes), kNodePrefix));
   request.set_nnodes(static_cast<int>(nodes.size()));
-  for (size_t rank = 0; rank < nodes.size(); ++rank)
+  for (size_t rank = 0; rank < nodes.size(); ++rank) {
+    request.add_nodes(node_name(nodes[rank]));
     (*request.mutable_node_ids())[node_name(nodes[rank])] = static_cast<int>(rank);
+  }
   for (const std::string& arg : job.argv) request.add_argv(arg);
   request.set_cwd(job.cwd);
   request.set_output(resolve_output_path(job.output, job.id));
@@ -180,19 +182,14 @@ v1::LaunchRequest Controller::launch_request(const StoredJob& job, int attempt,
 }
 
 void Controller::send_launch(const StoredJob& job, int attempt, const std::vector<NodeId>& nodes) {
-  // One request per agent, holding the nodes it serves.
-  std::map<std::string, std::vector<NodeId>> by_agent;
-  for (NodeId node : nodes) by_agent[agent_of_[node]].push_back(node);
-  v1::LaunchRequest request = launch_request(job, attempt, nodes);
-  for (const auto& [agent, its_nodes] : by_agent) {
-    if (agent.empty()) continue;  // never registered: the node is down and the job will requeue
-    request.clear_nodes();
-    for (NodeId node : its_nodes) request.add_nodes(node_name(node));
-    agents_.launch(agent, request);
-  }
+  // One message down the tree of the job's agents; each starts the tasks of the nodes it serves.
+  // (A node never registered has no agent: it is down, and the job will be requeued.)
+  std::vector<std::string> agents = agents_of(nodes);
+  if (agents.empty()) return;
+  agents_.launch(agents, launch_request(job, attempt, nodes));
 }
 
-std::set<std::string> Controller::agents_of(const std::vector<NodeId>& nodes) {
+std::vector<std::string> Controller::agents_of(const std::vector<NodeId>& nodes) {
   auto unknown = [&] {
     return std::any_of(nodes.begin(), nodes.end(), [&](NodeId n) {
       return n >= 0 && n < machine_.node_count() && agent_of_[n].empty();
@@ -204,21 +201,27 @@ std::set<std::string> Controller::agents_of(const std::vector<NodeId>& nodes) {
         if (node.id >= 0 && node.id < machine_.node_count() && !node.agent.empty())
           agent_of_[node.id] = node.agent;
   }
-  std::set<std::string> agents;
-  for (NodeId node : nodes)
-    if (node >= 0 && node < machine_.node_count() && !agent_of_[node].empty())
-      agents.insert(agent_of_[node]);
+  // In node order: each agent where its first node of the set is.
+  std::vector<NodeId> sorted = nodes;
+  std::sort(sorted.begin(), sorted.end());
+  std::vector<std::string> agents;
+  std::set<std::string> seen;
+  for (NodeId node : sorted)
+    if (node >= 0 && node < machine_.node_count() && !agent_of_[node].empty() &&
+        seen.insert(agent_of_[node]).second)
+      agents.push_back(agent_of_[node]);
   return agents;
 }
 
 void Controller::send_signal(JobId id, int attempt, const std::vector<NodeId>& nodes, int signal) {
-  std::set<std::string> agents = agents_of(nodes);
+  std::vector<std::string> agents = agents_of(nodes);
+  if (agents.empty()) return;
   v1::SignalRequest request;
   request.set_job_id(id);
   request.set_attempt(attempt);
   request.set_signal(signal);
   request.set_grace_seconds(config_.controller.kill_grace);
-  for (const std::string& agent : agents) agents_.signal(agent, request);
+  agents_.signal(agents, request);
 }
 
 bool Controller::pass_due(Seconds now) const {
@@ -249,10 +252,6 @@ std::optional<Seconds> Controller::next_wakeup() const {
   };
   for (const auto& [id, live] : running_)
     if (live.stop == StopCause::kNone && !live.frozen) earliest(live.limit_at);
-  const Seconds window =
-      config_.controller.heartbeat_interval * config_.controller.heartbeat_misses;
-  for (NodeId id = 0; id < machine_.node_count(); ++id)
-    if (up_[id]) earliest(last_seen_[id] + window);
   return wake;
 }
 

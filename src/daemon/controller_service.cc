@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <set>
 
 #include <grpcpp/grpcpp.h>
 
@@ -117,12 +118,15 @@ class Service final : public v1::Controller::Service {
     return grpc::Status::OK;
   }
 
-  grpc::Status Heartbeat(grpc::ServerContext* context, const v1::HeartbeatRequest* request,
-                         v1::HeartbeatReply*) override {
+  grpc::Status Release(grpc::ServerContext* context, const v1::ReleaseRequest* request,
+                       v1::ReleaseReply* reply) override {
     Result<Caller> caller = auth_.verify(*context);
     if (!caller) return to_grpc(caller.error());
-    Status ok = controller_.heartbeat(*request, *caller, wall_clock_now());
-    if (!ok) return to_grpc(ok.error());
+    std::vector<JobId> ids(request->job_ids().begin(), request->job_ids().end());
+    Result<std::vector<JobId>> done = controller_.release(ids, *caller, wall_clock_now());
+    if (!done) return to_grpc(done.error());
+    for (JobId id : *done) reply->add_released(id);
+    server_.poke();
     return grpc::Status::OK;
   }
 
@@ -157,9 +161,10 @@ Result<std::unique_ptr<ControllerServer>> ControllerServer::start(const ClusterC
   s->authenticator_ = std::make_unique<Authenticator>(config.munge_socket);
   // The controller's own credential proves munged is there before anything is served.
   if (Result<std::string> probe = s->credentials_->encode(); !probe) return probe.error();
-  SwitchSender::Options switches;
-  switches.fanout = config.controller.switch_fanout;
-  s->agents_ = std::make_unique<GrpcAgentLink>(*s->credentials_, 5.0, switches);
+  TreeAgentLink::Options link;
+  link.fanout = config.controller.tree_fanout;
+  link.switches.fanout = config.controller.tree_fanout;
+  s->agents_ = std::make_unique<TreeAgentLink>(*s->credentials_, link);
   Result<std::unique_ptr<Controller>> controller =
       Controller::open(config, *s->store_, *s->agents_, wall_clock_now());
   if (!controller) return controller.error();
@@ -190,6 +195,7 @@ Result<std::unique_ptr<ControllerServer>> ControllerServer::start(const ClusterC
     return fail(Error::Code::kUnavailable,
                 "cannot listen on " + config.controller.listen + " (in use, or not an address)");
   s->scheduler_ = std::thread([raw = s.get()] { raw->schedule_loop(); });
+  s->liveness_ = std::thread([raw = s.get()] { raw->liveness_loop(); });
   if (s->feed_) s->watcher_ = std::thread([raw = s.get()] { raw->watch_loop(); });
   log_line("controller " + s->controller_->identity() + " serving on port " +
            std::to_string(s->port_));
@@ -200,6 +206,7 @@ ControllerServer::~ControllerServer() {
   shutdown();
   if (scheduler_.joinable()) scheduler_.join();
   if (watcher_.joinable()) watcher_.join();
+  if (liveness_.joinable()) liveness_.join();
   if (controller_) controller_->resign();  // after the last pass, so it is not taken back
   // The link's threads call back into the controller and this server (a launch failed, a gang
   // switch came back): they stop while both still exist. (Members die in reverse order, the
@@ -251,6 +258,48 @@ void ControllerServer::schedule_loop() {
       Result<std::vector<JobId>> started = controller_->run_pass(now);
       if (!started) log_line("scheduling pass: " + started.error().message);
     }
+  }
+}
+
+void ControllerServer::liveness_loop() {
+  const double interval = config_.controller.heartbeat_interval;
+  // A probe waits longer than a ping: an agent busy starting many processes is slow, not dead.
+  const double probe_deadline = std::clamp(2 * interval, 0.5, 10.0);
+  constexpr double kRecordEvery = 10;  // seconds between writes of the agents' last-heard times
+  double recorded_at = 0;
+  for (;;) {
+    const Seconds started = wall_clock_now();
+    if (controller_->is_scheduler()) {
+      Liveness& liveness = controller_->liveness();
+      std::vector<std::string> agents = liveness.agents();
+      std::vector<std::string> register_again = liveness.registration_wanted(started);
+      // A round takes at most most of an interval, so that rounds keep their pace.
+      std::vector<std::string> failed =
+          agents_->ping(agents, register_again, std::max(0.05, interval * 0.8));
+      liveness.round(agents, failed, wall_clock_now());
+      std::vector<std::string> probe = liveness.to_probe();
+      if (!probe.empty()) {
+        std::vector<std::string> silent = agents_->ping(probe, {}, probe_deadline);
+        std::set<std::string> still(silent.begin(), silent.end());
+        for (const std::string& agent : probe)
+          liveness.probed(
+              agent, !still.count(agent),
+              still.count(agent)
+                  ? "no answer within " + std::to_string(probe_deadline).substr(0, 4) + " s"
+                  : "",
+              wall_clock_now());
+      }
+      if (started - recorded_at >= kRecordEvery) {
+        controller_->record_heard(started);
+        recorded_at = started;
+      }
+      poke();  // the scheduler thread acts on what changed
+    }
+    std::unique_lock lock(mutex_);
+    const double left = interval - (wall_clock_now() - started);
+    wake_.wait_for(lock, std::chrono::duration<double>(std::max(0.0, left)),
+                   [&] { return stopping_; });
+    if (stopping_) return;
   }
 }
 

@@ -1,7 +1,10 @@
 // ControllerServer: trellisd's process around the Controller: the gRPC Controller service (each
-// call authenticated with MUNGE, its errors mapped to status codes), and the scheduler thread
-// that runs passes when events want one (bursts of submissions coalesce into one pass) and
-// ticks on the timer (time limits, heartbeats, promised starts, the scheduler lease). On a shared
+// call authenticated with MUNGE, its errors mapped to status codes), the scheduler thread that
+// runs passes when events want one (bursts of submissions coalesce into one pass) and ticks on
+// the timer (time limits, liveness verdicts, promised starts, the scheduler lease), and the
+// liveness thread: while this controller schedules, it pings every agent down the control tree
+// each heartbeat interval and probes the silent ones directly (daemon/liveness.h), never waiting
+// for the scheduler thread or the store. On a shared
 // PostgreSQL store a watcher thread listens for other controllers' changes (store/change_feed.h)
 // and wakes the scheduler thread; a clean stop gives the lease up, so another controller takes
 // over at once instead of when it runs out.
@@ -19,7 +22,7 @@
 #include "daemon/auth.h"
 #include "daemon/config.h"
 #include "daemon/controller.h"
-#include "daemon/grpc_agent_link.h"
+#include "daemon/tree_agent_link.h"
 #include "store/change_feed.h"
 #include "store/state_store.h"
 
@@ -52,13 +55,14 @@ class ControllerServer {
   ControllerServer() = default;
   void schedule_loop();
   void watch_loop();
+  void liveness_loop();
 
   ClusterConfig config_;
   std::unique_ptr<StateStore> store_;
   std::unique_ptr<ChangeFeed> feed_;  // null on SQLite
   std::unique_ptr<CredentialSource> credentials_;
   std::unique_ptr<Authenticator> authenticator_;
-  std::unique_ptr<GrpcAgentLink> agents_;
+  std::unique_ptr<TreeAgentLink> agents_;
   std::unique_ptr<Controller> controller_;
   std::unique_ptr<grpc::Service> service_;
   std::unique_ptr<grpc::Server> server_;
@@ -70,6 +74,7 @@ class ControllerServer {
   bool stopping_ = false;
   std::thread scheduler_;
   std::thread watcher_;
+  std::thread liveness_;
 };
 
 }  // namespace trellis

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -20,11 +21,24 @@
 namespace trellis {
 namespace {
 
+// The start of a small file (a cgroup control file): "" when it cannot be read. Plain read(2):
+// a gang switch reads several per agent, and a stream's set-up cost more than the read.
 std::string read_small_file(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return "";
+  char buffer[512];
+  ssize_t n = ::read(fd, buffer, sizeof buffer);
+  ::close(fd);
+  return n > 0 ? std::string(buffer, static_cast<size_t>(n)) : "";
+}
+
+// Reads cgroup v2's cgroup.events from `fd` (from its start).
+bool events_say_frozen(int fd) {
+  char buffer[256];
+  ssize_t n = ::pread(fd, buffer, sizeof buffer - 1, 0);
+  if (n <= 0) return false;
+  buffer[n] = '\0';
+  return std::strstr(buffer, "frozen 1") != nullptr;
 }
 
 // Writes `text` to a cgroup control file; the error names the file.
@@ -192,8 +206,14 @@ std::string Freezer::group_dir(std::string_view group) const {
 Result<std::string> Freezer::prepare(std::string_view group) {
   if (method_ == FreezeMethod::kSignals) return std::string();
   std::string dir = group_dir(group);
+  {
+    std::lock_guard lock(made_->mutex);
+    if (made_->dirs.contains(dir)) return dir + "/cgroup.procs";
+  }
   if (!make_directory(dir))
     return fail("cannot make the freezer cgroup " + dir + ": " + std::strerror(errno));
+  std::lock_guard lock(made_->mutex);
+  made_->dirs.insert(dir);
   return dir + "/cgroup.procs";
 }
 
@@ -207,18 +227,33 @@ Status Freezer::freeze(std::string_view group, const std::vector<pid_t>& process
           write_control(dir + (v2 ? "/cgroup.freeze" : "/freezer.state"), v2 ? "1" : "FROZEN");
       !ok)
     return ok;
-  auto frozen = [&] {
-    if (v2) return read_small_file(dir + "/cgroup.events").find("frozen 1") != std::string::npos;
-    // Reading freezer.state also moves a FREEZING cgroup on.
-    return read_small_file(dir + "/freezer.state").rfind("FROZEN", 0) == 0;
-  };
   auto give_up = std::chrono::steady_clock::now() + options_.confirm_timeout;
+  auto too_long = [&] {
+    return fail(Error::Code::kUnavailable,
+                "job " + std::string(group) + ": its cgroup " + dir + " did not freeze within " +
+                    std::to_string(options_.confirm_timeout.count()) + " ms");
+  };
+  if (v2) {
+    // Read again and again from one descriptor, a little longer apart each time. (Waiting in
+    // poll() for cgroup.events to change took 7 ms per freeze here, against 0.6 ms this way:
+    // the kernel's notice comes late.)
+    int fd = ::open((dir + "/cgroup.events").c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return fail("cannot open " + dir + "/cgroup.events: " + std::strerror(errno));
+    Backoff backoff;
+    while (!events_say_frozen(fd)) {
+      if (std::chrono::steady_clock::now() > give_up) {
+        ::close(fd);
+        return too_long();
+      }
+      backoff.wait();
+    }
+    ::close(fd);
+    return Ok{};
+  }
+  // Reading freezer.state also moves a FREEZING cgroup on.
   Backoff backoff;
-  while (!frozen()) {
-    if (std::chrono::steady_clock::now() > give_up)
-      return fail(Error::Code::kUnavailable,
-                  "job " + std::string(group) + ": its cgroup " + dir + " did not freeze within " +
-                      std::to_string(options_.confirm_timeout.count()) + " ms");
+  while (read_small_file(dir + "/freezer.state").rfind("FROZEN", 0) != 0) {
+    if (std::chrono::steady_clock::now() > give_up) return too_long();
     backoff.wait();
   }
   return Ok{};
@@ -265,15 +300,32 @@ Status Freezer::thaw(std::string_view group, const std::vector<pid_t>& process_g
 
 std::optional<std::vector<pid_t>> Freezer::processes(std::string_view group) const {
   if (method_ == FreezeMethod::kSignals) return std::nullopt;
-  std::ifstream in(group_dir(group) + "/cgroup.procs");
-  if (!in) return std::nullopt;
+  // Plain reads: every gang switch reads this for every frozen or probed job.
+  int fd = ::open((group_dir(group) + "/cgroup.procs").c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  std::string text;
+  char buffer[4096];
+  for (ssize_t n; (n = ::read(fd, buffer, sizeof buffer)) > 0;)
+    text.append(buffer, static_cast<size_t>(n));
+  ::close(fd);
   std::vector<pid_t> pids;
-  for (pid_t pid = 0; in >> pid;) pids.push_back(pid);
+  const char* at = text.c_str();
+  while (*at != '\0') {
+    char* end = nullptr;
+    long pid = std::strtol(at, &end, 10);
+    if (end == at) break;
+    pids.push_back(static_cast<pid_t>(pid));
+    at = end;
+  }
   return pids;
 }
 
 void Freezer::remove_root() {
   if (root_.empty()) return;
+  {
+    std::lock_guard lock(made_->mutex);
+    made_->dirs.clear();
+  }
   // The groups with no process left first (tasks that ended unacknowledged); a group whose
   // processes still run stays, frozen or not, and so does the root.
   if (DIR* dir = ::opendir(root_.c_str())) {
@@ -289,6 +341,10 @@ void Freezer::remove_root() {
 void Freezer::remove(std::string_view group) {
   if (method_ == FreezeMethod::kSignals) return;
   std::string dir = group_dir(group);
+  {
+    std::lock_guard lock(made_->mutex);
+    made_->dirs.erase(dir);
+  }
   if (!file_exists(dir)) return;
   (void)thaw(group, {});
   ::rmdir(dir.c_str());

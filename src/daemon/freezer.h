@@ -29,7 +29,10 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <memory>
+#include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -84,12 +87,18 @@ class Freezer {
  private:
   Freezer(FreezeMethod method, std::string root, Options options)
       : method_(method), root_(std::move(root)), options_(std::move(options)) {}
+  // The groups' cgroups made so far (prepare() makes each once).
+  struct Made {
+    std::mutex mutex;
+    std::set<std::string> dirs;
+  };
   std::string group_dir(std::string_view group) const;
   Status freeze_by_signals(std::string_view group, const std::vector<pid_t>& process_groups);
 
   FreezeMethod method_;
   std::string root_;
   Options options_;
+  std::shared_ptr<Made> made_ = std::make_shared<Made>();
 };
 
 // Whether every thread of every process in `process_group` is stopped (or a zombie); true when

@@ -205,6 +205,8 @@ v1::JobInfo job_info(const StoredJob& job, int node_count) {
   info.set_attempt(job.attempt);
   info.set_seconds_frozen(job.seconds_frozen);  // the controller's count replaces it while it runs
   info.set_output(resolve_output_path(job.output, job.id));
+  info.set_hold(job.hold);
+  info.set_node_failures(job.node_failures);
   return info;
 }
 

@@ -1,11 +1,8 @@
 #include "daemon/switch_node.h"
 
-#include <grpcpp/grpcpp.h>
-
 #include <algorithm>
 #include <chrono>
 #include <optional>
-#include <thread>
 
 #include "daemon/agent.h"
 #include "daemon/proc_stat.h"
@@ -21,86 +18,8 @@ int64_t micros_since(Clock::time_point start) {
 
 }  // namespace
 
-std::shared_ptr<v1::Agent::Stub> new_agent_stub(const std::string& address) {
-  grpc::ChannelArguments arguments;
-  arguments.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
-  return v1::Agent::NewStub(
-      grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), arguments));
-}
-
-std::vector<SwitchChild> switch_children(const std::vector<std::string>& subtree, int fanout) {
-  std::vector<SwitchChild> children;
-  const size_t n = subtree.size();
-  const size_t runs = std::min(n, static_cast<size_t>(std::max(fanout, 1)));
-  size_t at = 0;
-  for (size_t run = 0; run < runs; ++run) {
-    // The first n % runs runs are one longer.
-    size_t length = n / runs + (run < n % runs ? 1 : 0);
-    SwitchChild child;
-    child.agent = subtree[at];
-    child.subtree.assign(subtree.begin() + static_cast<long>(at) + 1,
-                         subtree.begin() + static_cast<long>(at + length));
-    children.push_back(std::move(child));
-    at += length;
-  }
-  return children;
-}
-
-Status check_switch_request(const v1::SwitchRequest& request) {
-  if (request.subtree_size() > kMaxSwitchAgents)
-    return fail("subtree: " + std::to_string(request.subtree_size()) + " agents; at most " +
-                std::to_string(kMaxSwitchAgents));
-  if (request.fanout() < 1 || request.fanout() > kMaxSwitchFanout)
-    return fail("fanout: " + std::to_string(request.fanout()) + "; must be 1.." +
-                std::to_string(kMaxSwitchFanout));
-  if (!(request.deadline_seconds() > 0 && request.deadline_seconds() <= 60))
-    return fail("deadline_seconds: " + std::to_string(request.deadline_seconds()) +
-                "; must be in (0, 60]");
-  const int jobs = request.freeze_size() + request.thaw_size() + request.probe_size();
-  if (jobs > kMaxSwitchJobs)
-    return fail("freeze, thaw and probe: " + std::to_string(jobs) + " jobs; at most " +
-                std::to_string(kMaxSwitchJobs));
-  for (const auto* list : {&request.freeze(), &request.thaw(), &request.probe()})
-    for (const v1::JobAttempt& job : *list)
-      if (job.job_id() <= 0 || job.attempt() <= 0)
-        return fail("job " + std::to_string(job.job_id()) + " attempt " +
-                    std::to_string(job.attempt()) + ": ids and attempts start at 1");
-  for (const std::string& agent : request.subtree())
-    if (agent.empty() || agent.size() > 255)
-      return fail("subtree: an agent address is empty or longer than 255 bytes");
-  return Ok{};
-}
-
-void merge_switch_reply(const v1::SwitchReply& child, v1::SwitchReply& into) {
-  for (const v1::JobActivity& a : child.activity()) {
-    v1::JobActivity* same = nullptr;
-    for (v1::JobActivity& mine : *into.mutable_activity())
-      if (mine.job_id() == a.job_id() && mine.attempt() == a.attempt()) same = &mine;
-    if (same == nullptr) {
-      *into.add_activity() = a;
-      continue;
-    }
-    same->set_tasks(same->tasks() + a.tasks());
-    same->set_processes(same->processes() + a.processes());
-    same->set_running(same->running() + a.running());
-    same->set_waiting_input(same->waiting_input() + a.waiting_input());
-    same->set_waiting_message(same->waiting_message() + a.waiting_message());
-  }
-  into.set_freeze_us(std::max(into.freeze_us(), child.freeze_us()));
-  into.set_collect_us(std::max(into.collect_us(), child.collect_us()));
-  into.set_thaw_us(std::max(into.thaw_us(), child.thaw_us()));
-  into.set_agents(into.agents() + child.agents());
-  for (const std::string& f : child.failed()) into.add_failed(f);
-  for (const std::string& u : child.unreached()) into.add_unreached(u);
-  for (const std::string& e : child.errors()) into.add_errors(e);
-}
-
-SwitchNode::SwitchNode(TaskRunner& runner, Freezer freezer, std::string munge_socket,
-                       std::string address)
-    : runner_(runner),
-      freezer_(std::move(freezer)),
-      credentials_(std::move(munge_socket)),
-      address_(std::move(address)) {}
+SwitchNode::SwitchNode(TaskRunner& runner, Freezer freezer, std::string address)
+    : runner_(runner), freezer_(std::move(freezer)), address_(std::move(address)) {}
 
 SwitchNode::~SwitchNode() {
   freezer_.remove_root();
@@ -199,51 +118,8 @@ std::map<SwitchNode::Key, std::vector<TaskInfo>> SwitchNode::tasks_of(
   return out;
 }
 
-std::shared_ptr<v1::Agent::Stub> SwitchNode::stub(const std::string& agent) {
-  std::lock_guard lock(mutex_);
-  std::shared_ptr<v1::Agent::Stub>& stub = stubs_[agent];
-  if (!stub) stub = new_agent_stub(agent);
-  return stub;
-}
-
-v1::SwitchReply SwitchNode::forward(const SwitchChild& child, const v1::SwitchRequest& request,
-                                    double deadline_seconds) {
-  v1::SwitchRequest mine = request;
-  mine.clear_subtree();
-  for (const std::string& agent : child.subtree) mine.add_subtree(agent);
-  // The child answers before this agent must: its own children's failures then come back in its
-  // reply instead of making the whole subtree look unreached.
-  mine.set_deadline_seconds(deadline_seconds * 0.75);
-  grpc::ClientContext context;
-  context.set_deadline(std::chrono::system_clock::now() +
-                       std::chrono::microseconds(static_cast<int64_t>(deadline_seconds * 1e6)));
+v1::SwitchReply SwitchNode::switch_here(const v1::GangSwitch& request) {
   v1::SwitchReply reply;
-  grpc::Status status = grpc::Status::OK;
-  if (Status attached = credentials_.attach(context); !attached)
-    status = grpc::Status(grpc::StatusCode::UNAVAILABLE, attached.error().message);
-  else
-    status = stub(child.agent)->Switch(&context, mine, &reply);
-  if (status.ok()) return reply;
-  v1::SwitchReply lost;
-  lost.add_failed(child.agent);
-  for (const std::string& agent : child.subtree) lost.add_unreached(agent);
-  lost.add_errors(child.agent + ": " + status.error_message());
-  return lost;
-}
-
-v1::SwitchReply SwitchNode::handle(const v1::SwitchRequest& request) {
-  std::vector<SwitchChild> children =
-      switch_children({request.subtree().begin(), request.subtree().end()}, request.fanout());
-  // The children go first, in parallel, so that the tree's depth costs round trips only once.
-  std::vector<v1::SwitchReply> replies(children.size());
-  std::vector<std::thread> senders;
-  senders.reserve(children.size());
-  for (size_t i = 0; i < children.size(); ++i)
-    senders.emplace_back(
-        [&, i] { replies[i] = forward(children[i], request, request.deadline_seconds()); });
-
-  v1::SwitchReply reply;
-  reply.set_agents(1);
   {
     std::lock_guard one_switch(switch_mutex_);
     std::set<Key> out, in, probe;
@@ -323,9 +199,6 @@ v1::SwitchReply SwitchNode::handle(const v1::SwitchRequest& request) {
     }
     reply.set_thaw_us(micros_since(phase));
   }
-
-  for (std::thread& sender : senders) sender.join();
-  for (const v1::SwitchReply& child : replies) merge_switch_reply(child, reply);
   return reply;
 }
 

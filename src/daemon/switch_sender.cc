@@ -1,19 +1,15 @@
 #include "daemon/switch_sender.h"
 
-#include <grpcpp/grpcpp.h>
-
 #include <algorithm>
 #include <set>
 
 #include "daemon/log.h"
-#include "daemon/switch_node.h"
 
 namespace trellis {
 
 using Clock = std::chrono::steady_clock;
 
-SwitchSender::SwitchSender(const CredentialSource& credentials, Options options)
-    : credentials_(credentials), options_(options) {
+SwitchSender::SwitchSender(TreeSender& tree, Options options) : tree_(tree), options_(options) {
   thread_ = std::thread([this] { run(); });
 }
 
@@ -41,69 +37,39 @@ void SwitchSender::send(SwitchOrder order) {
   wake_.notify_all();
 }
 
-std::shared_ptr<v1::Agent::Stub> SwitchSender::stub(const std::string& agent) {
-  std::lock_guard lock(mutex_);
-  std::shared_ptr<v1::Agent::Stub>& stub = stubs_[agent];
-  if (!stub) stub = new_agent_stub(agent);
-  return stub;
-}
-
 v1::SwitchReply SwitchSender::switch_through_tree(const SwitchOrder& order,
                                                   std::vector<std::string> agents) {
-  v1::SwitchReply total;
-  // Each round sends to the agents the last one did not reach; a round with no failure ends it.
-  // Every round removes at least its failed agents, so this ends.
-  while (!agents.empty()) {
-    v1::SwitchRequest request;
-    request.set_switch_id(order.id);
-    auto add = [](auto* list, const SwitchOrder::JobAttempt& job) {
-      v1::JobAttempt* j = list->Add();
-      j->set_job_id(job.first);
-      j->set_attempt(job.second);
-    };
-    for (const auto& job : order.freeze) add(request.mutable_freeze(), job);
-    for (const auto& job : order.thaw) add(request.mutable_thaw(), job);
-    for (const auto& job : order.probe) add(request.mutable_probe(), job);
-    for (size_t i = 1; i < agents.size(); ++i) request.add_subtree(agents[i]);
-    request.set_fanout(options_.fanout);
-    request.set_deadline_seconds(options_.deadline_seconds * 0.9);
-    grpc::ClientContext context;
-    context.set_deadline(
-        std::chrono::system_clock::now() +
-        std::chrono::microseconds(static_cast<int64_t>(options_.deadline_seconds * 1e6)));
-    v1::SwitchReply reply;
-    grpc::Status status = grpc::Status::OK;
-    if (Status attached = credentials_.attach(context); !attached)
-      status = grpc::Status(grpc::StatusCode::UNAVAILABLE, attached.error().message);
-    else
-      status = stub(agents[0])->Switch(&context, request, &reply);
-    if (!status.ok()) {  // the root itself
-      reply.Clear();
-      reply.add_failed(agents[0]);
-      for (size_t i = 1; i < agents.size(); ++i) reply.add_unreached(agents[i]);
-      reply.add_errors(agents[0] + ": " + status.error_message());
-    }
-    merge_switch_reply(reply, total);
-    if (reply.failed_size() == 0) break;
-    std::set<std::string> failed(reply.failed().begin(), reply.failed().end());
+  v1::TreeBody body;
+  v1::GangSwitch& request = *body.mutable_gang_switch();
+  request.set_switch_id(order.id);
+  auto add = [](auto* list, const SwitchOrder::JobAttempt& job) {
+    v1::JobAttempt* j = list->Add();
+    j->set_job_id(job.first);
+    j->set_attempt(job.second);
+  };
+  for (const auto& job : order.freeze) add(request.mutable_freeze(), job);
+  for (const auto& job : order.thaw) add(request.mutable_thaw(), job);
+  for (const auto& job : order.probe) add(request.mutable_probe(), job);
+  v1::TreeReply tree =
+      tree_.send(std::move(body), std::move(agents),
+                 {.fanout = options_.fanout, .deadline_seconds = options_.deadline_seconds});
+  v1::SwitchReply reply = tree.gang_switch();
+  reply.set_agents(tree.agents());
+  for (const std::string& failed : tree.failed()) reply.add_failed(failed);
+  for (const std::string& error : tree.errors()) reply.add_errors(error);
+  if (tree.failed_size() > 0) {
     {
       std::lock_guard lock(mutex_);
-      for (const std::string& agent : failed)
+      for (const std::string& agent : tree.failed())
         kept_out_[agent] =
             Clock::now() +
             std::chrono::microseconds(static_cast<int64_t>(options_.keep_out_seconds * 1e6));
     }
-    agents.clear();
-    for (const std::string& agent : reply.unreached())
-      if (!failed.contains(agent)) agents.push_back(agent);
-    log_line("gang switch " + std::to_string(order.id) + ": " + std::to_string(failed.size()) +
-             " agents did not answer (" + *failed.begin() + (failed.size() > 1 ? ", ..." : "") +
-             "); sending to the " + std::to_string(agents.size()) +
-             " they did not reach in a new tree");
+    log_line("gang switch " + std::to_string(order.id) + ": " + std::to_string(tree.failed_size()) +
+             " agents did not answer (" + tree.failed(0) + (tree.failed_size() > 1 ? ", ..." : "") +
+             "); their subtrees were sent a new tree");
   }
-  // Counted once: the resent rounds' unreached agents were reached after all.
-  total.clear_unreached();
-  return total;
+  return reply;
 }
 
 void SwitchSender::run() {

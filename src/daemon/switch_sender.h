@@ -1,14 +1,15 @@
-// SwitchSender: how trellisd sends gang switches (daemon/switch_node.h) to its agents. Switches
-// go one at a time, in the order given (a job is frozen and thawed in the order the policy
-// decided), each from a thread of its own so that a slow tree never holds a scheduling pass up.
-// The first agent of an order is the root of the tree; the rest is its subtree.
+// SwitchSender: how trellisd sends gang switches (daemon/switch_node.h) to its agents, through
+// the control tree (daemon/tree/tree_sender.h). Switches go one at a time, in the order given (a
+// job is frozen and thawed in the order the policy decided), from a thread of the sender's own so
+// that a slow tree never holds a scheduling pass up. The first agent of an order is the root of
+// the tree; the rest is its subtree.
 //
-// A switch whose reply names failed agents is sent again at once, as a new tree, to the agents
-// it did not reach (without the failed ones), so that a dead agent in the middle of the tree
-// costs one deadline, not the switch. Failed agents are kept out of the trees of the next
-// `keep_out` seconds: a dead agent is not waited for at every switch while its heartbeats run out.
+// A dead agent in the middle of the tree costs one deadline, not the switch (the tree sends the
+// subtree it did not reach again without it). Failed agents are kept out of the trees of the
+// next `keep_out` seconds: a dead agent is not waited for at every switch while the liveness
+// checks find it down.
 //
-//   SwitchSender sender(credentials, {.fanout = 16});
+//   SwitchSender sender(tree_sender, {.fanout = 16});
 //   sender.on_done([](const SwitchOutcome& o) { ... });
 //   sender.send(order);
 #pragma once
@@ -24,7 +25,7 @@
 #include <thread>
 
 #include "daemon/agent_link.h"
-#include "daemon/auth.h"
+#include "daemon/tree/tree_sender.h"
 #include "trellis/v1/trellis.grpc.pb.h"
 
 namespace trellis {
@@ -36,8 +37,8 @@ class SwitchSender {
     double deadline_seconds = 1.0;  // for a whole tree
     double keep_out_seconds = 5.0;
   };
-  // `credentials` must outlive the sender.
-  SwitchSender(const CredentialSource& credentials, Options options);
+  // `tree` must outlive the sender.
+  SwitchSender(TreeSender& tree, Options options);
   ~SwitchSender();  // sends nothing more; waits for the switch in flight
   SwitchSender(const SwitchSender&) = delete;
   SwitchSender& operator=(const SwitchSender&) = delete;
@@ -50,16 +51,14 @@ class SwitchSender {
 
  private:
   void run();
-  std::shared_ptr<v1::Agent::Stub> stub(const std::string& agent);
 
-  const CredentialSource& credentials_;
+  TreeSender& tree_;
   Options options_;
   AgentLink::SwitchDone done_;
   std::mutex mutex_;
   std::condition_variable wake_;
   std::deque<SwitchOrder> queue_;
   bool stopping_ = false;
-  std::map<std::string, std::shared_ptr<v1::Agent::Stub>> stubs_;
   std::map<std::string, std::chrono::steady_clock::time_point> kept_out_;  // agent -> until
   std::thread thread_;
 };

@@ -24,10 +24,6 @@ namespace {
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
-// How many acknowledged keys are remembered, so that a launch repeated after its exit was
-// acknowledged stays a no-op. A controller relaunches only jobs it still thinks run, which are
-// at most a few per node, so a short list is plenty.
-constexpr size_t kRememberedAcknowledged = 1024;
 // How often tasks that announce their exit are looked at anyway (a notice lost to a full pipe).
 constexpr auto kSweepInterval = std::chrono::seconds(1);
 // How long a launch waits for an older attempt it killed to be gone.
@@ -148,7 +144,7 @@ Status TaskRunner::load() {
     while (log >> a.key.job_id >> a.key.attempt >> a.key.node >> a.exit_code >> a.signal)
       acknowledged_.push_back(a);
     acknowledged_log_lines_ = acknowledged_.size();
-    while (acknowledged_.size() > kRememberedAcknowledged) acknowledged_.pop_front();
+    while (acknowledged_.size() > options_.remembered_acknowledged) acknowledged_.pop_front();
   }
   // Every task with a pid file, running or ended; the files of one acknowledged just before the
   // last agent stopped are removed now.
@@ -221,8 +217,14 @@ void TaskRunner::monitor() {
   Clock::time_point next_sweep = Clock::now();
   std::unique_lock lock(mutex_);
   while (!stopping_) {
+    // Polled often only while something needs it (an adopted task, whose shepherd announces
+    // nothing; a SIGKILL due after a grace period); otherwise the notices wake it, and the sweep.
+    auto timeout = std::chrono::duration_cast<std::chrono::milliseconds>(kSweepInterval);
+    for (const auto& [key, task] : tasks_)
+      if (task.running && (!task.announces_exit || task.kill_at != Clock::time_point{}))
+        timeout = std::min(timeout, options_.poll_interval);
     lock.unlock();
-    std::vector<TaskKey> noticed = wait_for_notices(options_.poll_interval);
+    std::vector<TaskKey> noticed = wait_for_notices(timeout);
     lock.lock();
     if (stopping_) break;
     bool any_ended = false;
@@ -395,6 +397,24 @@ Result<bool> TaskRunner::launch(const TaskSpec& spec) {
   return true;
 }
 
+bool TaskRunner::record_ended(const TaskKey& key, int exit_code, int signal) {
+  {
+    std::lock_guard lock(mutex_);
+    if (tasks_.contains(key) || std::any_of(acknowledged_.begin(), acknowledged_.end(),
+                                            [&](const Acknowledged& a) { return a.key == key; }))
+      return false;
+    Task task;
+    task.key = key;
+    task.running = false;
+    task.exit_code = exit_code;
+    task.signal = signal;
+    tasks_[key] = task;
+  }
+  changed_.notify_all();
+  if (options_.on_exit) options_.on_exit();
+  return true;
+}
+
 int TaskRunner::signal(int64_t job_id, int attempt, int signal, std::chrono::milliseconds grace) {
   int count = 0;
   {
@@ -445,13 +465,13 @@ void TaskRunner::acknowledge(const std::vector<TaskKey>& keys) {
                 std::to_string(it->second.signal) + "\n";
     tasks_.erase(it);
     done.push_back(key);
-    if (acknowledged_.size() > kRememberedAcknowledged) acknowledged_.pop_front();
+    if (acknowledged_.size() > options_.remembered_acknowledged) acknowledged_.pop_front();
   }
   if (done.empty()) return;
   // The log first, then the task files: a crash in between leaves files of a task the log
   // holds, which load() removes.
   acknowledged_log_lines_ += done.size();
-  if (acknowledged_log_lines_ > 2 * kRememberedAcknowledged) {
+  if (acknowledged_log_lines_ > 2 * options_.remembered_acknowledged) {
     // Rewritten from memory when it holds twice what is remembered.
     std::string all;
     for (const Acknowledged& a : acknowledged_)

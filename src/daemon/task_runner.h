@@ -92,6 +92,9 @@ class TaskRunner {
     std::string shepherd_binary;
     // Called (from the monitor thread, without locks held) after a task has ended.
     std::function<void()> on_exit;
+    // How many acknowledged tasks are remembered (with their exit), so that a launch repeated
+    // after its exit was acknowledged stays a no-op: a few per node served.
+    size_t remembered_acknowledged = 1024;
   };
 
   // Opens the state directory and re-adopts the tasks recorded there: running ones are tracked
@@ -108,6 +111,11 @@ class TaskRunner {
   // listed again by unacknowledged_exits(), so whoever launched it again learns how it ended).
   // Older attempts of the same job on the same node still running are killed (SIGKILL) first.
   Result<bool> launch(const TaskSpec& spec);
+
+  // A task that was never started ends with this status (a launch dropped before it started, or
+  // one that could not start): it is reported like any exit. False when the task is known already
+  // (or was acknowledged).
+  bool record_ended(const TaskKey& key, int exit_code, int signal);
 
   // Sends `signal` to the process groups of the running tasks of `job_id` (`attempt` 0 = any
   // attempt). Signal 0 terminates: SIGTERM now, then SIGKILL after `grace` to whatever is

@@ -77,7 +77,7 @@ const std::string_view kJobColumns =
     "id, uid, gid, user_name, name, request_nodes, request_shape, request_rotate, request_mode, "
     "share, time_limit, argv, cwd, stdout_path, stderr_path, env, state, reason, submit_time, "
     "start_time, end_time, expected_start, attempt, nodes, box_anchor, box_extents, exit_code, "
-    "signal, stop, seconds_frozen";
+    "signal, stop, seconds_frozen, hold, node_failures";
 
 Result<StoredJob> read_job(const Session& db, const Rows& rows, size_t r) {
   StoredJob j;
@@ -121,6 +121,8 @@ Result<StoredJob> read_job(const Session& db, const Rows& rows, size_t r) {
   if (!stop) return bad("stop");
   j.stop = *stop;
   j.seconds_frozen = rows.real(r, 29);
+  j.hold = rows.text(r, 30);
+  j.node_failures = rows.integer(r, 31);
   return j;
 }
 
@@ -173,8 +175,11 @@ Result<bool> end_attempt(Session& db, const JobStatus& status, const JobEnd& end
                    "a job ends in a final state or PENDING (a requeue), not " +
                        std::string(state_name(end.state)));
   }
-  if (!is_utf8(end.reason)) {
+  if (!is_utf8(end.reason) || !is_utf8(end.hold)) {
     return db.fail(Error::Code::kInvalidArgument, "the end's reason is not valid UTF-8");
+  }
+  if (!requeue && (end.node_failure || !end.hold.empty())) {
+    return db.fail(Error::Code::kInvalidArgument, "only a requeue counts node failures or holds");
   }
   // Only the attempt that holds nodes now can end; any other report is late or repeated.
   if (!holds_nodes(status.state) || status.attempt != end.attempt) return false;
@@ -184,8 +189,9 @@ Result<bool> end_attempt(Session& db, const JobStatus& status, const JobEnd& end
       requeue ? db.defer(
                     "UPDATE jobs SET state = 'PD', reason = ?, exit_code = ?, signal = ?, "
                     "start_time = 0, nodes = '', box_anchor = '[]', box_extents = '[]', "
-                    "stop = '' WHERE id = ?",
-                    {end.reason, end.exit_code, end.signal, end.job})
+                    "stop = '', node_failures = node_failures + ?, hold = ? WHERE id = ?",
+                    {end.reason, end.exit_code, end.signal, end.node_failure ? 1 : 0, end.hold,
+                     end.job})
               : db.defer(
                     "UPDATE jobs SET state = ?, reason = ?, exit_code = ?, signal = ?, "
                     "end_time = ? WHERE id = ?",
@@ -196,6 +202,7 @@ Result<bool> end_attempt(Session& db, const JobStatus& status, const JobEnd& end
   detail += ", exit " + std::to_string(end.exit_code);
   if (end.signal) detail += ", signal " + std::to_string(end.signal);
   if (!end.reason.empty()) detail += ": " + end.reason;
+  if (!end.hold.empty()) detail += " (held: " + end.hold + ")";
   log_event(db, now, requeue ? "requeue" : "end", end.job, "", detail);
   return true;
 }

@@ -112,7 +112,15 @@ constexpr const char* kSchemaV3 = R"sql(
 ALTER TABLE jobs ADD COLUMN seconds_frozen {real} NOT NULL DEFAULT 0;
 )sql";
 
-constexpr std::array<Migration, 3> kMigrations{{{1, kSchemaV1}, {2, kSchemaV2}, {3, kSchemaV3}}};
+// Version 4: a job requeued after node failures too often is held (hold: why; '' = not held),
+// and how many node-failure requeues it has had.
+constexpr const char* kSchemaV4 = R"sql(
+ALTER TABLE jobs ADD COLUMN hold TEXT NOT NULL DEFAULT '';
+ALTER TABLE jobs ADD COLUMN node_failures INTEGER NOT NULL DEFAULT 0;
+)sql";
+
+constexpr std::array<Migration, 4> kMigrations{
+    {{1, kSchemaV1}, {2, kSchemaV2}, {3, kSchemaV3}, {4, kSchemaV4}}};
 static_assert(kMigrations.back().version == kStoreSchemaVersion,
               "the last migration step must bring a store to kStoreSchemaVersion");
 

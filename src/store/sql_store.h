@@ -63,6 +63,7 @@ class SqlStore final : public StateStore {
   Result<std::vector<JobEnd>> record_exits(const std::vector<TaskExit>& exits, const EndRule& rule,
                                            Seconds now) override;
   Result<std::optional<std::string>> core_state() override;
+  Result<bool> release_job(JobId job, Seconds now) override;
 
   Result<std::vector<StoredNode>> list_nodes() override;
   Result<std::vector<RunningTask>> register_nodes(const std::vector<std::string>& names,

@@ -175,6 +175,23 @@ Result<bool> SqlStore::end_job(const JobEnd& end, Seconds now) {
   });
 }
 
+Result<bool> SqlStore::release_job(JobId job, Seconds now) {
+  std::lock_guard lock(mutex_);
+  Session& db = *db_;
+  return transaction(db, "release_job", true, [&](bool& changed) -> Result<bool> {
+    Result<Rows> held = db.query("SELECT state, hold FROM jobs WHERE id = ?", {job});
+    if (!held) return held.error();
+    if (held->empty()) return db.fail(Error::Code::kNotFound, "no job " + std::to_string(job));
+    if (held->text(0, 0) != "PD" || held->text(0, 1).empty()) return false;
+    if (Status s = db.defer("UPDATE jobs SET hold = '', reason = 'released' WHERE id = ?", {job});
+        !s)
+      return s.error();
+    sql::log_event(db, now, "release", job, "", "held -> released");
+    changed = true;
+    return true;
+  });
+}
+
 Result<JobState> SqlStore::stop_job(JobId job, int attempt, StopCause cause,
                                     std::string_view reason, Seconds now) {
   std::lock_guard lock(mutex_);

@@ -86,6 +86,9 @@ struct StoredJob {
   // Time frozen (switched out by a gang policy, or suspended), as recorded at its end; while it
   // runs the controller keeps the count.
   Seconds seconds_frozen = 0;
+  // A pending job that is held (not scheduled until released) says why; "" when it is not.
+  std::string hold;
+  int node_failures = 0;  // requeues after a node it ran on failed
 };
 
 // A node as the store keeps it. Whether it is allocated follows from the allocations.
@@ -166,6 +169,10 @@ struct JobEnd {
   int exit_code = 0;
   int signal = 0;
   std::string reason;
+  // A requeue (state kPending) because a node failed: counted in the job's node_failures.
+  bool node_failure = false;
+  // A requeue that also holds the job (it is not scheduled until released): why. "" = not held.
+  std::string hold;
 };
 
 // Where the store is: its version() and the seq of its last event (0: none).
@@ -273,6 +280,9 @@ class StateStore {
                                                    const EndRule& rule, Seconds now) = 0;
   // The last core_state committed by commit_pass(), if any.
   virtual Result<std::optional<std::string>> core_state() = 0;
+  // Lets a held pending job be scheduled again (logs "release"). False, changing nothing, when
+  // the job is not held; not found when there is no such job.
+  virtual Result<bool> release_job(JobId job, Seconds now) = 0;
 
   // --- Nodes
   virtual Result<std::vector<StoredNode>> list_nodes() = 0;

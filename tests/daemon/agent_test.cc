@@ -10,9 +10,12 @@
 #include "daemon/agent.h"
 #include "daemon/auth.h"
 #include "daemon/controller_client.h"
-#include "daemon/grpc_agent_link.h"
 #include "daemon/munge_daemon.h"
 #include "daemon/process.h"
+#include "daemon/tree/tree_auth.h"
+#include "daemon/tree/tree_channel.h"
+#include "daemon/tree/tree_sender.h"
+#include "daemon/tree_agent_link.h"
 #include "daemon_test_support.h"
 
 #ifdef TRELLIS_AGENT_BINARY
@@ -59,7 +62,9 @@ class AgentTest : public ::testing::Test {
   // test also exercises fail-over.
   void start_agent(const std::vector<std::string>& extra = {}) {
     std::string port_file = dir_ / "agent.port";
+    std::string tree_port_file = dir_ / "agent.tree-port";
     std::filesystem::remove(port_file);
+    std::filesystem::remove(tree_port_file);
     std::vector<std::string> args = {TRELLIS_AGENT_BINARY,
                                      "--controller",
                                      "127.0.0.1:1," + controller_->address(),
@@ -70,15 +75,26 @@ class AgentTest : public ::testing::Test {
                                      "--munge-socket",
                                      munge_->socket(),
                                      "--port-file",
-                                     port_file};
+                                     port_file,
+                                     "--tree-port-file",
+                                     tree_port_file};
     args.insert(args.end(), extra.begin(), extra.end());
     agent_ = std::make_unique<testing::ChildProcess>(args, dir_ / "agent.log");
     ASSERT_GT(agent_->pid(), 0);
     ASSERT_TRUE(eventually([&] { return std::filesystem::exists(port_file); }))
         << read_file(dir_ / "agent.log");
     port_ = std::stoi(read_file(port_file));
+    tree_address_ = "127.0.0.1:" + std::to_string(std::stoi(read_file(tree_port_file)));
     stub_ = v1::Agent::NewStub(grpc::CreateChannel("127.0.0.1:" + std::to_string(port_),
                                                    grpc::InsecureChannelCredentials()));
+  }
+
+  // A liveness ping down the control tree (a tree of this one agent), as a controller sends it;
+  // the agents that did not answer.
+  std::vector<std::string> ping(const std::vector<std::string>& register_again = {}) {
+    CredentialSource credentials(munge_->socket());
+    TreeAgentLink link(credentials, {});
+    return link.ping({tree_address_}, register_again, 5);
   }
 
   void stop_agent(int signal = SIGTERM) {
@@ -175,26 +191,43 @@ class AgentTest : public ::testing::Test {
   std::unique_ptr<testing::ChildProcess> agent_;
   std::unique_ptr<v1::Agent::Stub> stub_;
   int port_ = 0;
+  std::string tree_address_;  // its control-tree endpoint: its address in the cluster
   std::set<int64_t> launched_jobs_;
 };
 
-TEST_F(AgentTest, RegistersItsNodesAndAddressThenHeartbeats) {
+TEST_F(AgentTest, RegistersItsNodesAndTreeAddressThenAnswersPings) {
   ASSERT_TRUE(eventually([&] { return !controller_->service().registers().empty(); }))
       << read_file(dir_ / "agent.log");
   v1::RegisterRequest registered = controller_->service().registers().front();
-  EXPECT_EQ(registered.address(), "127.0.0.1:" + std::to_string(port_));
+  EXPECT_EQ(registered.address(), tree_address_);
+  EXPECT_NE(tree_address_, "127.0.0.1:" + std::to_string(port_));
   std::vector<std::string> nodes(registered.nodes().begin(), registered.nodes().end());
   EXPECT_EQ(nodes, (std::vector<std::string>{"n0", "n1", "n2", "n3"}));
   EXPECT_EQ(registered.tasks_size(), 0);
-  ASSERT_TRUE(eventually([&] { return controller_->service().heartbeats().size() >= 3; }));
-  EXPECT_EQ(controller_->service().heartbeats().back().address(), registered.address());
+  for (int i = 0; i < 3; ++i) EXPECT_TRUE(ping().empty()) << read_file(dir_ / "agent.log");
   EXPECT_EQ(controller_->service().unauthenticated_calls(), 0);
 }
 
+// A controller that lost track of the agent (it answers an exit report with NOT_FOUND, it asks in
+// a ping, or it stops pinging for 10 intervals) gets a new registration.
 TEST_F(AgentTest, RegistersAgainWhenAControllerDoesNotKnowIt) {
-  ASSERT_TRUE(eventually([&] { return controller_->service().heartbeats().size() >= 1; }));
+  ASSERT_TRUE(eventually([&] { return controller_->service().registers().size() >= 1; }));
+  // Asked in a ping.
+  size_t before = controller_->service().registers().size();
+  EXPECT_TRUE(ping({tree_address_}).empty());
+  EXPECT_TRUE(eventually([&] { return controller_->service().registers().size() > before; }));
+  // Told so when it reports an exit: it registers again, then reports the exit.
+  before = controller_->service().registers().size();
   controller_->service().forget_agent();
-  EXPECT_TRUE(eventually([&] { return controller_->service().registers().size() >= 2; }));
+  ASSERT_TRUE(launch(launch_request(81, {"n0"}, {"true"})).ok());
+  ASSERT_TRUE(wait_exits(81, 1)) << read_file(dir_ / "agent.log");
+  EXPECT_GT(controller_->service().registers().size(), before);
+  EXPECT_GE(controller_->service().exit_reports(), 2);
+  // Not pinged (this fake controller never does, every 100 ms): again within 10 intervals.
+  before = controller_->service().registers().size();
+  EXPECT_TRUE(eventually([&] { return controller_->service().registers().size() > before; },
+                         std::chrono::seconds(10)));
+  EXPECT_NE(read_file(dir_ / "agent.log").find("no liveness ping for"), std::string::npos);
 }
 
 TEST_F(AgentTest, LaunchSetsTheEnvironmentOnEveryNode) {
@@ -322,25 +355,29 @@ TEST_F(AgentTest, ABatchOfLaunchesIsAnsweredLaunchByLaunch) {
   EXPECT_EQ(list_tasks().tasks_size(), 0);
 }
 
-// trellisd's link to the agents sends the launches that wait together in one LaunchBatch call:
-// here the agent is paused, so each sender's first call hangs and the rest queue up behind it.
-// Every job runs exactly once, and only the bad launch is reported as failed.
+// trellisd's link to the agents sends a job's launch down the control tree, and the launches
+// that wait together in one message: here the agent is stopped, so the link's first message waits
+// and the rest queue up behind it. Every job runs exactly once, and only the refused launch (a
+// relative working directory) is reported as failed.
 TEST_F(AgentTest, TheControllersLinkBatchesWaitingLaunchesAndEachRunsOnce) {
   CredentialSource credentials(munge_->socket());
   std::mutex mutex;
   std::vector<int64_t> failed;
   {
-    GrpcAgentLink link(credentials);
+    TreeAgentLink::Options options;
+    options.deadline_seconds = 10;
+    TreeAgentLink link(credentials, options);
     link.on_launch_failed([&](const v1::LaunchRequest& request, const Error&) {
       std::lock_guard lock(mutex);
       failed.push_back(request.job_id());
     });
-    const std::string agent = "127.0.0.1:" + std::to_string(port_);
     ASSERT_EQ(::kill(agent_->pid(), SIGSTOP), 0);
     for (int64_t job = 31; job <= 54; ++job) {
       launched_jobs_.insert(job);
       std::string node = "n" + std::to_string(job % 4);
-      link.launch(agent, launch_request(job, {job == 50 ? "x9" : node}, {"sh", "-c", "echo ran"}));
+      v1::LaunchRequest request = launch_request(job, {node}, {"sh", "-c", "echo ran"});
+      if (job == 50) request.set_cwd("relative/dir");
+      link.launch({tree_address_}, request);
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(500));
     ASSERT_EQ(::kill(agent_->pid(), SIGCONT), 0);
@@ -353,15 +390,16 @@ TEST_F(AgentTest, TheControllersLinkBatchesWaitingLaunchesAndEachRunsOnce) {
       std::lock_guard lock(mutex);
       return !failed.empty();
     }));
-  }  // the link is gone: every call it had was answered
+  }  // the link is gone: every message it had was answered
   EXPECT_EQ(failed, (std::vector<int64_t>{50}));
   EXPECT_TRUE(controller_->service().exits_of(50).empty());
+  // Each launch was taken once (a repeat would be logged again): 23 accepted, one refused.
   std::string log = read_file(dir_ / "agent.log");
-  size_t batched = 0;
-  for (size_t at = log.find("launch batch of "); at != std::string::npos;
-       at = log.find("launch batch of ", at + 1))
-    batched += std::stoul(log.substr(at + 16));
-  EXPECT_GE(batched, 16u) << "at most one call per sender should have gone alone\n" << log;
+  size_t accepted = 0;
+  for (size_t at = log.find(" task(s) here accepted"); at != std::string::npos;
+       at = log.find(" task(s) here accepted", at + 1))
+    ++accepted;
+  EXPECT_EQ(accepted, 23u) << log;
 }
 
 // A launch held up until after its deadline (the agent was stopped, the network slow) starts
@@ -536,10 +574,10 @@ TEST_F(AgentTest, RestartedAgentAdoptsARunningJobAndReportsItsExitOnce) {
   ASSERT_TRUE(eventually([&] { return read_lines(output(51)).size() == 1; }));
   stop_agent(SIGKILL);
   start_agent();
-  // It registers again, listing the job as running.
-  ASSERT_TRUE(eventually([&] { return controller_->service().registers().size() >= 2; }));
+  // It registers again (from its new address), listing the job as running.
+  ASSERT_TRUE(eventually(
+      [&] { return controller_->service().registers().back().address() == tree_address_; }));
   v1::RegisterRequest again = controller_->service().registers().back();
-  EXPECT_EQ(again.address(), "127.0.0.1:" + std::to_string(port_));
   ASSERT_EQ(again.tasks_size(), 1);
   EXPECT_EQ(again.tasks(0).job_id(), 51);
   EXPECT_EQ(again.tasks(0).node(), "n1");
@@ -554,9 +592,8 @@ TEST_F(AgentTest, RestartedAgentAdoptsARunningJobAndReportsItsExitOnce) {
   ASSERT_TRUE(wait_exits(51, 1)) << read_file(dir_ / "agent.log");
   EXPECT_EQ(controller_->service().exits_of(51)[0].exit_code(), 4);
   ASSERT_TRUE(eventually([&] { return list_tasks().tasks_size() == 0; }));
-  size_t heartbeats = controller_->service().heartbeats().size();
-  ASSERT_TRUE(
-      eventually([&] { return controller_->service().heartbeats().size() >= heartbeats + 3; }));
+  // Some time for a second report, were there one.
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
   EXPECT_EQ(controller_->service().exits_of(51).size(), 1u);
   EXPECT_EQ(read_lines(output(51)).size(), 1u);
 }
@@ -585,23 +622,22 @@ TEST(ControllerClientTest, FailsOverToTheNextControllerAndRemembersIt) {
   ControllerClient client(
       {{"127.0.0.1:1", controller.address()}, munge->socket(), std::chrono::milliseconds(5000)});
   for (int i = 0; i < 3; ++i) {
-    v1::HeartbeatRequest request;
-    request.set_address("test");
-    v1::HeartbeatReply reply;
+    v1::ExitRequest request;
+    v1::ExitReply reply;
     grpc::Status status =
         client.call([&](v1::Controller::Stub& stub, grpc::ClientContext& context) {
-          return stub.Heartbeat(&context, request, &reply);
+          return stub.ReportExit(&context, request, &reply);
         });
     ASSERT_TRUE(status.ok()) << status.error_message();
     EXPECT_EQ(client.current_address(), controller.address());
   }
-  EXPECT_EQ(controller.service().heartbeats().size(), 3u);
+  EXPECT_EQ(controller.service().exit_reports(), 3);
   EXPECT_EQ(controller.service().unauthenticated_calls(), 0);  // a fresh credential each time
 
   ControllerClient nobody({{"127.0.0.1:1"}, munge->socket(), std::chrono::milliseconds(2000)});
   grpc::Status status = nobody.call([&](v1::Controller::Stub& stub, grpc::ClientContext& context) {
-    v1::HeartbeatReply reply;
-    return stub.Heartbeat(&context, v1::HeartbeatRequest(), &reply);
+    v1::ExitReply reply;
+    return stub.ReportExit(&context, v1::ExitRequest(), &reply);
   });
   EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAVAILABLE);
   EXPECT_NE(status.error_message().find("127.0.0.1:1"), std::string::npos);

@@ -19,14 +19,14 @@ TEST(ClusterConfigTest, GangSettingsReadBackAsWritten) {
   ClusterConfig config = *defaults;
   config.controller.policy = "dqt-ffapa";
   config.controller.slice = 0.25;
-  config.controller.switch_fanout = 4;
+  config.controller.tree_fanout = 4;
   config.controller.kill_deadlocked = true;
   config.controller.idle_detection = false;
   Result<ClusterConfig> again = parse_cluster_config(format_cluster_config(config), "again.toml");
   ASSERT_TRUE(again) << again.error().message;
   EXPECT_EQ(again->controller.policy, "dqt-ffapa");
   EXPECT_DOUBLE_EQ(again->controller.slice, 0.25);
-  EXPECT_EQ(again->controller.switch_fanout, 4);
+  EXPECT_EQ(again->controller.tree_fanout, 4);
   EXPECT_TRUE(again->controller.kill_deadlocked);
   EXPECT_FALSE(again->controller.idle_detection);
 }

@@ -41,14 +41,14 @@ class VirtualAgents final : public AgentLink {
   std::priority_queue<Exit, std::vector<Exit>, std::greater<>> exits;
   int launches = 0;
 
-  void launch(const std::string&, const v1::LaunchRequest& r) override {
+  void launch(const std::vector<std::string>&, const v1::LaunchRequest& r) override {
     ++launches;
     started[r.job_id()] = now;
     std::vector<std::string> names(r.nodes().begin(), r.nodes().end());
     nodes[r.job_id()] = names;
     exits.push({now + run_time.at(r.job_id()), r.job_id(), r.attempt(), names, 0});
   }
-  void signal(const std::string&, const v1::SignalRequest& r) override {
+  void signal(const std::vector<std::string>&, const v1::SignalRequest& r) override {
     exits.push({now, r.job_id(), r.attempt(), nodes.at(r.job_id()), 15});
   }
 };

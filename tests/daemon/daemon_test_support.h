@@ -1,6 +1,7 @@
 // Helpers for tests of the live system's daemons: a temporary directory, waiting for something
 // to happen, a fake controller that records what agents tell it, fake agents that record what a
 // controller tells them, and a daemon run as a child process that is stopped by its pid.
+// (A fake controller does not ping: an agent under one registers again every 10 ping intervals.)
 #pragma once
 
 #include <fcntl.h>
@@ -37,8 +38,12 @@ class RecordingAgents final : public AgentLink {
  public:
   std::vector<v1::LaunchRequest> launches;
   std::vector<v1::SignalRequest> signals;
-  void launch(const std::string&, const v1::LaunchRequest& r) override { launches.push_back(r); }
-  void signal(const std::string&, const v1::SignalRequest& r) override { signals.push_back(r); }
+  void launch(const std::vector<std::string>&, const v1::LaunchRequest& r) override {
+    launches.push_back(r);
+  }
+  void signal(const std::vector<std::string>&, const v1::SignalRequest& r) override {
+    signals.push_back(r);
+  }
   std::vector<SwitchOrder> switches;
   void gang_switch(SwitchOrder order) override { switches.push_back(std::move(order)); }
 };
@@ -102,24 +107,18 @@ class FakeController final : public v1::Controller::Service {
     if (grpc::Status s = check(*context); !s.ok()) return s;
     std::lock_guard lock(mutex_);
     registers_.push_back(*request);
-    reply->set_heartbeat_interval_ms(heartbeat_interval_ms_);
-    return grpc::Status::OK;
-  }
-  grpc::Status Heartbeat(grpc::ServerContext* context, const v1::HeartbeatRequest* request,
-                         v1::HeartbeatReply*) override {
-    if (grpc::Status s = check(*context); !s.ok()) return s;
-    std::lock_guard lock(mutex_);
-    heartbeats_.push_back(*request);
-    if (forget_) {
-      forget_ = false;
-      return grpc::Status(grpc::StatusCode::NOT_FOUND, "unknown agent");
-    }
+    reply->set_ping_interval_ms(ping_interval_ms_);
     return grpc::Status::OK;
   }
   grpc::Status ReportExit(grpc::ServerContext* context, const v1::ExitRequest* request,
                           v1::ExitReply*) override {
     if (grpc::Status s = check(*context); !s.ok()) return s;
     std::lock_guard lock(mutex_);
+    ++exit_reports_;
+    if (forget_) {
+      forget_ = false;
+      return grpc::Status(grpc::StatusCode::NOT_FOUND, "unknown agent");
+    }
     for (const v1::TaskStatus& task : request->tasks()) exits_.push_back(task);
     return grpc::Status::OK;
   }
@@ -128,9 +127,9 @@ class FakeController final : public v1::Controller::Service {
     std::lock_guard lock(mutex_);
     return registers_;
   }
-  std::vector<v1::HeartbeatRequest> heartbeats() const {
+  int exit_reports() const {
     std::lock_guard lock(mutex_);
-    return heartbeats_;
+    return exit_reports_;
   }
   std::vector<v1::TaskStatus> exits() const {
     std::lock_guard lock(mutex_);
@@ -144,7 +143,7 @@ class FakeController final : public v1::Controller::Service {
     }
     return out;
   }
-  // Answers the next heartbeat with NOT_FOUND, as a controller that lost track of the agent.
+  // Answers the next exit report with NOT_FOUND, as a controller that lost track of the agent.
   void forget_agent() {
     std::lock_guard lock(mutex_);
     forget_ = true;
@@ -166,9 +165,9 @@ class FakeController final : public v1::Controller::Service {
   Authenticator auth_;
   mutable std::mutex mutex_;
   std::vector<v1::RegisterRequest> registers_;
-  std::vector<v1::HeartbeatRequest> heartbeats_;
   std::vector<v1::TaskStatus> exits_;
-  int heartbeat_interval_ms_ = 100;
+  int exit_reports_ = 0;
+  int ping_interval_ms_ = 100;
   bool forget_ = false;
   int unauthenticated_ = 0;
 };

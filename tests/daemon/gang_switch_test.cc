@@ -1,6 +1,6 @@
 // Gang switches on real trellis-agent processes: the freezer (cgroup or signals, whichever the
-// host allows, and signals forced), the tree of agents with its barrier and reduction, a dead
-// agent in the middle of the tree, and the tree's shape.
+// host allows, and signals forced), the control tree of agents with its barrier and reduction, a
+// dead agent in the middle of the tree, and the tree's shape.
 #include <signal.h>
 #include <unistd.h>
 
@@ -20,6 +20,11 @@
 #include "daemon/proc_stat.h"
 #include "daemon/switch_node.h"
 #include "daemon/switch_sender.h"
+#include "daemon/tree/tree_auth.h"
+#include "daemon/tree/tree_channel.h"
+#include "daemon/tree/tree_reply.h"
+#include "daemon/tree/tree_sender.h"
+#include "daemon/tree/tree_shape.h"
 #include "daemon_test_support.h"
 
 namespace trellis {
@@ -36,9 +41,9 @@ int walk(const std::string& root, const std::vector<std::string>& subtree, int f
          std::map<std::string, int>& seen) {
   ++seen[root];
   int depth = 0;
-  std::vector<SwitchChild> children = switch_children(subtree, fanout);
+  std::vector<TreeChild> children = tree_children(subtree, fanout);
   EXPECT_LE(static_cast<int>(children.size()), fanout);
-  for (const SwitchChild& child : children)
+  for (const TreeChild& child : children)
     depth = std::max(depth, walk(child.agent, child.subtree, fanout, seen));
   return depth + 1;
 }
@@ -46,7 +51,7 @@ int walk(const std::string& root, const std::vector<std::string>& subtree, int f
 TEST(SwitchTreeTest, EveryAgentIsReachedOnceWithinLogFanoutLevels) {
   for (int n = 1; n <= 130; ++n) {
     std::vector<std::string> agents;
-    for (int i = 0; i < n; ++i) agents.push_back("a" + std::to_string(i));
+    for (int i = 0; i < n; ++i) agents.push_back(std::string("a").append(std::to_string(i)));
     for (int fanout : {1, 2, 3, 4, 8, 16, 64}) {
       std::map<std::string, int> seen;
       int depth = walk(agents[0], {agents.begin() + 1, agents.end()}, fanout, seen);
@@ -67,51 +72,33 @@ TEST(SwitchTreeTest, EveryAgentIsReachedOnceWithinLogFanoutLevels) {
 }
 
 TEST(SwitchTreeTest, RepliesFoldIntoSumsAndTheSlowestPhase) {
-  v1::SwitchReply a, b;
+  v1::TreeReply a, b;
   a.set_agents(1);
-  a.set_freeze_us(10);
-  a.set_thaw_us(50);
-  v1::JobActivity* x = a.add_activity();
+  a.mutable_gang_switch()->set_freeze_us(10);
+  a.mutable_gang_switch()->set_thaw_us(50);
+  v1::JobActivity* x = a.mutable_gang_switch()->add_activity();
   x->set_job_id(7);
   x->set_attempt(1);
   x->set_tasks(1);
   x->set_processes(2);
   x->set_waiting_input(2);
   b.set_agents(3);
-  b.set_freeze_us(30);
-  b.set_thaw_us(5);
+  b.mutable_gang_switch()->set_freeze_us(30);
+  b.mutable_gang_switch()->set_thaw_us(5);
   b.add_failed("h:1");
-  *b.add_activity() = *x;
-  b.mutable_activity(0)->set_running(1);
-  merge_switch_reply(b, a);
+  *b.mutable_gang_switch()->add_activity() = *x;
+  b.mutable_gang_switch()->mutable_activity(0)->set_running(1);
+  merge_tree_reply(b, a);
   EXPECT_EQ(a.agents(), 4);
-  EXPECT_EQ(a.freeze_us(), 30);
-  EXPECT_EQ(a.thaw_us(), 50);
-  ASSERT_EQ(a.activity_size(), 1);
-  EXPECT_EQ(a.activity(0).tasks(), 2);
-  EXPECT_EQ(a.activity(0).processes(), 4);
-  EXPECT_EQ(a.activity(0).waiting_input(), 4);
-  EXPECT_EQ(a.activity(0).running(), 1);
+  const v1::SwitchReply& s = a.gang_switch();
+  EXPECT_EQ(s.freeze_us(), 30);
+  EXPECT_EQ(s.thaw_us(), 50);
+  ASSERT_EQ(s.activity_size(), 1);
+  EXPECT_EQ(s.activity(0).tasks(), 2);
+  EXPECT_EQ(s.activity(0).processes(), 4);
+  EXPECT_EQ(s.activity(0).waiting_input(), 4);
+  EXPECT_EQ(s.activity(0).running(), 1);
   EXPECT_EQ(a.failed_size(), 1);
-}
-
-TEST(SwitchTreeTest, HostileRequestsAreRefusedWithTheFieldNamed) {
-  v1::SwitchRequest ok;
-  ok.set_fanout(16);
-  ok.set_deadline_seconds(1);
-  EXPECT_TRUE(check_switch_request(ok));
-  v1::SwitchRequest r = ok;
-  r.set_fanout(0);
-  EXPECT_NE(check_switch_request(r).error().message.find("fanout"), std::string::npos);
-  r = ok;
-  r.set_deadline_seconds(-1);
-  EXPECT_NE(check_switch_request(r).error().message.find("deadline"), std::string::npos);
-  r = ok;
-  for (int i = 0; i <= kMaxSwitchAgents; ++i) r.add_subtree("h:1");
-  EXPECT_NE(check_switch_request(r).error().message.find("subtree"), std::string::npos);
-  r = ok;
-  r.add_freeze()->set_job_id(-3);
-  EXPECT_FALSE(check_switch_request(r));
 }
 
 // --- The freezer on real processes --------------------------------------------------------------
@@ -222,6 +209,9 @@ class GangSwitchTest : public ::testing::Test {
     controller_ = std::make_unique<testing::ControllerServer>(munge_->socket());
     ASSERT_TRUE(controller_->ok());
     credentials_ = std::make_unique<CredentialSource>(munge_->socket());
+    signer_ = std::make_unique<TreeSigner>(*credentials_, static_cast<int>(::geteuid()));
+    channel_ = std::make_unique<TreeChannel>();
+    tree_ = std::make_unique<TreeSender>(*signer_, *channel_, "gang switch test");
     for (int k = 0; k < kAgents; ++k) start_agent(k);
   }
 
@@ -246,19 +236,21 @@ class GangSwitchTest : public ::testing::Test {
 
   void start_agent(int k) {
     std::string state = dir_ / ("agent-" + std::to_string(k));
-    std::string port_file = state + ".port";
+    std::string port_file = state + ".port", tree_port_file = state + ".tree-port";
     agents_.push_back(std::make_unique<testing::ChildProcess>(
         std::vector<std::string>{TRELLIS_AGENT_BINARY, "--controller", controller_->address(),
                                  "--nodes", "n" + std::to_string(k), "--state-dir", state,
-                                 "--munge-socket", munge_->socket(), "--port-file", port_file},
+                                 "--munge-socket", munge_->socket(), "--port-file", port_file,
+                                 "--tree-port-file", tree_port_file},
         state + ".log"));
     ASSERT_TRUE(eventually([&] { return std::filesystem::exists(port_file); }))
         << read_file(state + ".log");
-    addresses_.push_back("127.0.0.1:" + read_file(port_file));
-    while (!addresses_.back().empty() && addresses_.back().back() == '\n')
-      addresses_.back().pop_back();
+    ASSERT_TRUE(eventually([&] { return std::filesystem::exists(tree_port_file); }));
+    // The tree goes to the agents' tree ports; direct calls to their gRPC ports.
+    addresses_.push_back("127.0.0.1:" + std::to_string(std::stoi(read_file(tree_port_file))));
     stubs_.push_back(v1::Agent::NewStub(
-        grpc::CreateChannel(addresses_.back(), grpc::InsecureChannelCredentials())));
+        grpc::CreateChannel("127.0.0.1:" + std::to_string(std::stoi(read_file(port_file))),
+                            grpc::InsecureChannelCredentials())));
   }
 
   grpc::Status call(
@@ -317,6 +309,9 @@ class GangSwitchTest : public ::testing::Test {
   std::unique_ptr<MungeDaemon> munge_;
   std::unique_ptr<testing::ControllerServer> controller_;
   std::unique_ptr<CredentialSource> credentials_;
+  std::unique_ptr<TreeSigner> signer_;
+  std::unique_ptr<TreeChannel> channel_;
+  std::unique_ptr<TreeSender> tree_;
   std::vector<std::unique_ptr<testing::ChildProcess>> agents_;
   std::vector<std::string> addresses_;
   std::vector<std::unique_ptr<v1::Agent::Stub>> stubs_;
@@ -331,7 +326,7 @@ TEST_F(GangSwitchTest, TwoJobsAlternateOnEveryNodeThroughTheTree) {
     ASSERT_GT(first.back(), 0);
     ASSERT_GT(second.back(), 0);
   }
-  SwitchSender sender(*credentials_, {.fanout = 2, .deadline_seconds = 5});
+  SwitchSender sender(*tree_, {.fanout = 2, .deadline_seconds = 5});
   // Job 2 out first: from then on exactly one of the two runs on each node.
   v1::SwitchReply reply = sender.switch_through_tree(order(addresses_, {2}, {}), addresses_);
   EXPECT_EQ(reply.agents(), kAgents);
@@ -367,7 +362,7 @@ TEST_F(GangSwitchTest, AJobFrozenBeforeItsLaunchStartsFrozenAndTheAgentKeepsLaun
   // different channels). Its tasks must start frozen, the launch must return, and the agents
   // must go on launching: a process that joined a frozen cgroup before its exec used to freeze
   // its shepherd with it, and every later launch on that agent hung.
-  SwitchSender sender(*credentials_, {.fanout = 2, .deadline_seconds = 5});
+  SwitchSender sender(*tree_, {.fanout = 2, .deadline_seconds = 5});
   v1::SwitchReply reply = sender.switch_through_tree(order(addresses_, {3}, {}), addresses_);
   ASSERT_EQ(reply.errors_size(), 0) << reply.errors(0);
   std::vector<pid_t> late, next;
@@ -392,9 +387,9 @@ TEST_F(GangSwitchTest, ADeadAgentInTheMiddleOfTheTreeCostsOneDeadlineNotTheSwitc
   std::vector<pid_t> groups;
   for (size_t k = 0; k < agents_.size(); ++k) groups.push_back(launch_spinner(k, 1));
   // Fanout 2 over 7 agents: the root's first child (agent 1) has agents 2 and 3 below it.
-  ASSERT_EQ(switch_children({addresses_.begin() + 1, addresses_.end()}, 2)[0].agent, addresses_[1]);
+  ASSERT_EQ(tree_children({addresses_.begin() + 1, addresses_.end()}, 2)[0].agent, addresses_[1]);
   agents_[1]->stop(SIGKILL);  // its job keeps running: the agent's shepherd outlives it
-  SwitchSender sender(*credentials_, {.fanout = 2, .deadline_seconds = 2, .keep_out_seconds = 60});
+  SwitchSender sender(*tree_, {.fanout = 2, .deadline_seconds = 2, .keep_out_seconds = 60});
   auto start = std::chrono::steady_clock::now();
   v1::SwitchReply reply = sender.switch_through_tree(order(addresses_, {1}, {}), addresses_);
   double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

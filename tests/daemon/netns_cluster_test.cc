@@ -92,15 +92,17 @@ TEST(NetnsClusterTest, JobsRunAcrossHostsAndAKilledAgentComesBackOnItsHost) {
   int64_t sleeper =
       cluster.submit("-N 64 -- sh -c 'echo $$ > " + pids + "/$TRELLIS_NODEID; exec sleep 600'");
   ASSERT_GT(sleeper, 0);
-  ASSERT_TRUE(eventually([&] {
-    return std::distance(std::filesystem::directory_iterator(pids),
-                         std::filesystem::directory_iterator()) == 64;
-  })) << cluster.trellis("show job " + std::to_string(sleeper)).output;
+  // Every rank has written its pid (a file may exist a moment before its line does).
   std::vector<pid_t> processes;
-  for (const auto& entry : std::filesystem::directory_iterator(pids)) {
-    std::string text = testing::read_file(entry.path());
-    processes.push_back(std::stoi(text));
-  }
+  ASSERT_TRUE(eventually([&] {
+    processes.clear();
+    for (const auto& entry : std::filesystem::directory_iterator(pids)) {
+      std::string text = testing::read_file(entry.path());
+      if (text.empty() || text.back() != '\n') return false;
+      processes.push_back(std::stoi(text));
+    }
+    return processes.size() == 64;
+  })) << cluster.trellis("show job " + std::to_string(sleeper)).output;
   EXPECT_EQ(cluster.trellis("cancel " + std::to_string(sleeper)).status, 0);
   ASSERT_TRUE(eventually([&] { return cluster.state(sleeper) == "CA"; }));
   EXPECT_TRUE(eventually(

@@ -83,9 +83,12 @@ TEST_F(SqliteStoreTest, AStoreFromTheSchemaBeforeIsMigratedByAWriterAndKeepsItsJ
   EXPECT_OK(store_->commit_pass(pass_of({start_of(a, {2})}), 5));
   store_.reset();
   {
-    // Version 2 as it was: no seconds_frozen column.
+    // Version 2 as it was: no seconds_frozen column (version 3), no hold or node_failures
+    // (version 4).
     RawDb raw(path_);
     ASSERT_EQ(raw.exec("ALTER TABLE jobs DROP COLUMN seconds_frozen"), SQLITE_OK);
+    ASSERT_EQ(raw.exec("ALTER TABLE jobs DROP COLUMN hold"), SQLITE_OK);
+    ASSERT_EQ(raw.exec("ALTER TABLE jobs DROP COLUMN node_failures"), SQLITE_OK);
     ASSERT_EQ(raw.exec("UPDATE meta SET value = 2 WHERE key = 'schema_version'"), SQLITE_OK);
   }
   // A reader cannot migrate it: it says how.
@@ -98,6 +101,8 @@ TEST_F(SqliteStoreTest, AStoreFromTheSchemaBeforeIsMigratedByAWriterAndKeepsItsJ
   EXPECT_EQ(job.state, JobState::kRunning);
   EXPECT_EQ(job.nodes, std::vector<NodeId>{2});
   EXPECT_EQ(job.seconds_frozen, 0);
+  EXPECT_EQ(job.hold, "");
+  EXPECT_EQ(job.node_failures, 0);
   EXPECT_OK(store_->record_frozen_time(a, job.attempt, 12.5));
   EXPECT_EQ(get(a).seconds_frozen, 12.5);
   // A report for another attempt changes nothing; a negative time is refused.

@@ -127,7 +127,14 @@ inline JobStart start_of(JobId job, std::vector<NodeId> nodes, int attempt = 1) 
 
 inline JobEnd ending(JobId job, int attempt, JobState state, int exit_code = 0, int signal = 0,
                      std::string reason = "") {
-  return JobEnd{job, attempt, state, exit_code, signal, std::move(reason)};
+  JobEnd end;
+  end.job = job;
+  end.attempt = attempt;
+  end.state = state;
+  end.exit_code = exit_code;
+  end.signal = signal;
+  end.reason = std::move(reason);
+  return end;
 }
 
 inline JobQuery by_ids(std::vector<JobId> ids) {

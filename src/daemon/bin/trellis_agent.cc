@@ -23,7 +23,7 @@ int main(int argc, char** argv) {
       "state directory, so SIGTERM/SIGINT (or a crash) leaves the jobs running and the next "
       "agent on the same state directory adopts them.",
       "trellis-agent");
-  std::string controllers, nodes, port_file;
+  std::string controllers, nodes, port_file, tree_port_file;
   AgentConfig config;
   long heartbeat_ms = config.heartbeat_interval.count();
   double kill_wait = static_cast<double>(config.kill_wait.count()) / 1000;
@@ -36,9 +36,14 @@ int main(int argc, char** argv) {
   app.add_option("--listen", config.listen,
                  "address of the agent's RPC service; port 0 picks a free port")
       ->capture_default_str();
+  app.add_option("--tree-port", config.tree_port,
+                 "port of the control tree's endpoint, on the --listen host (the agent's "
+                 "address in the cluster); 0 picks a free port")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 65535));
   app.add_option("--advertise", config.advertise_host,
-                 "host name the controllers should call (default: the --listen host, or this "
-                 "host's name when listening on every interface)");
+                 "host name the controllers and other agents should call (default: the --listen "
+                 "host, or this host's name when listening on every interface)");
   app.add_option("--state-dir", config.state_dir,
                  "directory for the task state (tasks.json) and the shepherds' status files")
       ->required();
@@ -49,7 +54,8 @@ int main(int argc, char** argv) {
   app.add_option("--daemon-uid", config.daemon_uid,
                  "the only uid allowed to call the agent (default: the agent's own)");
   app.add_option("--heartbeat-ms", heartbeat_ms,
-                 "heartbeat interval until a controller sets one, in milliseconds")
+                 "how often controllers ping the agent until one says, in milliseconds (the agent "
+                 "registers again when none came for 10 intervals)")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
   app.add_option("--kill-wait", kill_wait,
@@ -57,7 +63,9 @@ int main(int argc, char** argv) {
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
   app.add_option("--port-file", port_file,
-                 "write the bound port to this file once listening (for scripts and tests)");
+                 "write the bound gRPC port to this file once listening (for scripts and tests)");
+  app.add_option("--tree-port-file", tree_port_file,
+                 "write the bound tree port to this file once listening");
   app.set_version_flag("--version", TRELLIS_VERSION);
   CLI11_PARSE(app, argc, argv);
 
@@ -88,18 +96,22 @@ int main(int argc, char** argv) {
     agent_log("cannot start: " + agent.error().message);
     return 1;
   }
-  if (!port_file.empty()) {
-    // Written whole under another name, then renamed: a reader never sees a partial number.
-    std::string temporary = port_file + ".tmp";
+  // Written whole under another name, then renamed: a reader never sees a partial number.
+  auto write_port = [](const std::string& file, int port) {
+    if (file.empty()) return true;
+    std::string temporary = file + ".tmp";
     {
       std::ofstream out(temporary, std::ios::trunc);
-      out << (*agent)->port() << "\n";
+      out << port << "\n";
     }
-    if (std::rename(temporary.c_str(), port_file.c_str()) != 0) {
-      agent_log("cannot write the port file " + port_file);
-      return 1;
-    }
-  }
+    if (std::rename(temporary.c_str(), file.c_str()) == 0) return true;
+    agent_log("cannot write the port file " + file);
+    return false;
+  };
+  // The tree's first: a reader of the gRPC port file may expect both.
+  if (!write_port(tree_port_file, (*agent)->tree_port()) ||
+      !write_port(port_file, (*agent)->port()))
+    return 1;
 
   int received = 0;
   sigwait(&stop_signals, &received);

@@ -1,0 +1,175 @@
+#include "daemon/agent_launcher.h"
+
+#include <algorithm>
+#include <csignal>
+
+#include "daemon/agent.h"
+
+namespace trellis {
+namespace {
+
+// Tasks started with the launch held at a time: a gang switch waits for at most these.
+constexpr int kTasksPerHold = 16;
+
+}  // namespace
+
+AgentLauncher::AgentLauncher(TaskRunner& runner, SwitchNode& switches)
+    : runner_(runner), switches_(switches) {
+  thread_ = std::thread([this] { run(); });
+}
+
+AgentLauncher::~AgentLauncher() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  if (thread_.joinable()) thread_.join();
+  // Whoever waits for a launch left undone hears so.
+  for (std::unique_ptr<Launch>& launch : queue_) {
+    if (launch->ended.empty()) {
+      launch->outcome.error = "the agent stopped before starting every task";
+      launch->promise.set_value(launch->outcome);
+    }
+  }
+}
+
+std::shared_future<AgentLauncher::Outcome> AgentLauncher::accept(int64_t job, int attempt,
+                                                                 std::vector<TaskSpec> tasks) {
+  auto launch = std::make_unique<Launch>();
+  launch->job = job;
+  launch->attempt = attempt;
+  launch->outcome.tasks = static_cast<int>(tasks.size());
+  for (TaskSpec& spec : tasks) launch->tasks.push_back(std::move(spec));
+  std::shared_future<Outcome> done = launch->promise.get_future().share();
+  {
+    std::lock_guard lock(mutex_);
+    launch->seq = ++accepted_;
+    waiting_ += launch->tasks.size();
+    queue_.push_back(std::move(launch));
+  }
+  wake_.notify_all();
+  return done;
+}
+
+int AgentLauncher::drop(int64_t job, int attempt, int signal) {
+  std::vector<TaskKey> dropped;
+  {
+    std::lock_guard lock(mutex_);
+    drops_.push_back({accepted_, job, attempt, signal});
+    for (std::unique_ptr<Launch>& launch : queue_) {
+      if (launch->job != job || (attempt != 0 && launch->attempt != attempt)) continue;
+      for (const TaskSpec& spec : launch->tasks) dropped.push_back(spec.key);
+      waiting_ -= launch->tasks.size();
+      launch->tasks.clear();  // the thread completes it when it comes to it
+    }
+  }
+  for (const TaskKey& key : dropped) (void)runner_.record_ended(key, 0, signal);
+  if (!dropped.empty())
+    agent_log("job " + std::to_string(job) + ": " + std::to_string(dropped.size()) +
+              " tasks not started yet will not be (signal " + std::to_string(signal) + ")");
+  return static_cast<int>(dropped.size());
+}
+
+void AgentLauncher::ended(std::vector<TaskKey> keys) {
+  auto cleanup = std::make_unique<Launch>();
+  cleanup->ended = std::move(keys);
+  {
+    std::lock_guard lock(mutex_);
+    queue_.push_back(std::move(cleanup));
+  }
+  wake_.notify_all();
+}
+
+size_t AgentLauncher::waiting() const {
+  std::lock_guard lock(mutex_);
+  return waiting_;
+}
+
+int AgentLauncher::dropped(const Launch& launch) const {
+  for (const Drop& d : drops_)
+    if (d.job == launch.job && (d.attempt == 0 || d.attempt == launch.attempt) &&
+        launch.seq <= d.seq)
+      return d.signal;
+  return 0;
+}
+
+void AgentLauncher::start_some(Launch& launch) {
+  std::vector<TaskSpec> batch;
+  {
+    std::lock_guard lock(mutex_);
+    while (!launch.tasks.empty() && static_cast<int>(batch.size()) < kTasksPerHold) {
+      batch.push_back(std::move(launch.tasks.front()));
+      launch.tasks.pop_front();
+    }
+    waiting_ -= batch.size();
+  }
+  if (batch.empty()) return;
+  // The job's cgroup is not removed, and no switch freezes or thaws it, while its tasks join it.
+  std::unique_lock<std::mutex> held = switches_.hold_for_launch();
+  switches_.thaw_for_launch(launch.job, launch.attempt);
+  for (TaskSpec& spec : batch) {
+    // A drop that came while this batch was taken applies to it too.
+    int signal = 0;
+    {
+      std::lock_guard lock(mutex_);
+      signal = dropped(launch);
+    }
+    if (signal != 0) {
+      (void)runner_.record_ended(spec.key, 0, signal);
+      continue;
+    }
+    Result<std::string> cgroup = switches_.cgroup_for(launch.job, launch.attempt);
+    Result<bool> started =
+        cgroup ? (spec.cgroup_procs = *cgroup, runner_.launch(spec)) : Result<bool>(cgroup.error());
+    if (!started) {
+      // It cannot start: it ends at once (exit 255), so that its job hears of it.
+      agent_log("launch of " + spec.key.name() + " failed: " + started.error().message);
+      if (launch.outcome.error.empty()) launch.outcome.error = started.error().message;
+      (void)runner_.record_ended(spec.key, 255, 0);
+      continue;
+    }
+    launch.outcome.started += *started ? 1 : 0;
+  }
+  // A frozen job is frozen again, new tasks included.
+  switches_.started(launch.job, launch.attempt);
+}
+
+void AgentLauncher::run() {
+  std::unique_lock lock(mutex_);
+  for (;;) {
+    wake_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+    if (stopping_) return;
+    Launch& launch = *queue_.front();
+    lock.unlock();
+    if (!launch.ended.empty()) {
+      switches_.ended(launch.ended);
+    } else {
+      start_some(launch);
+    }
+    lock.lock();
+    if (!launch.ended.empty() || launch.tasks.empty()) {
+      std::unique_ptr<Launch> done = std::move(queue_.front());
+      queue_.pop_front();
+      // A drop is kept while a launch it applies to waits.
+      std::erase_if(drops_, [&](const Drop& d) {
+        return std::none_of(queue_.begin(), queue_.end(), [&](const std::unique_ptr<Launch>& l) {
+          return l->ended.empty() && l->job == d.job &&
+                 (d.attempt == 0 || d.attempt == l->attempt) && l->seq <= d.seq;
+        });
+      });
+      if (done->ended.empty()) {
+        if (done->outcome.tasks > 0)
+          agent_log("launch job " + std::to_string(done->job) + " attempt " +
+                    std::to_string(done->attempt) + ": " + std::to_string(done->outcome.started) +
+                    " of " + std::to_string(done->outcome.tasks) + " tasks started" +
+                    (done->outcome.started < done->outcome.tasks
+                         ? " (the others were known already, dropped or failed)"
+                         : ""));
+        done->promise.set_value(done->outcome);
+      }
+    }
+  }
+}
+
+}  // namespace trellis

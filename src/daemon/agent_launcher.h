@@ -1,0 +1,102 @@
+// AgentLauncher: an agent's thread that starts the tasks of the launches it accepted. A launch is
+// checked and accepted at once (the control tree answers then: a launch of a thousand tasks no
+// longer keeps its message, its tree or its sender waiting for a thousand forks), and its tasks
+// start here one after another. Nothing else of the agent waits for it: liveness pings, gang
+// switches, signals and exit reports run on other threads, and a switch waits at most for the
+// one task being started (the launch is held per task, daemon/switch_node.h).
+//
+// Tasks still waiting when their job is signalled to stop (a cancel, a time limit, the kill of a
+// requeued attempt) never start: they end at once as if killed by that signal, and are reported
+// like any exit, so that the controller hears of every node of every attempt. Cleaning up after
+// acknowledged exits (SwitchNode::ended) goes through the same thread, in order with the
+// launches.
+//
+//   AgentLauncher launcher(runner, switch_node, [&] { wake_reporter(); });
+//   auto done = launcher.accept(job, attempt, std::move(specs));   // returns at once
+//   done.wait();                                                    // (a caller that must)
+//   launcher.drop(job, attempt, SIGTERM);                           // before signalling
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <future>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "daemon/switch_node.h"
+#include "daemon/task_runner.h"
+
+namespace trellis {
+
+class AgentLauncher {
+ public:
+  // What became of one accepted launch, once every task of it was started, found known already,
+  // or dropped: how many were started, and the first error.
+  struct Outcome {
+    int started = 0;
+    int tasks = 0;
+    std::string error;  // "" when every task started or was known
+  };
+
+  // `runner` and `switches` must outlive the launcher.
+  AgentLauncher(TaskRunner& runner, SwitchNode& switches);
+  ~AgentLauncher();  // tasks not yet started stay so (the next agent is told again)
+  AgentLauncher(const AgentLauncher&) = delete;
+  AgentLauncher& operator=(const AgentLauncher&) = delete;
+
+  // Queues the tasks of one launch (all of one job attempt); the future is ready once they have
+  // all been dealt with.
+  std::shared_future<Outcome> accept(int64_t job, int attempt, std::vector<TaskSpec> tasks);
+
+  // Tasks of job `job` (`attempt` 0: any) not started yet never will: each ends as killed by
+  // `signal` (SIGTERM for a terminate) and is reported. Returns how many.
+  int drop(int64_t job, int attempt, int signal);
+
+  // SwitchNode::ended for acknowledged tasks, after the launches accepted before.
+  void ended(std::vector<TaskKey> keys);
+
+  // Tasks waiting to start.
+  size_t waiting() const;
+
+ private:
+  struct Launch {
+    uint64_t seq = 0;  // order of acceptance
+    int64_t job = 0;
+    int attempt = 0;
+    std::deque<TaskSpec> tasks;
+    Outcome outcome;
+    std::promise<Outcome> promise;
+    std::vector<TaskKey> ended;  // a cleanup instead of a launch, when not empty
+  };
+  // A drop() that applies to the launches accepted up to `seq` (their tasks being started as it
+  // came are dropped too).
+  struct Drop {
+    uint64_t seq = 0;
+    int64_t job = 0;
+    int attempt = 0;
+    int signal = 0;
+  };
+  void run();
+  // Starts the next few tasks of `launch` with the launch held (a switch waits at most this long).
+  void start_some(Launch& launch);
+  // The signal of a drop that applies to `launch`, or 0.
+  int dropped(const Launch& launch) const;
+
+  TaskRunner& runner_;
+  SwitchNode& switches_;
+  mutable std::mutex mutex_;
+  std::condition_variable wake_;
+  std::deque<std::unique_ptr<Launch>> queue_;  // guarded by mutex_
+  size_t waiting_ = 0;                         // tasks in queue_; guarded by mutex_
+  uint64_t accepted_ = 0;                      // guarded by mutex_
+  std::vector<Drop> drops_;                    // guarded by mutex_
+  bool stopping_ = false;                      // guarded by mutex_
+  std::thread thread_;
+};
+
+}  // namespace trellis

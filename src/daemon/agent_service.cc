@@ -1,0 +1,197 @@
+#include "daemon/agent_service.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <csignal>
+
+#include "daemon/agent_launcher.h"
+#include "daemon/agent_requests.h"
+#include "daemon/auth.h"
+#include "daemon/grpc_status.h"
+#include "daemon/switch_node.h"
+#include "daemon/task_runner.h"
+
+namespace trellis {
+namespace {
+
+using grpc::StatusCode;
+
+// The wall clock, in seconds since the epoch (what launch_by is given in).
+double wall_seconds() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+}  // namespace
+
+v1::TaskStatus task_status(const TaskInfo& task) {
+  v1::TaskStatus status;
+  status.set_job_id(task.key.job_id);
+  status.set_attempt(task.key.attempt);
+  status.set_node(task.key.node);
+  status.set_running(task.running);
+  status.set_exit_code(task.exit_code);
+  status.set_signal(task.signal);
+  return status;
+}
+
+grpc::Status Agent::Service::Launch(grpc::ServerContext* context, const v1::LaunchRequest* request,
+                                    v1::LaunchReply*) {
+  if (grpc::Status allowed = authorize(*context); !allowed.ok()) return allowed;
+  return launch(*request, /*wait=*/true);
+}
+
+grpc::Status Agent::Service::LaunchBatch(grpc::ServerContext* context,
+                                         const v1::LaunchBatchRequest* request,
+                                         v1::LaunchBatchReply* reply) {
+  if (grpc::Status allowed = authorize(*context); !allowed.ok()) return allowed;
+  if (request->launches_size() > kMaxLaunchBatch) {
+    return grpc::Status(StatusCode::INVALID_ARGUMENT,
+                        "launches: " + std::to_string(request->launches_size()) +
+                            " in one batch; at most " + std::to_string(kMaxLaunchBatch));
+  }
+  agent_log("launch batch of " + std::to_string(request->launches_size()));
+  for (const v1::LaunchRequest& one : request->launches()) {
+    grpc::Status status = launch(one, /*wait=*/true);
+    v1::LaunchResult* result = reply->add_results();
+    result->set_code(status.error_code());
+    result->set_message(status.error_message());
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status Agent::Service::Signal(grpc::ServerContext* context, const v1::SignalRequest* request,
+                                    v1::SignalReply* reply) {
+  if (grpc::Status allowed = authorize(*context); !allowed.ok()) return allowed;
+  v1::TreeReply signalled;
+  grpc::Status status = signal(*request, signalled);
+  reply->set_processes(signalled.processes());
+  return status;
+}
+
+grpc::Status Agent::Service::Tasks(grpc::ServerContext* context, const v1::TasksRequest*,
+                                   v1::TasksReply* reply) {
+  if (grpc::Status allowed = authorize(*context); !allowed.ok()) return allowed;
+  for (const TaskInfo& task : agent_.runner_->tasks()) *reply->add_tasks() = task_status(task);
+  return grpc::Status::OK;
+}
+
+v1::TreeReply Agent::Service::tree_part(const v1::TreeBody& body) {
+  v1::TreeReply reply;
+  reply.set_agents(1);
+  const std::string& self = agent_.address_;
+  switch (body.op_case()) {
+    case v1::TreeBody::kGangSwitch: {
+      v1::SwitchReply done = agent_.switch_node_->switch_here(body.gang_switch());
+      for (const std::string& error : done.errors()) reply.add_errors(error);
+      done.clear_errors();
+      *reply.mutable_gang_switch() = std::move(done);
+      break;
+    }
+    case v1::TreeBody::kSignal: {
+      grpc::Status status = signal(body.signal(), reply);
+      if (!status.ok()) reply.add_errors(self + ": " + status.error_message());
+      break;
+    }
+    case v1::TreeBody::kLaunch:
+      for (const v1::LaunchRequest& request : body.launch().launches()) {
+        v1::LaunchResult* result = reply.add_launches();
+        // Only the nodes this agent serves are its to start.
+        v1::LaunchRequest mine = request;
+        mine.clear_nodes();
+        for (const std::string& node : request.nodes())
+          if (agent_.served_.contains(node)) mine.add_nodes(node);
+        if (mine.nodes_size() == 0) continue;
+        grpc::Status status = launch(mine, /*wait=*/false);
+        agent_log("launch of job " + std::to_string(request.job_id()) + " attempt " +
+                  std::to_string(request.attempt()) + " from " + body.origin() + ": " +
+                  std::to_string(mine.nodes_size()) + " task(s) here " +
+                  (status.ok() ? "accepted" : "refused: " + status.error_message()));
+        result->set_code(status.error_code());
+        if (!status.ok()) result->set_message(self + ": " + status.error_message());
+      }
+      break;
+    case v1::TreeBody::kPing:
+      for (const std::string& agent : body.ping().register_again())
+        if (agent == self) agent_.register_again();
+      agent_.pinged();
+      break;
+    case v1::TreeBody::OP_NOT_SET:
+      break;
+  }
+  return reply;
+}
+
+grpc::Status Agent::Service::launch(const v1::LaunchRequest& request, bool wait) {
+  if (Status valid = check_launch_request(request, agent_.served_); !valid)
+    return to_grpc(valid.error());
+  if (request.launch_by() > 0 && wall_seconds() > request.launch_by()) {
+    agent_log("launch of job " + std::to_string(request.job_id()) + " attempt " +
+              std::to_string(request.attempt()) + " came after its deadline: " +
+              std::to_string(request.nodes_size()) + " tasks not started");
+    return grpc::Status(StatusCode::DEADLINE_EXCEEDED,
+                        "the launch came after its deadline (launch_by); not started");
+  }
+  // Refused now, rather than failing every task as it starts.
+  const uid_t self = ::geteuid();
+  if (self != 0 && request.uid() >= 0 && static_cast<uid_t>(request.uid()) != self)
+    return grpc::Status(StatusCode::INVALID_ARGUMENT,
+                        "uid: the agent runs as uid " + std::to_string(self) +
+                            " and cannot start processes as uid " + std::to_string(request.uid()));
+  std::vector<TaskSpec> specs;
+  specs.reserve(static_cast<size_t>(request.nodes_size()));
+  for (const std::string& node : request.nodes()) {
+    TaskSpec spec = task_spec(request, node, agent_.base_env_);
+    spec.env.push_back("TRELLIS_RUNTIME_AREA=" +
+                       runtime_area_name(request.job_id(), request.attempt(), node));
+    specs.push_back(std::move(spec));
+  }
+  std::shared_future<AgentLauncher::Outcome> done =
+      agent_.launcher_->accept(request.job_id(), request.attempt(), std::move(specs));
+  if (!wait) return grpc::Status::OK;
+  AgentLauncher::Outcome outcome = done.get();
+  if (!outcome.error.empty()) return grpc::Status(StatusCode::UNAVAILABLE, outcome.error);
+  return grpc::Status::OK;
+}
+
+grpc::Status Agent::Service::signal(const v1::SignalRequest& request, v1::TreeReply& reply) {
+  Result<std::chrono::milliseconds> grace = check_signal_request(request, agent_.config_.kill_wait);
+  if (!grace) return to_grpc(grace.error());
+  // With the launch held, no task of the job is half started: those waiting are dropped (they
+  // end as killed by the signal), those started are signalled.
+  int count = 0, dropped = 0;
+  {
+    std::unique_lock<std::mutex> held = agent_.switch_node_->hold_for_launch();
+    const bool ends = request.signal() == 0 || request.signal() == SIGKILL ||
+                      request.signal() == SIGTERM || request.signal() == SIGINT;
+    if (ends)
+      dropped = agent_.launcher_->drop(request.job_id(), request.attempt(),
+                                       request.signal() == 0 ? SIGTERM : request.signal());
+    agent_.switch_node_->before_signal(request.job_id(), request.attempt());
+    count = agent_.runner_->signal(request.job_id(), request.attempt(), request.signal(), *grace);
+  }
+  agent_log("signal " + std::to_string(request.signal()) + " to job " +
+            std::to_string(request.job_id()) + ": " + std::to_string(count) + " tasks" +
+            (dropped > 0 ? ", " + std::to_string(dropped) + " not started dropped" : ""));
+  reply.set_processes(reply.processes() + count);
+  return grpc::Status::OK;
+}
+
+grpc::Status Agent::Service::authorize(const grpc::ServerContext& context) const {
+  Result<Caller> caller = agent_.authenticator_->verify(context);
+  if (!caller) {
+    StatusCode code = caller.error().code == Error::Code::kUnavailable
+                          ? StatusCode::UNAVAILABLE
+                          : StatusCode::UNAUTHENTICATED;
+    return grpc::Status(code, caller.error().message);
+  }
+  if (caller->uid != agent_.config_.daemon_uid) {
+    return grpc::Status(StatusCode::PERMISSION_DENIED,
+                        "uid " + std::to_string(caller->uid) +
+                            " may not call the agent (only the daemon user, uid " +
+                            std::to_string(agent_.config_.daemon_uid) + ")");
+  }
+  return grpc::Status::OK;
+}
+
+}  // namespace trellis
