@@ -374,7 +374,8 @@ TEST_F(AgentTest, TheControllersLinkBatchesWaitingLaunchesAndEachRunsOnce) {
     ASSERT_EQ(::kill(agent_->pid(), SIGSTOP), 0);
     for (int64_t job = 31; job <= 54; ++job) {
       launched_jobs_.insert(job);
-      std::string node = "n" + std::to_string(job % 4);
+      std::string node = "n";
+      node += std::to_string(job % 4);
       v1::LaunchRequest request = launch_request(job, {node}, {"sh", "-c", "echo ran"});
       if (job == 50) request.set_cwd("relative/dir");
       link.launch({tree_address_}, request);
