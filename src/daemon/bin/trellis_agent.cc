@@ -4,6 +4,7 @@
 
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -11,6 +12,7 @@
 #include <CLI/CLI.hpp>
 
 #include "daemon/agent.h"
+#include "daemon/config.h"
 
 int main(int argc, char** argv) {
   using namespace trellis;
@@ -23,14 +25,16 @@ int main(int argc, char** argv) {
       "state directory, so SIGTERM/SIGINT (or a crash) leaves the jobs running and the next "
       "agent on the same state directory adopts them.",
       "trellis-agent");
-  std::string controllers, nodes, port_file, tree_port_file;
+  std::string conf, controllers, nodes, port_file, tree_port_file;
   AgentConfig config;
   long heartbeat_ms = config.heartbeat_interval.count();
   double kill_wait = static_cast<double>(config.kill_wait.count()) / 1000;
+  app.add_option("--conf,-c", conf,
+                 "the cluster config (TOML; default: $TRELLIS_CONF): the controllers' addresses "
+                 "and munged's socket come from it unless --controller or --munge-socket say");
   app.add_option("--controller", controllers,
                  "controller addresses host:port, comma-separated; the agent fails over between "
-                 "them")
-      ->required();
+                 "them (default: [cluster] controllers of --conf)");
   app.add_option("--nodes", nodes, "the node names this agent serves, as a hostlist: 'n[0-63]'")
       ->required();
   app.add_option("--listen", config.listen,
@@ -69,6 +73,28 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", TRELLIS_VERSION);
   CLI11_PARSE(app, argc, argv);
 
+  // A site's agents read the one cluster config that every program reads; a test's or a
+  // script's may be given everything on the command line instead.
+  if (controllers.empty() || config.munge_socket.empty()) {
+    if (!conf.empty() || std::getenv("TRELLIS_CONF") != nullptr) {
+      Result<std::string> path = find_cluster_config(conf);
+      Result<ClusterConfig> cluster =
+          path ? load_cluster_config(*path) : Result<ClusterConfig>(path.error());
+      if (!cluster) {
+        std::cerr << "trellis-agent: " << cluster.error().message << "\n";
+        return 2;
+      }
+      if (controllers.empty())
+        for (const std::string& address : cluster->controllers)
+          controllers += (controllers.empty() ? "" : ",") + address;
+      if (config.munge_socket.empty()) config.munge_socket = cluster->munge_socket;
+    }
+    if (controllers.empty()) {
+      std::cerr << "trellis-agent: no controller to call: give --controller host:port, or "
+                   "--conf (or TRELLIS_CONF) naming a config with [cluster] controllers\n";
+      return 2;
+    }
+  }
   std::stringstream addresses(controllers);
   for (std::string address; std::getline(addresses, address, ',');) {
     if (!address.empty()) config.controllers.push_back(address);
