@@ -183,6 +183,7 @@ struct UpArgs {
   int node_failure_drain = 3;
   std::string deadlock = "report";
   bool freeze_with_signals = false;
+  bool emulate = false;  // agents emulate their tasks (daemon/emulated_tasks.h)
   bool no_idle_detection = false;
   bool netns = false;  // each agent in a network namespace of its own (daemon/host_network.h)
 };
@@ -364,6 +365,7 @@ int run_up(const UpArgs& args) {
                                         "--port-file",
                                         (state / "port").string()};
     if (args.freeze_with_signals) command.push_back("--freeze-with-signals");
+    if (args.emulate) command.push_back("--emulate");
     AgentLaunch launch{command, ""};
     if (network) {
       const HostNetwork::Host& host = network->hosts()[static_cast<size_t>(k)];
@@ -557,6 +559,9 @@ void add_cluster_command(CLI::App& app, int& status) {
               "Gang policies: keep giving slots to jobs that wait for input");
   u->add_flag("--freeze-with-signals", up->freeze_with_signals,
               "Agents freeze jobs with SIGSTOP/SIGCONT even where a freezer cgroup works");
+  u->add_flag("--emulate", up->emulate,
+              "Agents emulate tasks instead of running them (sleep N lasts N s, others end at "
+              "once): for machines of many thousands of nodes on one host");
   u->add_option("--kill-grace", up->kill_grace, "Seconds from SIGTERM to SIGKILL (default 2)")
       ->check(CLI::Range(0.0, 3600.0));
   u->add_flag("--netns", up->netns,

@@ -18,6 +18,7 @@
 #include "daemon/agent_service.h"
 #include "daemon/auth.h"
 #include "daemon/controller_client.h"
+#include "daemon/emulated_tasks.h"
 #include "daemon/server_threads.h"
 #include "daemon/switch_node.h"
 #include "daemon/task_runner.h"
@@ -151,15 +152,23 @@ Result<std::unique_ptr<Agent>> Agent::start(AgentConfig config) {
   a.controllers_ = std::make_unique<ControllerClient>(ControllerClient::Options{
       a.config_.controllers, a.config_.munge_socket, a.config_.rpc_deadline});
 
-  TaskRunner::Options runner_options;
-  runner_options.state_dir = a.config_.state_dir;
-  runner_options.on_exit = [&a] { a.wake(); };
   // A few acknowledged exits per node are remembered, so that a repeated launch of a whole job's
   // attempt (a controller's reconciliation) never runs a task again.
-  runner_options.remembered_acknowledged = std::max<size_t>(1024, 4 * a.config_.nodes.size());
-  Result<std::unique_ptr<TaskRunner>> runner = TaskRunner::open(std::move(runner_options));
-  if (!runner) return runner.error();
-  a.runner_ = std::move(*runner);
+  const size_t remembered = std::max<size_t>(1024, 4 * a.config_.nodes.size());
+  if (a.config_.emulate) {
+    a.runner_ = std::make_unique<EmulatedTasks>(EmulatedTasks::Options{
+        .on_exit = [&a] { a.wake(); }, .remembered_acknowledged = remembered});
+    a.config_.freeze_with_signals = true;  // no cgroups: there are no processes to put in them
+    agent_log("tasks are emulated (--emulate): nothing is forked");
+  } else {
+    TaskRunner::Options runner_options;
+    runner_options.state_dir = a.config_.state_dir;
+    runner_options.on_exit = [&a] { a.wake(); };
+    runner_options.remembered_acknowledged = remembered;
+    Result<std::unique_ptr<TaskRunner>> runner = TaskRunner::open(std::move(runner_options));
+    if (!runner) return runner.error();
+    a.runner_ = std::move(*runner);
+  }
   for (const TaskInfo& task : a.runner_->tasks()) {
     agent_log(std::string("adopted ") + (task.running ? "running task " : "ended task ") +
               task.key.name());

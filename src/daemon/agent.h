@@ -52,7 +52,7 @@ class Authenticator;
 class ControllerClient;
 class AgentLauncher;
 class SwitchNode;
-class TaskRunner;
+class Tasks;
 class TreeChannel;
 class TreeNode;
 class TreeVerifier;
@@ -77,6 +77,10 @@ struct AgentConfig {
   // Gang switches stop jobs with SIGSTOP/SIGCONT even where a freezer cgroup could be made
   // (daemon/freezer.h).
   bool freeze_with_signals = false;
+  // Tasks are emulated, not run (daemon/emulated_tasks.h): for scale tests of thousands of nodes
+  // on one host. Nothing is forked and nothing kept in the state directory; gang switches stop
+  // the tasks' clocks.
+  bool emulate = false;
 };
 
 class Agent {
@@ -114,7 +118,7 @@ class Agent {
   std::vector<std::string> base_env_;  // the agent's own environment, "NAME=value"
   std::unique_ptr<Authenticator> authenticator_;
   std::unique_ptr<ControllerClient> controllers_;
-  std::unique_ptr<TaskRunner> runner_;
+  std::unique_ptr<Tasks> runner_;
   std::unique_ptr<SwitchNode> switch_node_;  // gang switches (daemon/switch_node.h)
   std::unique_ptr<AgentLauncher> launcher_;
   // The control tree (daemon/tree/): messages come in on the channel, are checked by the

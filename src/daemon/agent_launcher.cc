@@ -13,7 +13,7 @@ constexpr int kTasksPerHold = 16;
 
 }  // namespace
 
-AgentLauncher::AgentLauncher(TaskRunner& runner, SwitchNode& switches)
+AgentLauncher::AgentLauncher(Tasks& runner, SwitchNode& switches)
     : runner_(runner), switches_(switches) {
   thread_ = std::thread([this] { run(); });
 }

@@ -44,7 +44,7 @@ class AgentLauncher {
   };
 
   // `runner` and `switches` must outlive the launcher.
-  AgentLauncher(TaskRunner& runner, SwitchNode& switches);
+  AgentLauncher(Tasks& runner, SwitchNode& switches);
   ~AgentLauncher();  // tasks not yet started stay so (the next agent is told again)
   AgentLauncher(const AgentLauncher&) = delete;
   AgentLauncher& operator=(const AgentLauncher&) = delete;
@@ -87,7 +87,7 @@ class AgentLauncher {
   // The signal of a drop that applies to `launch`, or 0.
   int dropped(const Launch& launch) const;
 
-  TaskRunner& runner_;
+  Tasks& runner_;
   SwitchNode& switches_;
   mutable std::mutex mutex_;
   std::condition_variable wake_;

@@ -18,7 +18,7 @@ int64_t micros_since(Clock::time_point start) {
 
 }  // namespace
 
-SwitchNode::SwitchNode(TaskRunner& runner, Freezer freezer, std::string address)
+SwitchNode::SwitchNode(Tasks& runner, Freezer freezer, std::string address)
     : runner_(runner), freezer_(std::move(freezer)), address_(std::move(address)) {}
 
 SwitchNode::~SwitchNode() {
@@ -60,6 +60,7 @@ void SwitchNode::started(int64_t job, int attempt) {
   for (const TaskInfo& task : tasks[key]) groups.push_back(task.process_group);
   if (Status ok = freezer_.freeze(group_name(key), groups); !ok)
     agent_log("freezing job " + group_name(key) + " as it started: " + ok.error().message);
+  runner_.set_frozen(job, attempt, true);
 }
 
 void SwitchNode::before_signal(int64_t job, int attempt) {
@@ -83,6 +84,7 @@ void SwitchNode::before_signal(int64_t job, int attempt) {
     for (const TaskInfo& task : tasks[key]) groups.push_back(task.process_group);
     if (Status ok = freezer_.thaw(group_name(key), groups); !ok)
       agent_log("thawing job " + group_name(key) + " to signal it: " + ok.error().message);
+    runner_.set_frozen(key.first, key.second, false);
   }
 }
 
@@ -148,6 +150,7 @@ v1::SwitchReply SwitchNode::switch_here(const v1::GangSwitch& request) {
       }
       if (Status ok = freezer_.freeze(group_name(key), process_groups(key)); !ok)
         reply.add_errors(address_ + ": " + ok.error().message);
+      runner_.set_frozen(key.first, key.second, true);
     }
     reply.set_freeze_us(micros_since(phase));
 
@@ -196,6 +199,7 @@ v1::SwitchReply SwitchNode::switch_here(const v1::GangSwitch& request) {
       }
       if (Status ok = freezer_.thaw(group_name(key), process_groups(key)); !ok)
         reply.add_errors(address_ + ": " + ok.error().message);
+      runner_.set_frozen(key.first, key.second, false);
     }
     reply.set_thaw_us(micros_since(phase));
   }

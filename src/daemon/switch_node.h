@@ -36,7 +36,7 @@ namespace trellis {
 class SwitchNode {
  public:
   // `runner` must outlive the node. `address` is this agent's own, for error messages.
-  SwitchNode(TaskRunner& runner, Freezer freezer, std::string address);
+  SwitchNode(Tasks& runner, Freezer freezer, std::string address);
   ~SwitchNode();  // removes the agent's cgroup when no job is left in it
   SwitchNode(const SwitchNode&) = delete;
   SwitchNode& operator=(const SwitchNode&) = delete;
@@ -75,7 +75,7 @@ class SwitchNode {
   // The running tasks of each job of `keys` on this agent.
   std::map<Key, std::vector<TaskInfo>> tasks_of(const std::set<Key>& keys) const;
 
-  TaskRunner& runner_;
+  Tasks& runner_;
   Freezer freezer_;
   std::string address_;
   std::mutex mutex_;         // frozen_

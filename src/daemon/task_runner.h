@@ -81,7 +81,34 @@ struct TaskInfo {
   pid_t process_group = 0;
 };
 
-class TaskRunner {
+// What an agent's launcher, gang switches and exit reports use of the tasks it runs. TaskRunner
+// (below) runs them as processes; EmulatedTasks (daemon/emulated_tasks.h) only pretends to, for
+// scale tests. Every method is thread-safe.
+class Tasks {
+ public:
+  virtual ~Tasks() = default;
+  // Starts a task: true when started, false when this (job, attempt, node) is known already or
+  // was acknowledged recently (a repeated launch never runs a task twice).
+  virtual Result<bool> launch(const TaskSpec& spec) = 0;
+  // A task that was never started ends with this status, reported like any exit; false when the
+  // task is known already.
+  virtual bool record_ended(const TaskKey& key, int exit_code, int signal) = 0;
+  // Sends `signal` to the running tasks of `job_id` (`attempt` 0 = any); 0 terminates (SIGTERM,
+  // SIGKILL after `grace`). Returns how many tasks were signalled.
+  virtual int signal(int64_t job_id, int attempt, int signal, std::chrono::milliseconds grace) = 0;
+  // Every task known: running ones and ended ones not yet acknowledged.
+  virtual std::vector<TaskInfo> tasks() const = 0;
+  // The ended tasks not yet acknowledged.
+  virtual std::vector<TaskInfo> unacknowledged_exits() const = 0;
+  // Forgets ended tasks once a controller has recorded their exits.
+  virtual void acknowledge(const std::vector<TaskKey>& keys) = 0;
+  // A gang switch froze (true) or thawed the job's tasks here. Processes are frozen by the
+  // agent's Freezer (daemon/freezer.h), so TaskRunner ignores this; emulated tasks stop their
+  // clocks.
+  virtual void set_frozen(int64_t /*job_id*/, int /*attempt*/, bool /*frozen*/) {}
+};
+
+class TaskRunner : public Tasks {
  public:
   struct Options {
     std::string state_dir;  // created if absent
@@ -102,7 +129,7 @@ class TaskRunner {
   static Result<std::unique_ptr<TaskRunner>> open(Options options);
 
   // Stops watching; the tasks keep running (a restarted agent adopts them).
-  ~TaskRunner();
+  ~TaskRunner() override;
   TaskRunner(const TaskRunner&) = delete;
   TaskRunner& operator=(const TaskRunner&) = delete;
 
@@ -110,24 +137,24 @@ class TaskRunner {
   // was acknowledged recently: a repeated launch never runs a task twice (an acknowledged one is
   // listed again by unacknowledged_exits(), so whoever launched it again learns how it ended).
   // Older attempts of the same job on the same node still running are killed (SIGKILL) first.
-  Result<bool> launch(const TaskSpec& spec);
+  Result<bool> launch(const TaskSpec& spec) override;
 
   // A task that was never started ends with this status (a launch dropped before it started, or
   // one that could not start): it is reported like any exit. False when the task is known already
   // (or was acknowledged).
-  bool record_ended(const TaskKey& key, int exit_code, int signal);
+  bool record_ended(const TaskKey& key, int exit_code, int signal) override;
 
   // Sends `signal` to the process groups of the running tasks of `job_id` (`attempt` 0 = any
   // attempt). Signal 0 terminates: SIGTERM now, then SIGKILL after `grace` to whatever is
   // left. Returns how many tasks were signalled.
-  int signal(int64_t job_id, int attempt, int signal, std::chrono::milliseconds grace);
+  int signal(int64_t job_id, int attempt, int signal, std::chrono::milliseconds grace) override;
 
   // Every task known: running ones and ended ones not yet acknowledged.
-  std::vector<TaskInfo> tasks() const;
+  std::vector<TaskInfo> tasks() const override;
   // The ended tasks not yet acknowledged.
-  std::vector<TaskInfo> unacknowledged_exits() const;
+  std::vector<TaskInfo> unacknowledged_exits() const override;
   // Forgets ended tasks once a controller has recorded their exits (running ones are kept).
-  void acknowledge(const std::vector<TaskKey>& keys);
+  void acknowledge(const std::vector<TaskKey>& keys) override;
 
  private:
   struct Task {

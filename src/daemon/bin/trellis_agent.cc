@@ -55,6 +55,10 @@ int main(int argc, char** argv) {
   app.add_flag("--freeze-with-signals", config.freeze_with_signals,
                "gang switches stop jobs with SIGSTOP/SIGCONT (confirmed in /proc) even where a "
                "freezer cgroup could be made");
+  app.add_flag("--emulate", config.emulate,
+               "emulate the tasks instead of running them, for scale tests: `sleep N` ends after "
+               "N seconds, `false` at once with exit 1, anything else at once with exit 0; "
+               "signals and gang switches act on them as on processes (nothing is forked)");
   app.add_option("--daemon-uid", config.daemon_uid,
                  "the only uid allowed to call the agent (default: the agent's own)");
   app.add_option("--heartbeat-ms", heartbeat_ms,

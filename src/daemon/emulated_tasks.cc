@@ -1,0 +1,261 @@
+#include "daemon/emulated_tasks.h"
+
+#include <algorithm>
+#include <cmath>
+#include <csignal>
+#include <cstdlib>
+#include <string_view>
+
+namespace trellis {
+namespace {
+
+// The longest emulated run: far beyond any test, short enough to stay clear of overflow.
+constexpr double kMaxSeconds = 365.0 * 24 * 3600;
+
+// Seconds in sleep(1)'s syntax ("2", "0.5", "3m"), or a negative number when it is not one.
+double sleep_seconds(std::string_view text) {
+  if (text.empty()) return -1;
+  double unit = 1;
+  switch (text.back()) {
+    case 's':
+      text.remove_suffix(1);
+      break;
+    case 'm':
+      unit = 60, text.remove_suffix(1);
+      break;
+    case 'h':
+      unit = 3600, text.remove_suffix(1);
+      break;
+    case 'd':
+      unit = 86400, text.remove_suffix(1);
+      break;
+    default:
+      break;
+  }
+  if (text.empty() || text.find_first_not_of("0123456789.") != std::string_view::npos) return -1;
+  std::string number(text);
+  char* end = nullptr;
+  double value = std::strtod(number.c_str(), &end);
+  if (end != number.c_str() + number.size() || !std::isfinite(value)) return -1;
+  return std::min(value * unit, kMaxSeconds);
+}
+
+// The command's name without its directory ("/bin/sleep" -> "sleep").
+std::string_view base_name(std::string_view path) {
+  size_t slash = path.rfind('/');
+  return slash == std::string_view::npos ? path : path.substr(slash + 1);
+}
+
+bool stops(int signal) {
+  return signal == SIGSTOP || signal == SIGTSTP || signal == SIGTTIN || signal == SIGTTOU;
+}
+bool ignored(int signal) {
+  return signal == SIGCHLD || signal == SIGURG || signal == SIGWINCH;
+}
+
+}  // namespace
+
+EmulatedTasks::EmulatedTasks(Options options) : options_(std::move(options)) {
+  timer_ = std::thread([this] { run(); });
+}
+
+EmulatedTasks::~EmulatedTasks() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  if (timer_.joinable()) timer_.join();
+}
+
+EmulatedTasks::Behaviour EmulatedTasks::behaviour_of(const std::vector<std::string>& argv) {
+  Behaviour b;
+  if (argv.empty()) return b;
+  std::string_view command = base_name(argv[0]);
+  if (command == "false") {
+    b.exit_code = 1;
+  } else if (command == "sleep" && argv.size() == 2) {
+    double seconds = sleep_seconds(argv[1]);
+    if (seconds > 0)
+      b.runs = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+  }
+  return b;
+}
+
+void EmulatedTasks::end(Task& task, int exit_code, int signal) {
+  task.running = false;
+  task.exit_code = exit_code;
+  task.signal = signal;
+}
+
+void EmulatedTasks::update_clock(Task& task, bool was_paused) {
+  bool paused = task.stopped || task.frozen;
+  if (paused == was_paused || !task.running) return;
+  Clock::time_point now = Clock::now();
+  if (paused) {
+    task.left = std::max(Clock::duration::zero(), task.ends_at - now);
+  } else {
+    task.ends_at = now + task.left;
+  }
+}
+
+Result<bool> EmulatedTasks::launch(const TaskSpec& spec) {
+  if (spec.argv.empty() || spec.argv[0].empty()) return fail("argv: empty command");
+  bool ended_older = false;
+  {
+    std::lock_guard lock(mutex_);
+    if (tasks_.contains(spec.key)) return false;
+    auto acknowledged = std::find_if(acknowledged_.begin(), acknowledged_.end(),
+                                     [&](const Acknowledged& a) { return a.key == spec.key; });
+    if (acknowledged != acknowledged_.end()) {
+      // Launched again after its exit was recorded: its exit is reported again (TaskRunner).
+      Task again;
+      end(again, acknowledged->exit_code, acknowledged->signal);
+      tasks_[spec.key] = again;
+      acknowledged_.erase(acknowledged);
+      return false;
+    }
+    auto later = [&](const TaskKey& k) {
+      return k.job_id == spec.key.job_id && k.node == spec.key.node && k.attempt > spec.key.attempt;
+    };
+    if (std::any_of(tasks_.begin(), tasks_.end(), [&](const auto& t) { return later(t.first); }) ||
+        std::any_of(acknowledged_.begin(), acknowledged_.end(),
+                    [&](const Acknowledged& a) { return later(a.key); }))
+      return false;
+    for (auto& [key, task] : tasks_) {
+      if (key.job_id == spec.key.job_id && key.node == spec.key.node && task.running) {
+        end(task, 0, SIGKILL);  // an older attempt
+        ended_older = true;
+      }
+    }
+    Task task;
+    task.behaviour = behaviour_of(spec.argv);
+    task.ends_at = Clock::now() + task.behaviour.runs;
+    due_.emplace(task.ends_at, spec.key);
+    tasks_[spec.key] = task;
+  }
+  wake_.notify_all();
+  if (ended_older && options_.on_exit) options_.on_exit();
+  return true;
+}
+
+bool EmulatedTasks::record_ended(const TaskKey& key, int exit_code, int signal) {
+  {
+    std::lock_guard lock(mutex_);
+    if (tasks_.contains(key) || std::any_of(acknowledged_.begin(), acknowledged_.end(),
+                                            [&](const Acknowledged& a) { return a.key == key; }))
+      return false;
+    Task task;
+    end(task, exit_code, signal);
+    tasks_[key] = task;
+  }
+  if (options_.on_exit) options_.on_exit();
+  return true;
+}
+
+int EmulatedTasks::signal(int64_t job_id, int attempt, int signal,
+                          std::chrono::milliseconds /*grace*/) {
+  int count = 0;
+  bool any_ended = false;
+  {
+    std::lock_guard lock(mutex_);
+    for (auto& [key, task] : tasks_) {
+      if (key.job_id != job_id || (attempt != 0 && key.attempt != attempt) || !task.running)
+        continue;
+      ++count;
+      bool was_paused = task.stopped || task.frozen;
+      if (stops(signal)) {
+        task.stopped = true;
+      } else if (signal == SIGCONT) {
+        task.stopped = false;
+      } else if (!ignored(signal)) {
+        end(task, 0, signal == 0 ? SIGTERM : signal);
+        any_ended = true;
+        continue;
+      }
+      update_clock(task, was_paused);
+      if (was_paused && !(task.stopped || task.frozen)) due_.emplace(task.ends_at, key);
+    }
+  }
+  wake_.notify_all();
+  if (any_ended && options_.on_exit) options_.on_exit();
+  return count;
+}
+
+void EmulatedTasks::set_frozen(int64_t job_id, int attempt, bool frozen) {
+  {
+    std::lock_guard lock(mutex_);
+    for (auto& [key, task] : tasks_) {
+      if (key.job_id != job_id || key.attempt != attempt || !task.running) continue;
+      bool was_paused = task.stopped || task.frozen;
+      task.frozen = frozen;
+      update_clock(task, was_paused);
+      if (was_paused && !(task.stopped || task.frozen)) due_.emplace(task.ends_at, key);
+    }
+  }
+  wake_.notify_all();
+}
+
+std::vector<TaskInfo> EmulatedTasks::tasks() const {
+  std::lock_guard lock(mutex_);
+  std::vector<TaskInfo> out;
+  out.reserve(tasks_.size());
+  for (const auto& [key, task] : tasks_)
+    out.push_back({key, task.running, task.exit_code, task.signal, 0});
+  return out;
+}
+
+std::vector<TaskInfo> EmulatedTasks::unacknowledged_exits() const {
+  std::lock_guard lock(mutex_);
+  std::vector<TaskInfo> out;
+  for (const auto& [key, task] : tasks_)
+    if (!task.running) out.push_back({key, false, task.exit_code, task.signal, 0});
+  return out;
+}
+
+void EmulatedTasks::acknowledge(const std::vector<TaskKey>& keys) {
+  std::lock_guard lock(mutex_);
+  for (const TaskKey& key : keys) {
+    auto it = tasks_.find(key);
+    if (it == tasks_.end() || it->second.running) continue;
+    acknowledged_.push_back({key, it->second.exit_code, it->second.signal});
+    tasks_.erase(it);
+    if (acknowledged_.size() > options_.remembered_acknowledged) acknowledged_.pop_front();
+  }
+}
+
+void EmulatedTasks::run() {
+  std::unique_lock lock(mutex_);
+  while (!stopping_) {
+    if (due_.empty()) {
+      wake_.wait(lock);
+      continue;
+    }
+    Clock::time_point next = due_.begin()->first;
+    if (Clock::now() < next) {
+      wake_.wait_until(lock, next);
+      continue;
+    }
+    // Every clock that ran out: one round, one on_exit (the agent reports them in one batch).
+    bool any_ended = false;
+    Clock::time_point now = Clock::now();
+    while (!due_.empty() && due_.begin()->first <= now) {
+      auto [at, key] = *due_.begin();
+      due_.erase(due_.begin());
+      auto it = tasks_.find(key);
+      // Entries of clocks stopped or ended since are stale.
+      if (it == tasks_.end()) continue;
+      Task& task = it->second;
+      if (!task.running || task.stopped || task.frozen || task.ends_at != at) continue;
+      end(task, task.behaviour.exit_code, 0);
+      any_ended = true;
+    }
+    if (any_ended && options_.on_exit) {
+      lock.unlock();
+      options_.on_exit();
+      lock.lock();
+    }
+  }
+}
+
+}  // namespace trellis
