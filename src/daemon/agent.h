@@ -148,7 +148,7 @@ class Agent {
 // hostile or mistyped list cheap: one agent emulating thousands of nodes is already a lot.)
 Result<std::vector<std::string>> parse_node_names(std::string_view hostlist);
 constexpr size_t kMaxAgentNodes = 4096;
-constexpr int kMaxNodeNumber = 65535;
+constexpr int kMaxNodeNumber = (1 << 18) - 1;  // Fugaku (158,976 nodes) fits
 
 // Writes "2026-01-31T12:00:00.123Z trellis-agent: MESSAGE" to stderr, one line at a time.
 void agent_log(std::string_view message);

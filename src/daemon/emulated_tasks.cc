@@ -99,33 +99,42 @@ void EmulatedTasks::update_clock(Task& task, bool was_paused) {
   }
 }
 
+void EmulatedTasks::remember(const TaskKey& key) {
+  attempts_[{key.job_id, key.node}].insert(key.attempt);
+}
+
+void EmulatedTasks::forget_if_gone(const TaskKey& key) {
+  if (tasks_.contains(key) || acknowledged_.contains(key)) return;
+  auto it = attempts_.find({key.job_id, key.node});
+  if (it == attempts_.end()) return;
+  it->second.erase(key.attempt);
+  if (it->second.empty()) attempts_.erase(it);
+}
+
 Result<bool> EmulatedTasks::launch(const TaskSpec& spec) {
   if (spec.argv.empty() || spec.argv[0].empty()) return fail("argv: empty command");
   bool ended_older = false;
   {
     std::lock_guard lock(mutex_);
     if (tasks_.contains(spec.key)) return false;
-    auto acknowledged = std::find_if(acknowledged_.begin(), acknowledged_.end(),
-                                     [&](const Acknowledged& a) { return a.key == spec.key; });
-    if (acknowledged != acknowledged_.end()) {
+    if (auto acknowledged = acknowledged_.find(spec.key); acknowledged != acknowledged_.end()) {
       // Launched again after its exit was recorded: its exit is reported again (TaskRunner).
       Task again;
-      end(again, acknowledged->exit_code, acknowledged->signal);
+      end(again, acknowledged->second.exit_code, acknowledged->second.signal);
       tasks_[spec.key] = again;
       acknowledged_.erase(acknowledged);
+      std::erase(acknowledged_order_, spec.key);
       return false;
     }
-    auto later = [&](const TaskKey& k) {
-      return k.job_id == spec.key.job_id && k.node == spec.key.node && k.attempt > spec.key.attempt;
-    };
-    if (std::any_of(tasks_.begin(), tasks_.end(), [&](const auto& t) { return later(t.first); }) ||
-        std::any_of(acknowledged_.begin(), acknowledged_.end(),
-                    [&](const Acknowledged& a) { return later(a.key); }))
-      return false;
-    for (auto& [key, task] : tasks_) {
-      if (key.job_id == spec.key.job_id && key.node == spec.key.node && task.running) {
-        end(task, 0, SIGKILL);  // an older attempt
-        ended_older = true;
+    if (auto known = attempts_.find({spec.key.job_id, spec.key.node}); known != attempts_.end()) {
+      // A later attempt here: this one is superseded. Earlier ones still running are killed.
+      if (*known->second.rbegin() > spec.key.attempt) return false;
+      for (int attempt : known->second) {
+        auto older = tasks_.find({spec.key.job_id, attempt, spec.key.node});
+        if (older != tasks_.end() && older->second.running) {
+          end(older->second, 0, SIGKILL);
+          ended_older = true;
+        }
       }
     }
     Task task;
@@ -133,6 +142,7 @@ Result<bool> EmulatedTasks::launch(const TaskSpec& spec) {
     task.ends_at = Clock::now() + task.behaviour.runs;
     due_.emplace(task.ends_at, spec.key);
     tasks_[spec.key] = task;
+    remember(spec.key);
   }
   wake_.notify_all();
   if (ended_older && options_.on_exit) options_.on_exit();
@@ -142,12 +152,11 @@ Result<bool> EmulatedTasks::launch(const TaskSpec& spec) {
 bool EmulatedTasks::record_ended(const TaskKey& key, int exit_code, int signal) {
   {
     std::lock_guard lock(mutex_);
-    if (tasks_.contains(key) || std::any_of(acknowledged_.begin(), acknowledged_.end(),
-                                            [&](const Acknowledged& a) { return a.key == key; }))
-      return false;
+    if (tasks_.contains(key) || acknowledged_.contains(key)) return false;
     Task task;
     end(task, exit_code, signal);
     tasks_[key] = task;
+    remember(key);
   }
   if (options_.on_exit) options_.on_exit();
   return true;
@@ -218,9 +227,15 @@ void EmulatedTasks::acknowledge(const std::vector<TaskKey>& keys) {
   for (const TaskKey& key : keys) {
     auto it = tasks_.find(key);
     if (it == tasks_.end() || it->second.running) continue;
-    acknowledged_.push_back({key, it->second.exit_code, it->second.signal});
+    acknowledged_[key] = {it->second.exit_code, it->second.signal};
+    acknowledged_order_.push_back(key);
     tasks_.erase(it);
-    if (acknowledged_.size() > options_.remembered_acknowledged) acknowledged_.pop_front();
+    if (acknowledged_order_.size() > options_.remembered_acknowledged) {
+      TaskKey oldest = std::move(acknowledged_order_.front());
+      acknowledged_order_.pop_front();
+      acknowledged_.erase(oldest);
+      forget_if_gone(oldest);
+    }
   }
 }
 

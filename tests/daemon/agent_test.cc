@@ -661,7 +661,8 @@ TEST(AgentNodeNamesTest, AtMostTheLimitOfNames) {
   ASSERT_FALSE(too_many);
   EXPECT_NE(too_many.error().message.find("4096"), std::string::npos) << too_many.error().message;
   EXPECT_FALSE(parse_node_names("n[0-1048575]"));
-  EXPECT_FALSE(parse_node_names("n[65536]"));  // beyond kMaxNodeNumber
+  EXPECT_FALSE(parse_node_names("n[262144]"));        // beyond kMaxNodeNumber
+  EXPECT_TRUE(parse_node_names("n[106496-110591]"));  // torus:48x48x48's last 4,096
   EXPECT_EQ(*parse_node_names("n[65535]"), std::vector<std::string>{"n65535"});
   std::string many_parts;
   for (int i = 0; i <= 4096; ++i) many_parts += (i ? ",x" : "x") + std::to_string(i);
