@@ -448,6 +448,15 @@ int run_bench_gang_live(const BenchGangLiveArgs& args) {
 
 }  // namespace
 
+int run_gang_switch_latency(int nodes, int switches, const std::vector<int>& fanouts) {
+  BenchGangLiveArgs args;
+  args.nodes = nodes;
+  args.switches = switches;
+  args.fanouts = fanouts;
+  args.parts = "a";
+  return run_bench_gang_live(args);
+}
+
 void add_bench_gang_live_command(CLI::App& app, int& status) {
   auto args = std::make_shared<BenchGangLiveArgs>();
   CLI::App* cmd = bench_family(app).add_subcommand(

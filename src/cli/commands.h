@@ -40,6 +40,9 @@ void add_bench_controllers_command(CLI::App& app, int& status);
 void add_bench_chaos_command(CLI::App& app, int& status);
 // Adds `bench gang-live` to the bench family.
 void add_bench_gang_live_command(CLI::App& app, int& status);
+// bench gang-live's part (a), the switch latency and CPU per switch through the tree, on `nodes`
+// agents for each fan-out (also `bench scale --parts d`); returns the exit status.
+int run_gang_switch_latency(int nodes, int switches, const std::vector<int>& fanouts);
 // Adds `bench scale` to the bench family.
 void add_bench_scale_command(CLI::App& app, int& status);
 // The path of another program installed beside the running one (trellis-agent, trellisd).
