@@ -94,6 +94,18 @@ std::string Controller::node_name(NodeId node) const {
 }
 
 Result<NodeId> Controller::node_id(std::string_view name) const {
+  // The names agents send ("n123") without a set of the whole machine: this runs once per exit
+  // reported, 110,592 times for a full-machine job on torus:48x48x48. Any other form goes
+  // through the hostlist parser, as before.
+  std::string_view digits = name.substr(std::min(name.size(), kNodePrefix.size()));
+  if (name.starts_with(kNodePrefix) && !digits.empty() && digits.size() <= 9 &&
+      digits.find_first_not_of("0123456789") == std::string_view::npos &&
+      (digits[0] != '0' || digits.size() == 1)) {
+    NodeId id = 0;
+    for (char c : digits) id = id * 10 + (c - '0');
+    if (id < machine_.node_count()) return id;
+    return fail(Error::Code::kNotFound, "node '" + std::string(name) + "' is not in this cluster");
+  }
   Result<NodeSet> parsed = parse_hostlist(name, machine_.node_count(), kNodePrefix);
   if (!parsed || parsed->count() != 1)
     return fail(Error::Code::kNotFound, "node '" + std::string(name) + "' is not in this cluster");
