@@ -19,6 +19,7 @@
 #include "cli/commands.h"
 #include "cli/interrupt_cleanup.h"
 #include "cli/live_client.h"
+#include "daemon/proc_stat.h"
 #include "topology/machine.h"
 
 extern char** environ;
@@ -126,7 +127,16 @@ struct RowResult {
   double forks_per_node = 0;
   long long rss_kib = 0, peak_kib = 0;  // the controller's, once the job has started
   long long store_bytes = 0;
+  double controller_cpu = 0, agents_cpu = 0;  // seconds of CPU during the job
 };
+
+// CPU seconds (user + system) of these processes so far.
+double cpu_seconds(const std::vector<pid_t>& pids) {
+  long long ticks = 0;
+  for (pid_t pid : pids)
+    if (Result<ProcStat> stat = read_proc_stat(pid)) ticks += stat->cpu_ticks;
+  return static_cast<double>(ticks) / static_cast<double>(::sysconf(_SC_CLK_TCK));
+}
 
 Result<RowResult> run_row(const LaunchScaleRow& row) {
   Result<Machine> machine = Machine::parse(row.machine);
@@ -163,6 +173,13 @@ Result<RowResult> run_row(const LaunchScaleRow& row) {
   if (!client) return client.error();
   pid_t controller = -1;
   std::ifstream(dir / "trellisd.pid") >> controller;
+  std::vector<pid_t> agents;
+  for (int k = 0; k < row.agents; ++k) {
+    pid_t pid = -1;
+    if (std::ifstream(dir / ("agent-" + std::to_string(k) + ".pid")) >> pid) agents.push_back(pid);
+  }
+  const double controller_cpu_before = cpu_seconds({controller});
+  const double agents_cpu_before = cpu_seconds(agents);
 
   v1::SubmitRequest request;
   v1::JobSpec& spec = *request.mutable_spec();
@@ -208,6 +225,8 @@ Result<RowResult> run_row(const LaunchScaleRow& row) {
   r.forks_per_node =
       static_cast<double>(forks_since_boot() - forks_before) / static_cast<double>(r.nodes);
   r.peak_kib = status_kib(controller, "VmHWM");
+  r.controller_cpu = cpu_seconds({controller}) - controller_cpu_before;
+  r.agents_cpu = cpu_seconds(agents) - agents_cpu_before;
   Started started = when_started(dir, row.agents, job);
   if (!started.last) return fail("no agent logged the start of job " + std::to_string(job));
   r.to_started = seconds_between(submitted, *started.last);
@@ -244,7 +263,8 @@ int run_launch_scale(const std::vector<LaunchScaleRow>& rows, bool fork_referenc
       << "agents" << std::setw(9) << "tasks" << std::setw(13) << "started s" << std::setw(9)
       << "x ref" << std::setw(9) << "end s" << std::setw(8) << "attempt" << std::setw(12)
       << "forks/node" << std::setw(12) << "ctl RSS MiB" << std::setw(10) << "peak MiB"
-      << std::setw(11) << "store MiB" << std::setw(11) << "state"
+      << std::setw(11) << "store MiB" << std::setw(10) << "ctl CPU" << std::setw(11) << "agents CPU"
+      << std::setw(11) << "state"
       << "\n";
   int status = 0;
   std::optional<RowResult> first;
@@ -270,8 +290,9 @@ int run_launch_scale(const std::vector<LaunchScaleRow>& rows, bool fork_referenc
         << (row.emulate ? fixed(r->forks_per_node, 3) : fixed(r->forks_per_node, 2))
         << std::setw(12) << fixed(static_cast<double>(r->rss_kib) / 1024, 0) << std::setw(10)
         << fixed(static_cast<double>(r->peak_kib) / 1024, 0) << std::setw(11)
-        << fixed(static_cast<double>(r->store_bytes) / (1 << 20), 1) << std::setw(11) << r->state
-        << "\n"
+        << fixed(static_cast<double>(r->store_bytes) / (1 << 20), 1) << std::setw(10)
+        << fixed(r->controller_cpu, 2) << std::setw(11) << fixed(r->agents_cpu, 2) << std::setw(11)
+        << r->state << "\n"
         << std::flush;
     if (r->state != "COMPLETED" || r->attempt != 1) status = 1;
   }
@@ -280,7 +301,8 @@ int run_launch_scale(const std::vector<LaunchScaleRow>& rows, bool fork_referenc
                            "many processes"
                          : "time to all started over the first row's")
       << "; forks/node: processes forked on this host during the job over its nodes; ctl RSS: "
-         "trellisd's VmRSS as the job ran, peak: its VmHWM)\n";
+         "trellisd's VmRSS as the job ran, peak: its VmHWM; CPU: seconds of CPU of trellisd and of "
+         "the agents (not their shepherds and tasks) from submission to the end)\n";
   return status;
 }
 
