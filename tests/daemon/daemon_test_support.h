@@ -7,10 +7,12 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -85,6 +87,28 @@ inline std::vector<std::string> read_lines(const std::string& path) {
   for (std::string line; std::getline(in, line);) lines.push_back(line);
   return lines;
 }
+
+// Tests that check what the host does in real time (gang switching's turns, sampled every few
+// milliseconds) and tests that fork thousands of processes at once must not run beside each other
+// under `ctest -j`: the latter starve the former (CI saw it). Each such test holds this lock, a
+// flock on one file shared by every test process, for its whole run; other tests are not held up.
+class ExclusiveHostLock {
+ public:
+  ExclusiveHostLock()
+      : fd_(::open("/tmp/trellis-tests-exclusive.lock", O_RDWR | O_CREAT | O_CLOEXEC, 0666)) {
+    if (fd_ < 0) return;  // no /tmp to lock in: run anyway, as before the lock
+    while (::flock(fd_, LOCK_EX) != 0 && errno == EINTR) {
+    }
+  }
+  ~ExclusiveHostLock() {
+    if (fd_ >= 0) ::close(fd_);  // releases the lock
+  }
+  ExclusiveHostLock(const ExclusiveHostLock&) = delete;
+  ExclusiveHostLock& operator=(const ExclusiveHostLock&) = delete;
+
+ private:
+  int fd_;
+};
 
 // Polls `condition` until it holds or `timeout` passes (generous: these wait for processes).
 inline bool eventually(const std::function<bool()>& condition,

@@ -20,6 +20,7 @@ using testing::eventually;
 using testing::LiveCluster;
 
 TEST(EmulatedClusterTest, SixteenThousandNodesRunFullMachineAndSmallJobsWithoutSharingANode) {
+  testing::ExclusiveHostLock exclusive;  // 16 agents and 16,384 nodes' exits at once
   LiveCluster cluster("--machine torus:32x32x16 --agents 16 --emulate");
   ASSERT_EQ(cluster.up().status, 0) << cluster.up().output;
   EXPECT_NE(testing::read_file(cluster.dir() / "agent-0.log").find("tasks are emulated"),

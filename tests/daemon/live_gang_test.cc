@@ -128,6 +128,7 @@ class LiveGangTest : public ::testing::Test {
     return j.is_object() ? j["seconds_frozen"].get<double>() : -1;
   }
 
+  testing::ExclusiveHostLock exclusive_;  // taken before the cluster starts, held to its end
   LiveCluster cluster_;
   std::vector<int64_t> jobs_;
   std::vector<pid_t> groups_;

@@ -22,6 +22,7 @@ using testing::LiveCluster;
 // controller declared their nodes down at once, and the requeued attempt's launch came after its
 // deadline.
 TEST(LiveLivenessTest, AFullMachineJobOf4096NodesOnFourAgentsRunsAtAttemptOne) {
+  testing::ExclusiveHostLock exclusive;  // 4,096 processes at once starve timing-checked tests
   LiveCluster cluster("--machine torus:16x16x16 --agents 4");
   ASSERT_EQ(cluster.up().status, 0) << cluster.up().output;
   test::CommandRun ran = cluster.trellis("submit -N 4096 --wait -o /dev/null -- /bin/true");
