@@ -3,7 +3,8 @@
 #   make test  installs dependencies, builds, runs every test
 JOBS ?= 2
 
-.PHONY: deps build run sim-compare test test-asan fuzz fuzz-smoke bench format clean screenshots
+.PHONY: deps build run sim-compare test test-asan fuzz fuzz-smoke bench format clean screenshots \
+	install
 
 deps:
 	@bash scripts/bootstrap.sh
@@ -40,6 +41,12 @@ fuzz: deps
 
 fuzz-smoke: deps
 	@bash scripts/fuzz.sh 5
+
+# Installs the programs into PREFIX (default /usr/local) and Slurm's command names (sbatch,
+# squeue, ...) as links in PREFIX/libexec/trellis/slurm: `eval "$$(trellis slurm-env)"` uses them.
+PREFIX ?= /usr/local
+install: build
+	@cmake --install build/release --prefix $(PREFIX)
 
 bench: build
 	@./build/release/trellis bench contiguous

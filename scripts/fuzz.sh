@@ -53,6 +53,11 @@ seed_text fuzz_node_names 'n[0-63]' 'n[0-2,5],gpu1,login' 'n[00-10]'
 seed_text fuzz_request $'\x004x2x2' $'\x0264' $'\x05 8x8 '
 seed_text fuzz_machine 'torus:8x8x8' 'mesh:27x16x24:wrap=z' 'fattree:4,4,4' 'flat:64'
 seed_text fuzz_routing_rules 'recommended' 'literal,table=B' 'prior-art' 'dor' 'table=C,phase=earliest'
+seed_text fuzz_batch_directives $'#!/bin/sh\n#SBATCH -N 3 --time=5   # three nodes\n#TRELLIS --shape 2x2x2\n#SBATCH -J "a b" -o \'out %j\'\nsrun ./app\n' \
+  $'#!/bin/bash\n\n#SBATCH --array=1-10%2\n# a comment\n#SBATCHX not one\necho\n'
+seed_text fuzz_job_array $'\x101-100%10' $'\x400,3,7' $'\x201-99:2' $'\x051-5,10%2'
+seed_text fuzz_dependency 'afterok:12:13,afternotok:9' 'afterany:4?after:5_2' 'singleton' \
+  'afterok:7_*,singleton'
 for t in fuzz_shepherd_plan fuzz_agent_requests fuzz_controller; do mkdir -p "$build/corpus/$t"; done
 # A ping for a tree of two agents, framed as a tree port reads it (daemon/tree/tree_wire.h).
 mkdir -p "$build/corpus/fuzz_tree_message"

@@ -22,9 +22,15 @@ void add_sim_compare_command(CLI::App& app, int& status);
 void add_gang_sim_command(CLI::App& app, int& status);
 // Adds `bench gang` to the bench family.
 void add_bench_gang_command(CLI::App& app, int& status);
-// The live cluster's client commands: submit, queue, cancel, nodes, show, drain, suspend and
-// resume (jobs, or drained nodes).
+// The live cluster's client commands: queue, cancel, nodes, show, drain, suspend and resume (jobs,
+// or drained nodes); submit and history apart.
 void add_job_commands(CLI::App& app, int& status);
+// trellis submit: a command, a batch script, --wrap, arrays, dependencies (as sbatch).
+void add_submit_command(CLI::App& app, int& status);
+// trellis history: finished and running jobs from the store (as sacct).
+void add_history_command(CLI::App& app, int& status);
+// trellis slurm-env: the PATH line that puts Slurm's command names (links to trellis) first.
+void add_slurm_env_command(CLI::App& app, int& status);
 void add_showmesh_command(CLI::App& app, int& status);
 // trellis web: the dashboard, served from the store.
 void add_web_command(CLI::App& app, int& status);

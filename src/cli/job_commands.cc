@@ -17,8 +17,10 @@
 
 #include "cli/alloc_report.h"
 #include "cli/commands.h"
+#include "cli/job_rows.h"
 #include "cli/live_client.h"
 #include "cli/slurm_time.h"
+#include "cli/submission.h"
 #include "core/hostlist.h"
 #include "daemon/grpc_status.h"
 #include "daemon/job_spec.h"
@@ -121,7 +123,8 @@ void print_queue(std::ostream& out, const std::vector<v1::JobInfo>& jobs, Second
       << " " << std::setw(6) << "NODES"
       << " "
       << "NODELIST(REASON)\n";
-  for (const v1::JobInfo& job : jobs) {
+  for (const JobRow& row : job_rows(jobs, /*compress_pending_arrays=*/true)) {
+    const v1::JobInfo& job = *row.job;
     Seconds ran = run_seconds(job, now);
     std::string where = job.nodelist();
     if (job.state() == v1::PENDING)
@@ -129,8 +132,8 @@ void print_queue(std::ostream& out, const std::vector<v1::JobInfo>& jobs, Second
     if (job.idle()) where += " (Idle)";
     if (job.admin_suspended()) where += " (Suspended)";
     std::string partition =
-        job.partition() >= 0 ? "gang:" + std::to_string(job.partition()) : "main";
-    out << std::right << std::setw(8) << job.id() << " " << std::setw(9) << partition << " "
+        job.partition() >= 0 ? "gang:" + std::to_string(job.partition()) : job.spec().partition();
+    out << std::right << std::setw(8) << row.id << " " << std::setw(9) << partition << " "
         << std::setw(8) << truncate(job.spec().name(), 8) << " " << std::setw(8)
         << truncate(job.user(), 8) << " " << std::setw(2) << state_letter_of(job.state()) << " "
         << std::setw(10) << format_slurm_time(ran) << " " << std::setw(6) << job.spec().nodes()
@@ -195,102 +198,6 @@ Result<std::vector<v1::JobInfo>> fetch_jobs(LiveClient& client,
   Result<v1::ListJobsReply> reply = list_jobs(client, request);
   if (!reply) return reply.error();
   return std::vector<v1::JobInfo>(reply->jobs().begin(), reply->jobs().end());
-}
-
-// --- submit -------------------------------------------------------------------------------------
-
-struct SubmitArgs {
-  std::string conf;
-  int nodes = 0;
-  std::string shape;
-  std::string mode;
-  bool no_rotate = false;
-  std::string time;
-  std::string name;
-  std::string output;
-  std::string error;
-  std::string chdir;
-  std::vector<std::string> env;
-  bool share = false;
-  bool wait = false;
-  std::vector<std::string> command;
-};
-
-int run_submit(const SubmitArgs& args) {
-  v1::JobSpec spec;
-  if (args.shape.empty() && args.nodes == 0) spec.set_nodes(1);
-  if (args.nodes != 0) spec.set_nodes(args.nodes);
-  if (!args.shape.empty()) {
-    Result<Shape> shape = parse_shape(args.shape);
-    if (!shape) return report(fail("--shape: " + shape.error().message), "submit");
-    for (int e : *shape) spec.add_shape(e);
-  }
-  spec.set_mode(args.mode);
-  if (args.no_rotate) {
-    spec.set_rotate(false);
-    spec.set_rotate_set(true);
-  }
-  if (!args.time.empty()) {
-    Result<Seconds> limit = parse_slurm_time(args.time);
-    if (!limit) return report(fail("--time: " + limit.error().message), "submit");
-    spec.set_time_limit(*limit);
-  }
-  spec.set_name(args.name);
-  std::vector<std::string> argv = args.command;
-  if (argv.empty()) return report(fail("no command: trellis submit -N 2 -- hostname"), "submit");
-  // A script file that is not executable runs under /bin/sh, as sbatch runs scripts.
-  if (access(argv[0].c_str(), F_OK) == 0 && access(argv[0].c_str(), X_OK) != 0)
-    argv.insert(argv.begin(), "/bin/sh");
-  for (const std::string& a : argv) spec.add_argv(a);
-  std::string cwd = args.chdir;
-  if (cwd.empty()) {
-    char buffer[4096];
-    if (!getcwd(buffer, sizeof buffer))
-      return report(fail("cannot read the working directory"), "submit");
-    cwd = buffer;
-  }
-  spec.set_cwd(cwd);
-  spec.set_output(args.output);
-  spec.set_error(args.error);
-  for (const std::string& kv : args.env) {
-    size_t eq = kv.find('=');
-    if (eq == std::string::npos || eq == 0)
-      return report(fail("--env '" + kv + "': expected NAME=VALUE"), "submit");
-    (*spec.mutable_env())[kv.substr(0, eq)] = kv.substr(eq + 1);
-  }
-  spec.set_share(args.share);
-
-  Result<LiveClient> client = connect_to_cluster(args.conf);
-  if (!client) return report(client.error(), "submit");
-  v1::SubmitRequest request;
-  *request.mutable_spec() = spec;
-  v1::SubmitReply reply;
-  grpc::Status status =
-      client->controllers->call([&](v1::Controller::Stub& stub, grpc::ClientContext& context) {
-        return stub.Submit(&context, request, &reply);
-      });
-  if (!status.ok()) return report(from_grpc(status, "submitting"), "submit");
-  std::cout << "Submitted job " << reply.job_id() << std::endl;
-  if (!args.wait) return kExitOk;
-
-  // --wait: as sbatch --wait, return when the job ends, with its exit status.
-  v1::ListJobsRequest query;
-  query.add_job_ids(reply.job_id());
-  for (int delay_ms = 20;; delay_ms = std::min(delay_ms * 2, 500)) {
-    Result<std::vector<v1::JobInfo>> jobs = fetch_jobs(*client, query);
-    if (jobs && jobs->size() == 1) {
-      const v1::JobInfo& job = jobs->front();
-      Result<JobState> state = from_proto(job.state());
-      if (state && is_final(*state)) {
-        if (*state == JobState::kCompleted) return 0;
-        std::cerr << "trellis submit: job " << job.id() << " ended " << state_name(*state)
-                  << (job.reason().empty() ? "" : " (" + job.reason() + ")") << "\n";
-        if (job.exit_code() != 0) return job.exit_code();
-        return job.signal() != 0 ? 128 + job.signal() : kExitFailure;
-      }
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
-  }
 }
 
 // --- queue --------------------------------------------------------------------------------------
@@ -374,11 +281,13 @@ int run_queue(const QueueArgs& args) {
 
 // --- cancel -------------------------------------------------------------------------------------
 
-int run_cancel(const std::string& conf, const std::vector<int64_t>& ids, int signal) {
+int run_cancel(const std::string& conf, const std::vector<std::string>& texts, int signal) {
   Result<LiveClient> client = connect_to_cluster(conf);
   if (!client) return report(client.error(), "cancel");
+  Result<std::vector<int64_t>> ids = resolve_job_ids(*client, texts);
+  if (!ids) return report(ids.error(), "cancel");
   v1::CancelRequest request;
-  for (int64_t id : ids) request.add_job_ids(id);
+  for (int64_t id : *ids) request.add_job_ids(id);
   request.set_signal(signal);
   v1::CancelReply reply;
   grpc::Status status =
@@ -557,30 +466,6 @@ int run_drain(const std::string& conf, const std::string& nodelist, bool resume,
 }  // namespace
 
 void add_job_commands(CLI::App& app, int& status) {
-  auto submit = std::make_shared<SubmitArgs>();
-  CLI::App* s = app.add_subcommand(
-      "submit",
-      "Submit a job to a live cluster (as sbatch): trellis submit -N 4 --time 10 -- ./app args");
-  add_conf_option(*s, submit->conf);
-  s->add_option("-N,--nodes", submit->nodes, "Number of nodes (default 1)")
-      ->check(CLI::Range(1, 1 << 30));
-  s->add_option("--shape", submit->shape, "A box of nodes on a mesh/torus, e.g. 4x2x2");
-  s->add_option("--mode", submit->mode, "Placement: torus, mesh or any (default: the cluster's)");
-  s->add_flag("--no-rotate", submit->no_rotate, "The shape may not be permuted across axes");
-  s->add_option("-t,--time", submit->time,
-                "Time limit: minutes, MM:SS, HH:MM:SS or D-HH:MM:SS (default: the cluster's)");
-  s->add_option("-J,--job-name", submit->name, "The job's name (default: the command)");
-  s->add_option("-o,--output", submit->output,
-                "stdout file; %j is the job id (default trellis-%j.out)");
-  s->add_option("-e,--error", submit->error, "stderr file (default: the output file)");
-  s->add_option("-D,--chdir", submit->chdir, "Working directory (default: the current one)");
-  s->add_option("--env", submit->env, "NAME=VALUE for the job's environment (repeatable)");
-  s->add_flag("--share", submit->share, "The job may be time-shared (gang policies)");
-  s->add_flag("--wait", submit->wait, "Return when the job ends, with its exit status");
-  s->add_option("command", submit->command, "The command and its arguments (after --), or a script")
-      ->required();
-  s->callback([submit, &status] { status = run_submit(*submit); });
-
   auto queue = std::make_shared<QueueArgs>();
   CLI::App* q = app.add_subcommand(
       "queue", "List jobs (as squeue): JOBID PARTITION NAME USER ST TIME NODES NODELIST(REASON)");
@@ -596,14 +481,17 @@ void add_job_commands(CLI::App& app, int& status) {
   q->callback([queue, &status] { status = run_queue(*queue); });
 
   auto cancel_conf = std::make_shared<std::string>();
-  auto cancel_ids = std::make_shared<std::vector<int64_t>>();
+  auto cancel_ids = std::make_shared<std::vector<std::string>>();
   auto cancel_signal = std::make_shared<int>(0);
   CLI::App* c = app.add_subcommand("cancel", "Cancel jobs (as scancel): trellis cancel 12 13");
   add_conf_option(*c, *cancel_conf);
   c->add_option("-s,--signal", *cancel_signal,
                 "Only send this signal number to the job's processes")
       ->check(CLI::Range(1, 64));
-  c->add_option("ids", *cancel_ids, "Job ids")->required();
+  c->add_option("ids", *cancel_ids,
+                "Job ids: 12, 12_3 (an array's task), 12_[1-3]; an array's id "
+                "cancels every task")
+      ->required();
   c->callback([=, &status] { status = run_cancel(*cancel_conf, *cancel_ids, *cancel_signal); });
 
   auto nodes_conf = std::make_shared<std::string>();

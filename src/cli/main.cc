@@ -1,8 +1,11 @@
 // trellis: the command-line front end. See `trellis --help`.
 #include <iostream>
+#include <string>
+#include <vector>
 
 #include "cli/alloc_report.h"
 #include "cli/commands.h"
+#include "cli/slurm/slurm_command.h"
 
 namespace {
 
@@ -40,6 +43,11 @@ void add_help_command(CLI::App& app, int& status) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Called as sbatch, squeue, ... (a link to this binary): Slurm's command, with Slurm's options.
+  std::string called = argc > 0 ? argv[0] : "trellis";
+  called = called.substr(called.rfind('/') + 1);
+  if (trellis::cli::slurm::SlurmMain slurm = trellis::cli::slurm::slurm_command(called))
+    return slurm(std::vector<std::string>(argv + 1, argv + argc));
   CLI::App app{
       "Trellis: a topology-aware resource manager and job scheduler.\n"
       "Places parallel jobs on mesh/torus and fat-tree machines, and simulates schedules on "
@@ -63,7 +71,10 @@ int main(int argc, char** argv) {
   trellis::cli::add_sim_compare_command(app, status);
   trellis::cli::add_gang_sim_command(app, status);
   trellis::cli::add_bench_gang_command(app, status);
+  trellis::cli::add_submit_command(app, status);
   trellis::cli::add_job_commands(app, status);
+  trellis::cli::add_history_command(app, status);
+  trellis::cli::add_slurm_env_command(app, status);
   trellis::cli::add_showmesh_command(app, status);
   trellis::cli::add_web_command(app, status);
   trellis::cli::add_cluster_command(app, status);

@@ -2,10 +2,12 @@
 // connected. DESIGN.md's "job request" table is the specification.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "core/node_set.h"
 #include "core/result.h"
 
 namespace trellis {
@@ -39,6 +41,9 @@ struct Request {
   // the smallest box that does (sched/request_shaping.h), so that policies count the nodes the
   // job will hold. The job asked for nodes - padding; 0 when the count was not rounded.
   int padding = 0;
+  // The nodes the job may be placed on (its partition's), or null for any node of the machine.
+  // The allocator sees the whole machine's topology and this mask (alloc/partition_mask.h).
+  std::shared_ptr<const NodeSet> allowed;
 
   bool has_shape() const { return !shape.empty(); }
   int asked_nodes() const { return nodes - padding; }

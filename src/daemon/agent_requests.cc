@@ -3,9 +3,11 @@
 #include <pwd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <csignal>
 #include <map>
+#include <thread>
 
 #include "trellis/v1/trellis.pb.h"
 
@@ -94,6 +96,8 @@ TaskSpec task_spec(const v1::LaunchRequest& request, const std::string& node,
   env["TRELLIS_NODENAME"] = node;
   // 1 the first time; a job requeued (node failure) runs again with the next attempt.
   env["TRELLIS_ATTEMPT"] = std::to_string(request.attempt());
+  // Nodes are allocated whole: the job has every CPU of its node (as Slurm's exclusive jobs).
+  env["SLURM_CPUS_ON_NODE"] = std::to_string(std::max(1u, std::thread::hardware_concurrency()));
   for (const auto& [name, value] : env) spec.env.push_back(name + "=" + value);
   return spec;
 }

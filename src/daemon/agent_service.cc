@@ -8,6 +8,7 @@
 #include "daemon/agent_launcher.h"
 #include "daemon/agent_requests.h"
 #include "daemon/auth.h"
+#include "daemon/batch_task.h"
 #include "daemon/grpc_status.h"
 #include "daemon/switch_node.h"
 #include "daemon/task_runner.h"
@@ -142,6 +143,13 @@ grpc::Status Agent::Service::launch(const v1::LaunchRequest& request, bool wait)
   specs.reserve(static_cast<size_t>(request.nodes_size()));
   for (const std::string& node : request.nodes()) {
     TaskSpec spec = task_spec(request, node, agent_.base_env_);
+    if (!request.script().empty()) {
+      if (Status batch = prepare_batch_task(agent_.config_.state_dir, request, node, spec);
+          !batch) {
+        agent_log("launch of " + spec.key.name() + " failed: " + batch.error().message);
+        return to_grpc(batch.error());
+      }
+    }
     spec.env.push_back("TRELLIS_RUNTIME_AREA=" +
                        runtime_area_name(request.job_id(), request.attempt(), node));
     specs.push_back(std::move(spec));

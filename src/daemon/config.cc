@@ -122,9 +122,9 @@ Result<ClusterConfig> parse_cluster_config(std::string_view text, std::string_vi
                 std::string(e.description()));
   }
   for (const auto& [key, value] : root) {
-    if (key.str() != "cluster" && key.str() != "controller")
+    if (key.str() != "cluster" && key.str() != "controller" && key.str() != "partition")
       return fail(std::string(origin) + ": unknown table [" + std::string(key.str()) +
-                  "] (expected [cluster] and [controller])");
+                  "] (expected [cluster], [controller] and [[partition]])");
   }
   ClusterConfig config;
   TableReader cluster(root["cluster"].as_table(), std::string(origin) + ": [cluster]");
@@ -144,7 +144,7 @@ Result<ClusterConfig> parse_cluster_config(std::string_view text, std::string_vi
       {"listen", "port_file", "policy", "allocator", "heartbeat_interval", "heartbeat_misses",
        "node_failure", "default_time_limit", "max_time_limit", "kill_grace", "admins",
        "scheduler_lease", "slice", "tree_fanout", "switch_fanout", "deadlock", "idle_detection",
-       "max_job_test", "max_requeue", "node_failure_drain"}));
+       "max_job_test", "max_requeue", "node_failure_drain", "max_array_size"}));
   TRELLIS_TRY(controller.string("listen", c.listen));
   TRELLIS_TRY(controller.string("port_file", c.port_file));
   TRELLIS_TRY(controller.string("policy", c.policy));
@@ -180,7 +180,40 @@ Result<ClusterConfig> parse_cluster_config(std::string_view text, std::string_vi
   c.kill_deadlocked = deadlock == "kill";
   TRELLIS_TRY(controller.boolean("idle_detection", c.idle_detection));
   TRELLIS_TRY(controller.integer("max_job_test", c.max_job_test, 0));
+  TRELLIS_TRY(controller.integer("max_array_size", c.max_array_size, 1));
   if (config.controllers.empty()) config.controllers.push_back(c.listen);
+  if (const toml::node* partitions = root.get("partition")) {
+    const toml::array* list = partitions->as_array();
+    if (!list)
+      return fail(std::string(origin) + ": partition must be an array of tables ([[partition]])");
+    int defaults = 0;
+    for (size_t i = 0; i < list->size(); ++i) {
+      const toml::table* table = list->get(i)->as_table();
+      std::string where = std::string(origin) + ": [[partition]] " + std::to_string(i + 1);
+      if (!table) return fail(where + ": expected a table");
+      TableReader reader(table, where);
+      TRELLIS_TRY(reader.no_unknown_keys({"name", "nodes", "default", "max_time", "default_time"}));
+      PartitionConfig p;
+      TRELLIS_TRY(reader.string("name", p.name));
+      TRELLIS_TRY(reader.string("nodes", p.nodes));
+      TRELLIS_TRY(reader.boolean("default", p.is_default));
+      double minutes = 0;
+      TRELLIS_TRY(reader.number("max_time", minutes, 0));
+      p.max_time = minutes * 60;
+      minutes = 0;
+      TRELLIS_TRY(reader.number("default_time", minutes, 0));
+      p.default_time = minutes * 60;
+      if (p.name.empty() || p.name.find_first_of(" ,\t\n*") != std::string::npos)
+        return fail(where + ": name '" + p.name + "' must be a word (no spaces, commas or '*')");
+      for (const PartitionConfig& other : config.partitions)
+        if (other.name == p.name) return fail(where + ": partition '" + p.name + "' twice");
+      if (p.max_time > 0 && p.default_time > p.max_time)
+        return fail(where + ": default_time is over max_time");
+      defaults += p.is_default ? 1 : 0;
+      config.partitions.push_back(std::move(p));
+    }
+    if (defaults > 1) return fail(std::string(origin) + ": more than one default partition");
+  }
   return config;
 }
 
@@ -222,11 +255,31 @@ std::string format_cluster_config(const ClusterConfig& config) {
                                  {"node_failure_drain", c.node_failure_drain},
                                  {"deadlock", c.kill_deadlocked ? "kill" : "report"},
                                  {"idle_detection", c.idle_detection},
-                                 {"max_job_test", c.max_job_test}}},
+                                 {"max_job_test", c.max_job_test},
+                                 {"max_array_size", c.max_array_size}}},
   };
+  if (!config.partitions.empty()) {
+    toml::array partitions;
+    for (const PartitionConfig& p : config.partitions)
+      partitions.push_back(toml::table{{"name", p.name},
+                                       {"nodes", p.nodes},
+                                       {"default", p.is_default},
+                                       {"max_time", p.max_time / 60},
+                                       {"default_time", p.default_time / 60}});
+    root.insert("partition", std::move(partitions));
+  }
   std::ostringstream out;
   out << "# Trellis cluster config (see trellisd --help)\n" << root << "\n";
   return out.str();
+}
+
+std::vector<PartitionConfig> cluster_partitions(const ClusterConfig& config) {
+  std::vector<PartitionConfig> out = config.partitions;
+  if (out.empty()) out.push_back({.name = "main", .nodes = "", .is_default = true});
+  bool any_default = false;
+  for (const PartitionConfig& p : out) any_default = any_default || p.is_default;
+  if (!any_default) out.front().is_default = true;
+  return out;
 }
 
 Result<std::string> find_cluster_config(std::string_view flag) {

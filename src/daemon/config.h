@@ -40,6 +40,14 @@
 //   max_job_test = 500                   # queue policies: queued jobs a pass looks at, from the
 //                                        # head (Slurm's bf_max_job_test), so that a pass costs
 //                                        # the same however deep the queue; 0 = all of them
+//   max_array_size = 1001                # array task ids are 0 .. this - 1 (Slurm's MaxArraySize)
+//
+//   [[partition]]                        # named node sets (Slurm's partitions); none: one
+//   name = "debug"                       # partition "main" of every node, the default
+//   nodes = "n[0-15]"                    # a hostlist of the machine's nodes; "" = every node
+//   default = true                       # jobs that name no partition go here (at most one)
+//   max_time = 60                        # minutes; 0 = no limit (a job asking more is refused)
+//   default_time = 10                    # minutes for jobs that give none; 0 = the controller's
 #pragma once
 
 #include <string>
@@ -73,6 +81,17 @@ struct ControllerSettings {
   bool kill_deadlocked = false;
   bool idle_detection = true;
   int max_job_test = 500;
+  int max_array_size = 1001;
+};
+
+// A partition: a named set of nodes that jobs ask for by name (`-p`). The allocators still see
+// the whole machine's topology; a job is placed only on its partition's nodes.
+struct PartitionConfig {
+  std::string name;
+  std::string nodes;  // hostlist of node names ("n[0-15]"); "" = every node
+  bool is_default = false;
+  Seconds max_time = 0;      // 0 = no limit
+  Seconds default_time = 0;  // 0 = the controller's default_time_limit
 };
 
 struct ClusterConfig {
@@ -81,7 +100,12 @@ struct ClusterConfig {
   std::vector<std::string> controllers;
   std::string munge_socket;
   ControllerSettings controller;
+  std::vector<PartitionConfig> partitions;  // as written; see cluster_partitions()
 };
+
+// The partitions jobs are put in: those of the config, or when it names none, one partition
+// "main" of every node. Exactly one is the default (the first when none says so).
+std::vector<PartitionConfig> cluster_partitions(const ClusterConfig& config);
 
 // Parses a config's text; `origin` names it in errors ("trellis.toml: [controller] policy: ...").
 Result<ClusterConfig> parse_cluster_config(std::string_view text, std::string_view origin);

@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 
+#include "alloc/partition_mask.h"
 #include "alloc/registry.h"
 #include "core/hostlist.h"
 #include "daemon/controller_saved_state.h"
@@ -62,7 +63,20 @@ Result<std::unique_ptr<Controller>> Controller::open(const ClusterConfig& config
   Result<std::unique_ptr<Allocator>> allocator =
       AllocatorRegistry::builtin().create(allocator_name, m);
   if (!allocator) return fail("[controller] allocator: " + allocator.error().message);
-  c->allocator_ = std::move(*allocator);
+  // Partitions: each job is placed only on its partition's nodes, by the allocator working on the
+  // whole machine (alloc/partition_mask.h).
+  c->partitions_ = cluster_partitions(config);
+  for (const PartitionConfig& p : c->partitions_) {
+    std::shared_ptr<const NodeSet> nodes;
+    if (!p.nodes.empty()) {
+      Result<NodeSet> parsed = parse_hostlist(p.nodes, m.node_count(), kNodePrefix);
+      if (!parsed) return fail("[[partition]] " + p.name + " nodes: " + parsed.error().message);
+      if (parsed->empty()) return fail("[[partition]] " + p.name + " nodes: no node");
+      if (parsed->count() < m.node_count()) nodes = std::make_shared<const NodeSet>(*parsed);
+    }
+    c->partition_nodes_[p.name] = std::move(nodes);
+  }
+  c->allocator_ = std::make_unique<PartitionMask>(m, std::move(*allocator));
   c->allocator_name_ = allocator_name;
   const AllocatorInfo* info = AllocatorRegistry::builtin().find(allocator_name);
   c->pads_counts_ = info && info->places_only_boxes && m.torus() != nullptr;
@@ -122,6 +136,8 @@ Job Controller::core_job(const StoredJob& s) const {
   job.user = s.uid;
   job.group = s.gid;
   job.name = s.name;
+  if (auto nodes = partition_nodes_.find(s.partition); nodes != partition_nodes_.end())
+    job.request.allowed = nodes->second;
   return job;
 }
 
@@ -173,11 +189,20 @@ Status Controller::rebuild(Seconds now, bool relaunch) {
   snapshot.last_pass = now;
   running_.clear();
   pending_.clear();
+  held_.clear();
   admin_suspended_.clear();
   leaving_rotation_.clear();
-  // A held job waits out of the core's queue until it is released.
+  // Running array tasks count against their arrays' limits before pending ones are let in. A job
+  // held (trellis release) waits out of the core's queue and out of held_ until it is released.
   for (const StoredJob& job : *jobs)
-    if (job.state == JobState::kPending && job.hold.empty()) pending_[job.id] = job;
+    if (job.state != JobState::kPending) running_[job.id].array_job = job.array_job;
+  for (const StoredJob& job : *jobs) {
+    if (job.state != JobState::kPending || !job.hold.empty()) continue;
+    if (!job.dependency.empty() || !array_has_room(job.array_job, job.array_limit))
+      held_[job.id] = job;
+    else
+      pending_[job.id] = job;
+  }
   Result<std::optional<std::string>> state = store_.core_state();
   if (!state) return state.error();
   SavedBatchState saved;
@@ -189,10 +214,11 @@ Status Controller::rebuild(Seconds now, bool relaunch) {
   std::vector<JobId> suspended;
   for (const StoredJob& job : *jobs) {
     if (job.state == JobState::kPending) {
-      if (job.hold.empty()) snapshot.queue.push_back(core_job(job));
+      if (pending_.count(job.id)) snapshot.queue.push_back(core_job(job));
       continue;
     }
     LiveJob live;
+    live.array_job = job.array_job;
     live.attempt = job.attempt;
     live.start = job.start_time;
     live.limit_at = job.start_time + job.time_limit;
@@ -235,8 +261,9 @@ Status Controller::rebuild(Seconds now, bool relaunch) {
     if (scheduler_ && !suspended.empty()) send_switch(suspended, {}, now);
   }
   notes_.clear();
-  for (const auto& [id, job] : pending_)
-    notes_[id] = PendingNote{id, job.reason, job.expected_start};
+  for (const auto* jobs_of : {&pending_, &held_})
+    for (const auto& [id, job] : *jobs_of)
+      notes_[id] = PendingNote{id, job.reason, job.expected_start};
   synced_version_ = head->version;
   synced_event_ = head->last_event;
   finished_.clear();
@@ -286,7 +313,8 @@ Status Controller::sync(Seconds now) {
   JobQuery needed;
   for (const StoredEvent& event : *events) {
     bool submitted = event.kind == "submit" && !pending_.count(event.job) &&
-                     !running_.count(event.job) && !finished_.count(event.job);
+                     !held_.count(event.job) && !running_.count(event.job) &&
+                     !finished_.count(event.job);
     bool ended = (event.kind == "end" || event.kind == "requeue") && running_.count(event.job);
     bool suspension =
         event.kind == "state" && running_.count(event.job) && is_suspension_event(event.detail);
@@ -316,28 +344,23 @@ Result<bool> Controller::replay(const StoredEvent& event, const std::map<JobId, 
   auto row = rows.find(id);
   const StoredJob* job = row == rows.end() ? nullptr : &row->second;
   if (event.kind == "submit") {
-    if (pending_.count(id) || running_.count(id) || finished_.count(id)) return true;
+    if (pending_.count(id) || held_.count(id) || running_.count(id) || finished_.count(id))
+      return true;
     if (!job) return false;
     if (is_final(job->state)) return true;               // ended before this controller saw it
     if (job->state != JobState::kPending) return false;  // started by another scheduler
     if (!job->hold.empty()) return true;                 // held since: out of the queue
     // It joins the queue now, when this scheduler learns of it, as a job submitted here does.
-    if (!core_->submit(core_job(*job), now)) return false;
-    pending_[id] = *job;
-    queued_since_pass_.push_back(id);
-    pass_wanted_ = true;
-    return true;
+    return static_cast<bool>(enqueue(*job, now));
   }
   if (event.kind == "start") return running_.count(id) > 0 || finished_.count(id) > 0;
   if (event.kind == "release") {
     // A held job let go: it joins the queue now, as one released here does.
-    if (pending_.count(id) || running_.count(id) || finished_.count(id)) return true;
+    if (pending_.count(id) || held_.count(id) || running_.count(id) || finished_.count(id))
+      return true;
     if (!job) return false;
     if (job->state != JobState::kPending || !job->hold.empty()) return true;  // moved on since
-    if (!core_->submit(core_job(*job), now)) return false;
-    pending_[id] = *job;
-    pass_wanted_ = true;
-    return true;
+    return static_cast<bool>(enqueue(*job, now));
   }
   if (event.kind == "end" || event.kind == "requeue") {
     auto live = running_.find(id);
@@ -354,6 +377,12 @@ Result<bool> Controller::replay(const StoredEvent& event, const std::map<JobId, 
       if (!event.detail.starts_with("PENDING -> CANCELLED")) return false;
       (void)core_->cancel(id, now);
       pending_.erase(job);
+      notes_.erase(id);
+      finished_.insert(id);
+      pass_wanted_ = true;
+    } else if (auto held = held_.find(id); held != held_.end()) {
+      if (!event.detail.starts_with("PENDING -> CANCELLED")) return false;
+      held_.erase(held);
       notes_.erase(id);
       finished_.insert(id);
       pass_wanted_ = true;

@@ -78,8 +78,14 @@ class Controller {
                                                   std::string identity = "");
 
   // --- Client calls. `caller` is who made the call (MUNGE).
-  // Checks and commits a job; it is queued for the next pass. The id is the acknowledgement.
-  Result<JobId> submit(const v1::JobSpec& spec, const Caller& caller, Seconds now);
+  // Checks and commits a job; it is queued for the next pass. The id is the acknowledgement. An
+  // array (spec.array) is stored as one job per task, in one transaction; the id returned is the
+  // array's (its first task's), and `task_ids` gets every task's job id in task order.
+  // A job with a dependency, or an array task beyond its array's limit, waits outside the queue
+  // until it may run (controller_holds.cc); a dependency naming a job that does not exist is
+  // refused.
+  Result<JobId> submit(const v1::JobSpec& spec, const Caller& caller, Seconds now,
+                       std::vector<JobId>* task_ids = nullptr);
   // Cancels each job: pending ones end at once (CA), running ones are signalled and end when
   // their processes are gone. `signal` 0 cancels; another number is only delivered. A caller may
   // act only on their own jobs unless they are an administrator.
@@ -181,6 +187,7 @@ class Controller {
     // Frozen by a switch (since when), skipped as idle (left thawed), and how long it was frozen
     // before (added to limit_at when it thaws). Gang scheduling, and an administrator's suspension
     // under every policy.
+    JobId array_job = 0;  // the array it is a task of (0: none), for array limits
     bool frozen = false;
     bool idle = false;
     Seconds frozen_since = 0;
@@ -265,6 +272,10 @@ class Controller {
   std::vector<Result<Ok>> commit_exit_reports(std::vector<ExitReport>& batch);
   // A committed submission joins the memory (mutex_ held).
   Result<JobId> apply_submitted(StoredJob job, JobId id, Seconds now);
+  // Commits an array (one job per task id of `tasks`) or a job with a dependency in a
+  // transaction of its own, then applies each job as apply_submitted() does.
+  Result<JobId> submit_apart(StoredJob job, const std::vector<int>& tasks, Seconds now,
+                             std::vector<JobId>* task_ids);
   GroupCommit<Submission, JobId> submissions_{
       [this](std::vector<Submission>& batch) { return commit_submissions(batch); }};
   GroupCommit<ExitReport, Ok> exit_reports_{
@@ -310,6 +321,30 @@ class Controller {
   int64_t synced_version_ = -1;  // the store version the memory reflects; -1: none kept
   int64_t synced_event_ = 0;     // the last event of the log the memory reflects
   std::set<JobId> finished_;     // jobs that left memory since the last sync (replay skips them)
+
+  // --- Jobs held outside the core (controller_holds.cc): a dependency not satisfied yet (or
+  // never to be), or an array with as many tasks in the core as its limit allows. No policy sees
+  // them, so every policy honours dependencies and array limits; a pass lets them into the queue
+  // when they may run.
+  // A pending job joins the core's queue (pending_), or waits in held_.
+  Status enqueue(const StoredJob& job, Seconds now);
+  // Whether another task of `array_job` may enter the core (its limit is not reached).
+  bool array_has_room(JobId array_job, int limit) const;
+  // Evaluates the held jobs' dependencies against the store and lets in those that may run
+  // (clearing their satisfied dependency in the store), cancels those that never can when they
+  // asked for it, and records why the others wait (held_reason_).
+  Status release_held(Seconds now);
+  // Checks at submission that every job a dependency names exists.
+  Status check_dependency_targets(const std::string& dependency);
+  std::map<JobId, StoredJob> held_;
+  std::map<JobId, std::string> held_reason_;  // Dependency, DependencyNeverSatisfied, ...
+  // Puts `job` in the partition it asks for ("" = the default), with the partition's time limits
+  // (`limit_given`: the job asked for one), or an error naming the partitions there are.
+  Result<std::string> partition_of(const std::string& asked, bool limit_given,
+                                   StoredJob& job) const;
+  std::vector<PartitionConfig> partitions_;
+  // Each partition's nodes; null for a partition of every node.
+  std::map<std::string, std::shared_ptr<const NodeSet>> partition_nodes_;
 
   // --- Gang scheduling (controller_gang.cc)
   // Builds the gang core for the configured policy, if it is one; false when it is a queue

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <set>
 
+#include "core/job_array.h"
 #include "daemon/controller.h"
 #include "daemon/job_spec.h"
 #include "daemon/log.h"
@@ -26,7 +27,8 @@ std::string user_name(int uid) {
 
 }  // namespace
 
-Result<JobId> Controller::submit(const v1::JobSpec& spec, const Caller& caller, Seconds now) {
+Result<JobId> Controller::submit(const v1::JobSpec& spec, const Caller& caller, Seconds now,
+                                 std::vector<JobId>* task_ids) {
   Result<StoredJob> checked = job_from_spec(spec, machine_, config_.controller);
   if (!checked) return checked.error();
   StoredJob job = std::move(*checked);
@@ -39,12 +41,32 @@ Result<JobId> Controller::submit(const v1::JobSpec& spec, const Caller& caller, 
                 "' places every job as one box, so it cannot give a job scattered nodes; leave "
                 "--mode unset (a count no box holds is rounded up to the smallest box that does) "
                 "or ask for --shape");
-  if (Status fits = allocator_->check(placed_request(job.request)); !fits) return fits.error();
+  if (Result<std::string> partition = partition_of(spec.partition(), spec.time_limit() > 0, job);
+      !partition)
+    return partition.error();
+  if (gang_ && partition_nodes_.at(job.partition))
+    return fail("partition: gang policy '" + config_.controller.policy +
+                "' time-shares the whole machine; partition " + job.partition +
+                " holds only some of its nodes");
+  if (Status fits = allocator_->check(core_job(job).request); !fits) return fits.error();
+  ArraySpec array;
+  if (!spec.array().empty()) {
+    Result<ArraySpec> parsed = parse_array_spec(spec.array(), config_.controller.max_array_size);
+    if (!parsed) return fail("array: " + parsed.error().message);
+    array = std::move(*parsed);
+    job.array_limit = array.limit;
+  }
   job.uid = caller.uid;
   job.gid = caller.gid;
   job.user = user_name(caller.uid);
-  // Committed with the submissions that arrive meanwhile, in one transaction.
-  return submissions_.run(Submission{std::move(job), now});
+  // An array (stored in one transaction of its own) and a job with a dependency (whose jobs are
+  // checked first) are committed apart; the others with the submissions that arrive meanwhile,
+  // in one transaction.
+  if (!array.tasks.empty() || !job.dependency.empty())
+    return submit_apart(std::move(job), array.tasks, now, task_ids);
+  Result<JobId> id = submissions_.run(Submission{std::move(job), now});
+  if (id && task_ids) *task_ids = {*id};
+  return id;
 }
 
 std::vector<Result<JobId>> Controller::commit_submissions(std::vector<Submission>& batch) {
@@ -76,17 +98,47 @@ Result<JobId> Controller::apply_submitted(StoredJob job, JobId id, Seconds now) 
   if (!tracking()) return id;  // the scheduler reads it from the store
   job.id = id;
   job.submit_time = now;
-  gang_log_dirty_ = true;
-  if (Status queued = core_->submit(core_job(job), now); !queued) {
+  if (!job.script.empty()) {  // in the store; read again at launch
+    job.script.clear();
+    job.script_id = job.array_job != 0 ? job.array_job : id;
+  }
+  // Into the core's queue, or held (a dependency, an array's limit: controller_holds.cc).
+  if (Status queued = enqueue(job, now); !queued) {
     // The allocator accepted the request above, so this is a broken invariant; the stored job
     // must not wait forever.
     (void)store_.set_job_state(job.id, JobState::kFailed, queued.error().message, now);
     return fail(Error::Code::kInternal,
                 "queueing job " + std::to_string(job.id) + ": " + queued.error().message);
   }
-  queued_since_pass_.push_back(job.id);
-  pending_[job.id] = std::move(job);
   return id;
+}
+
+Result<JobId> Controller::submit_apart(StoredJob job, const std::vector<int>& tasks, Seconds now,
+                                       std::vector<JobId>* task_ids) {
+  std::lock_guard lock(mutex_);
+  if (!job.dependency.empty())
+    if (Status ok = check_dependency_targets(job.dependency); !ok) return ok.error();
+  std::vector<JobId> ids;
+  if (tasks.empty()) {
+    Result<JobId> id = store_.add_job(job, now);
+    if (!id) return id.error();
+    ids.push_back(*id);
+  } else {
+    Result<std::vector<JobId>> added = store_.add_array(job, tasks, now);
+    if (!added) return added.error();
+    ids = std::move(*added);
+  }
+  if (task_ids) *task_ids = ids;
+  for (size_t i = 0; i < ids.size(); ++i) {
+    StoredJob task = job;
+    if (!tasks.empty()) {
+      task.array_job = ids.front();
+      task.array_task = tasks[i];
+    }
+    if (Result<JobId> applied = apply_submitted(std::move(task), ids[i], now); !applied)
+      return applied.error();
+  }
+  return ids.front();
 }
 
 Result<std::vector<JobId>> Controller::cancel(const std::vector<JobId>& ids, int signal,
@@ -96,14 +148,22 @@ Result<std::vector<JobId>> Controller::cancel(const std::vector<JobId>& ids, int
     return fail("signal: " + std::to_string(signal) + " is not a signal");
   std::lock_guard lock(mutex_);
   // Every id is checked before anything changes, so a refused call changes nothing.
+  // An array's id names every task of the array, as with scancel.
   std::vector<StoredJob> targets;
+  std::set<JobId> seen;
   for (JobId id : ids) {
-    Result<StoredJob> job = store_.job(id);
-    if (!job) return fail(Error::Code::kNotFound, "job " + std::to_string(id) + " does not exist");
-    if (job->uid != caller.uid && !is_admin(caller))
-      return fail(Error::Code::kPermissionDenied,
-                  "permission denied: job " + std::to_string(id) + " belongs to " + job->user);
-    targets.push_back(std::move(*job));
+    JobQuery query;
+    query.ids = {id};
+    Result<std::vector<StoredJob>> jobs = store_.list_jobs(query);
+    if (!jobs) return jobs.error();
+    if (jobs->empty())
+      return fail(Error::Code::kNotFound, "job " + std::to_string(id) + " does not exist");
+    for (StoredJob& job : *jobs) {
+      if (job.uid != caller.uid && !is_admin(caller))
+        return fail(Error::Code::kPermissionDenied,
+                    "permission denied: job " + std::to_string(job.id) + " belongs to " + job.user);
+      if (seen.insert(job.id).second) targets.push_back(std::move(job));
+    }
   }
   std::vector<JobId> acted;
   for (const StoredJob& job : targets) {
@@ -123,6 +183,9 @@ Result<std::vector<JobId>> Controller::cancel(const std::vector<JobId>& ids, int
         (void)core_->cancel(job.id, now);
         gang_log_dirty_ = true;
         pending_.erase(job.id);
+        notes_.erase(job.id);
+        finished_.insert(job.id);
+      } else if (tracking() && held_.erase(job.id)) {
         notes_.erase(job.id);
         finished_.insert(job.id);
       }
@@ -260,14 +323,14 @@ Result<std::vector<JobId>> Controller::release(const std::vector<JobId>& ids, co
     log_line("job " + std::to_string(id) + " released by uid " + std::to_string(caller.uid));
     released.push_back(id);
     pass_wanted_ = true;
-    if (!tracking() || pending_.count(id)) continue;  // the scheduler replays the release
+    // the scheduler replays the release
+    if (!tracking() || pending_.count(id) || held_.count(id)) continue;
     Result<StoredJob> job = store_.job(id);
     if (!job) return job.error();
-    if (Status queued = core_->submit(core_job(*job), now); !queued)
+    // Into the core's queue, or to wait for its dependency or its array's room.
+    if (Status queued = enqueue(*job, now); !queued)
       return fail(Error::Code::kInternal,
                   "queueing job " + std::to_string(id) + ": " + queued.error().message);
-    gang_log_dirty_ = true;
-    pending_[id] = std::move(*job);
   }
   return released;
 }
@@ -361,6 +424,10 @@ Result<v1::ListJobsReply> Controller::list_jobs(const v1::ListJobsRequest& reque
     query.states.push_back(*s);
   }
   if (request.has_uid()) query.uid = request.uid();
+  if (request.window_end() > 0) query.submitted_by = request.window_end();
+  if (request.window_start() > 0) query.not_ended_before = request.window_start();
+  query.names.assign(request.names().begin(), request.names().end());
+  query.partitions.assign(request.partitions().begin(), request.partitions().end());
   // As squeue: without states or ids, the jobs still in the system.
   query.only_active = query.states.empty() && query.ids.empty() && !request.all_states();
   Result<std::vector<StoredJob>> jobs = store_.list_jobs(query);

@@ -8,6 +8,8 @@
 #include "daemon/controller.h"
 #include "daemon/controller_saved_state.h"
 #include "daemon/job_spec.h"
+#include "daemon/log.h"
+#include "daemon/slurm_env.h"
 
 // Scheduling passes and what they send: the starts a pass commits and launches, pending jobs'
 // notes, when the next pass is due, and the launch and signal requests to agents.
@@ -19,6 +21,7 @@ Result<std::vector<JobId>> Controller::run_pass(Seconds now) {
   if (Status ok = sync(now); !ok) return ok.error();
   if (!scheduler_) return std::vector<JobId>{};
   pass_wanted_ = false;
+  if (Status ok = release_held(now); !ok) return ok.error();
   PassResult decided = core_->pass(now);
   PassCommit commit;
   commit.scheduler = identity_;
@@ -79,6 +82,7 @@ Result<std::vector<JobId>> Controller::run_pass(Seconds now) {
     stored.start_time = now;
     stored.nodes = start.nodes;
     LiveJob live;
+    live.array_job = stored.array_job;
     live.attempt = start.attempt;
     live.start = now;
     live.limit_at = now + stored.time_limit;
@@ -89,6 +93,8 @@ Result<std::vector<JobId>> Controller::run_pass(Seconds now) {
     started.push_back(start.job);
   }
   if (gang_) switch_jobs(decided, now);
+  // A held job may wait for one of these to start (after:ID).
+  if (!started.empty() && !held_.empty()) pass_wanted_ = true;
   return started;
 }
 
@@ -102,6 +108,8 @@ std::vector<PendingNote> Controller::pending_notes(Seconds now) {
         std::abs(old->second.expected_start - expected_start) > 0.5)
       changed.push_back({id, std::string(reason), expected_start});
   };
+  for (const auto& [id, reason] : held_reason_)
+    if (held_.count(id)) note(id, reason, 0);
   if (gang_) {
     for (const auto& [id, job] : pending_) {
       if (gang_->find(id) == nullptr || gang_->partition_of(id)) continue;  // started by now
@@ -172,9 +180,11 @@ v1::LaunchRequest Controller::launch_request(const StoredJob& job, int attempt,
   }
   for (const std::string& arg : job.argv) request.add_argv(arg);
   request.set_cwd(job.cwd);
-  request.set_output(resolve_output_path(job.output, job.id));
-  request.set_error(resolve_output_path(job.error, job.id));
+  request.set_output(resolve_output_path(job.output, job));
+  request.set_error(resolve_output_path(job.error, job));
   for (const auto& [key, value] : job.env) (*request.mutable_env())[key] = value;
+  add_slurm_variables(job, request.nodelist(), static_cast<int>(nodes.size()),
+                      *request.mutable_env());
   request.set_uid(job.uid);
   request.set_gid(job.gid);
   request.set_time_limit(job.time_limit);
@@ -186,7 +196,20 @@ void Controller::send_launch(const StoredJob& job, int attempt, const std::vecto
   // (A node never registered has no agent: it is down, and the job will be requeued.)
   std::vector<std::string> agents = agents_of(nodes);
   if (agents.empty()) return;
-  agents_.launch(agents, launch_request(job, attempt, nodes));
+  v1::LaunchRequest request = launch_request(job, attempt, nodes);
+  if (job.script_id != 0) {
+    // A batch job: its script, as stored when it was submitted, runs on its first node.
+    Result<std::string> script = store_.job_script(job.script_id);
+    if (!script) {
+      // The store cannot be read: the launch is sent again when a controller next takes the
+      // lease (reconciliation); until then the job holds its nodes without running.
+      log_line("job " + std::to_string(job.id) + ": its batch script cannot be read from the " +
+               "store (" + script.error().message + "); not launched now");
+      return;
+    }
+    request.set_script(std::move(*script));
+  }
+  agents_.launch(agents, request);
 }
 
 std::vector<std::string> Controller::agents_of(const std::vector<NodeId>& nodes) {

@@ -29,9 +29,12 @@ class Service final : public v1::Controller::Service {
                       v1::SubmitReply* reply) override {
     Result<Caller> caller = auth_.verify(*context);
     if (!caller) return to_grpc(caller.error());
-    Result<JobId> id = controller_.submit(request->spec(), *caller, wall_clock_now());
+    std::vector<JobId> tasks;
+    Result<JobId> id = controller_.submit(request->spec(), *caller, wall_clock_now(), &tasks);
     if (!id) return to_grpc(id.error());
     reply->set_job_id(*id);
+    if (!request->spec().array().empty())
+      for (JobId task : tasks) reply->add_task_job_ids(task);
     server_.poke();
     return grpc::Status::OK;
   }

@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "core/dependency.h"
 #include "core/hostlist.h"
 
 namespace trellis {
@@ -118,18 +119,51 @@ Result<StoredJob> job_from_spec(const v1::JobSpec& spec, const Machine& machine,
     job.env[key] = value;
   }
   job.share = spec.share();
+  if (spec.script().size() > kMaxScriptBytes)
+    return fail("script: " + std::to_string(spec.script().size()) +
+                " bytes is longer than the limit of " + std::to_string(kMaxScriptBytes));
+  if (has_nul(spec.script())) return fail("script: contains a NUL byte");
+  job.script = spec.script();
+  if (Status ok = check_text(spec.dependency(), "dependency", kMaxArgBytes); !ok) return ok.error();
+  Result<Dependency> dependency = parse_dependency(spec.dependency());
+  if (!dependency) return fail("dependency: " + dependency.error().message);
+  job.dependency = format_dependency(*dependency);
+  job.kill_on_invalid_dep = spec.kill_on_invalid_dep();
   return job;
 }
 
-std::string resolve_output_path(const std::string& pattern, JobId id) {
+std::string resolve_output_path(const std::string& pattern, const StoredJob& job) {
   std::string out;
   for (size_t i = 0; i < pattern.size(); ++i) {
-    if (pattern[i] == '%' && i + 1 < pattern.size() && pattern[i + 1] == 'j') {
-      out += std::to_string(id);
-      ++i;
-    } else {
+    char next = i + 1 < pattern.size() ? pattern[i + 1] : '\0';
+    if (pattern[i] != '%' || !next) {
       out += pattern[i];
+      continue;
     }
+    switch (next) {
+      case 'j':
+        out += std::to_string(job.id);
+        break;
+      case 'A':
+        out += std::to_string(job.array_job != 0 ? job.array_job : job.id);
+        break;
+      case 'a':
+        out += std::to_string(std::max(job.array_task, 0));
+        break;
+      case 'x':
+        out += job.name;
+        break;
+      case 'u':
+        out += job.user;
+        break;
+      case '%':
+        out += '%';
+        break;
+      default:  // %N, %n, %t, %s: known only where the task runs
+        out += pattern.substr(i, 2);
+        break;
+    }
+    ++i;
   }
   return out;
 }
@@ -181,6 +215,9 @@ v1::JobSpec spec_of(const StoredJob& job) {
   spec.set_error(job.error);
   for (const auto& [key, value] : job.env) (*spec.mutable_env())[key] = value;
   spec.set_share(job.share);
+  spec.set_partition(job.partition);
+  spec.set_dependency(job.dependency);
+  spec.set_kill_on_invalid_dep(job.kill_on_invalid_dep);
   return spec;
 }
 
@@ -204,9 +241,13 @@ v1::JobInfo job_info(const StoredJob& job, int node_count) {
   info.set_signal(job.signal);
   info.set_attempt(job.attempt);
   info.set_seconds_frozen(job.seconds_frozen);  // the controller's count replaces it while it runs
-  info.set_output(resolve_output_path(job.output, job.id));
+  info.set_output(resolve_output_path(job.output, job));
   info.set_hold(job.hold);
   info.set_node_failures(job.node_failures);
+  info.set_array_job_id(job.array_job);
+  info.set_array_task_id(job.array_task);
+  info.set_array_limit(job.array_limit);
+  info.set_batch(job.script_id != 0);
   return info;
 }
 

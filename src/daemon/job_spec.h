@@ -18,15 +18,20 @@ inline constexpr size_t kMaxArgBytes = 64 * 1024;  // all of argv together
 inline constexpr size_t kMaxPathBytes = 4096;
 inline constexpr size_t kMaxNameBytes = 256;
 inline constexpr size_t kMaxEnvEntries = 256;
+inline constexpr size_t kMaxScriptBytes = 4 * 1024 * 1024;  // a batch script
 
 // The job a spec asks for, with the cluster's defaults filled in (mode, time limit, output
 // file), or an INVALID_ARGUMENT error naming the field: "nodes: -3 is not a node count", "shape:
-// 9x9 is larger than torus:4x4x4". Ids, states and the submitter are left for the caller.
+// 9x9 is larger than torus:4x4x4". The batch script and the dependency (in its canonical text)
+// are checked and kept; ids, states, the submitter, the partition and the array's tasks are left
+// for the caller.
 Result<StoredJob> job_from_spec(const v1::JobSpec& spec, const Machine& machine,
                                 const ControllerSettings& settings);
 
-// An output path with "%j" replaced by the job id.
-std::string resolve_output_path(const std::string& pattern, JobId id);
+// An output path with sbatch's patterns replaced: %j the job id, %A the array's job id (the job id
+// for a job that is not an array task), %a the array task id (0 when none), %x the job name, %u
+// the user's name, %% a percent sign. Other patterns are left as they are.
+std::string resolve_output_path(const std::string& pattern, const StoredJob& job);
 
 v1::JobState to_proto(JobState state);
 Result<JobState> from_proto(v1::JobState state);

@@ -77,7 +77,8 @@ const std::string_view kJobColumns =
     "id, uid, gid, user_name, name, request_nodes, request_shape, request_rotate, request_mode, "
     "share, time_limit, argv, cwd, stdout_path, stderr_path, env, state, reason, submit_time, "
     "start_time, end_time, expected_start, attempt, nodes, box_anchor, box_extents, exit_code, "
-    "signal, stop, seconds_frozen, hold, node_failures";
+    "signal, stop, seconds_frozen, hold, node_failures, partition_name, array_job, array_task, "
+    "array_limit, dependency, kill_on_invalid_dep, script_id";
 
 Result<StoredJob> read_job(const Session& db, const Rows& rows, size_t r) {
   StoredJob j;
@@ -123,6 +124,13 @@ Result<StoredJob> read_job(const Session& db, const Rows& rows, size_t r) {
   j.seconds_frozen = rows.real(r, 29);
   j.hold = rows.text(r, 30);
   j.node_failures = rows.integer(r, 31);
+  j.partition = rows.text(r, 32);
+  j.array_job = rows.int64(r, 33);
+  j.array_task = rows.integer(r, 34);
+  j.array_limit = rows.integer(r, 35);
+  j.dependency = rows.text(r, 36);
+  j.kill_on_invalid_dep = rows.integer(r, 37) != 0;
+  j.script_id = rows.int64(r, 38);
   return j;
 }
 

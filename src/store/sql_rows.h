@@ -44,6 +44,13 @@ std::string encode_nodes(const std::vector<NodeId>& nodes);
 // Reads id ranges, or the JSON list of ids that schema versions before 4 wrote.
 bool decode_nodes(const std::string& text, std::vector<NodeId>& out);
 
+// The INSERT of a new pending job (its submit time is the last parameter, 0 until set), or why
+// the job cannot be stored (sql_store_jobs.cc).
+Result<Statement> insert_job(Session& db, const StoredJob& job);
+// Stores the batch scripts of jobs just inserted (`ids` in the order of `jobs`): each job with a
+// script gets a job_scripts row of its own id, and that id as its script_id.
+Status store_scripts(Session& db, const std::vector<StoredJob>& jobs, const std::vector<JobId>& ids);
+
 // The columns of a StoredJob, in read_job()'s order, and a row of them read back.
 extern const std::string_view kJobColumns;
 Result<StoredJob> read_job(const Session& db, const Rows& rows, size_t r);

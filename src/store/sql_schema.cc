@@ -119,8 +119,32 @@ ALTER TABLE jobs ADD COLUMN hold TEXT NOT NULL DEFAULT '';
 ALTER TABLE jobs ADD COLUMN node_failures INTEGER NOT NULL DEFAULT 0;
 )sql";
 
-constexpr std::array<Migration, 4> kMigrations{
-    {{1, kSchemaV1}, {2, kSchemaV2}, {3, kSchemaV3}, {4, kSchemaV4}}};
+// Version 5: Slurm's job model. A job may be a task of an array (array_job is the array's job id,
+// the id of its first task; array_limit caps how many of its tasks run at once), wait on a
+// dependency (core/dependency.h's text), belong to a named partition, and run a batch script
+// stored when it was submitted (job_scripts, one row per script, shared by an array's tasks).
+// The indexes serve accounting (a user's jobs that ended in a time window), arrays and singleton
+// dependencies (jobs of a user by name).
+constexpr const char* kSchemaV5 = R"sql(
+ALTER TABLE jobs ADD COLUMN partition_name TEXT NOT NULL DEFAULT '';
+ALTER TABLE jobs ADD COLUMN array_job {int64} NOT NULL DEFAULT 0;
+ALTER TABLE jobs ADD COLUMN array_task INTEGER NOT NULL DEFAULT -1;
+ALTER TABLE jobs ADD COLUMN array_limit INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE jobs ADD COLUMN dependency TEXT NOT NULL DEFAULT '';
+ALTER TABLE jobs ADD COLUMN kill_on_invalid_dep INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE jobs ADD COLUMN script_id {int64} NOT NULL DEFAULT 0;
+CREATE TABLE job_scripts (
+  id {int64} PRIMARY KEY,  -- the id of the job submitted with it (an array's first task)
+  script TEXT NOT NULL
+);
+CREATE INDEX jobs_by_uid_end ON jobs (uid, end_time);
+CREATE INDEX jobs_by_end ON jobs (end_time);
+CREATE INDEX jobs_by_array ON jobs (array_job) WHERE array_job <> 0;
+CREATE INDEX jobs_by_uid_name ON jobs (uid, name);
+)sql";
+
+constexpr std::array<Migration, 5> kMigrations{
+    {{1, kSchemaV1}, {2, kSchemaV2}, {3, kSchemaV3}, {4, kSchemaV4}, {5, kSchemaV5}}};
 static_assert(kMigrations.back().version == kStoreSchemaVersion,
               "the last migration step must bring a store to kStoreSchemaVersion");
 

@@ -52,6 +52,10 @@ class SqlStore final : public StateStore {
 
   Result<JobId> add_job(const StoredJob& job, Seconds now) override;
   Result<std::vector<JobId>> add_jobs(const std::vector<StoredJob>& jobs, Seconds now) override;
+  Result<std::vector<JobId>> add_array(const StoredJob& job, const std::vector<int>& tasks,
+                                       Seconds now) override;
+  Result<std::string> job_script(JobId script_id) override;
+  Status clear_dependencies(const std::vector<JobId>& jobs) override;
   Result<std::vector<StoredJob>> list_jobs(const JobQuery& query) override;
   Result<StoredJob> job(JobId id) override;
   Result<PassOutcome> apply_pass(const PassCommit& pass, Seconds now) override;

@@ -17,10 +17,9 @@ using sql::Session;
 using sql::transaction;
 using namespace json_fields;  // NOLINT
 
-namespace {
+namespace sql {
 
-// The INSERT of a new pending job, or why the job cannot be stored.
-Result<sql::Statement> insert_job(Session& db, const StoredJob& job) {
+Result<Statement> insert_job(Session& db, const StoredJob& job) {
   if (job.request.nodes < 1) {
     return db.fail(Error::Code::kInvalidArgument,
                    "a job asks for " + std::to_string(job.request.nodes) + " nodes");
@@ -46,24 +45,31 @@ Result<sql::Statement> insert_job(Session& db, const StoredJob& job) {
                                     {"cwd", job.cwd},
                                     {"output", job.output},
                                     {"error", job.error},
-                                    {"reason", job.reason}}) {
+                                    {"reason", job.reason},
+                                    {"partition", job.partition},
+                                    {"dependency", job.dependency},
+                                    {"script", job.script}}) {
     if (!is_utf8(text)) {
       return db.fail(Error::Code::kInvalidArgument,
                      std::string("the job's ") + field + " is not valid UTF-8");
     }
   }
-  return sql::Statement{
+  return Statement{
       "INSERT INTO jobs (uid, gid, user_name, name, request_nodes, request_shape, "
       "request_rotate, request_mode, share, time_limit, argv, cwd, stdout_path, stderr_path, "
-      "env, state, reason, submit_time, start_time, end_time, expected_start, attempt, nodes, "
-      "box_anchor, box_extents, exit_code, signal) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-      "?, ?, ?, 'PD', ?, ?, 0, 0, 0, 0, '', '[]', '[]', 0, 0) RETURNING id",
+      "env, state, reason, partition_name, array_job, array_task, array_limit, dependency, "
+      "kill_on_invalid_dep, script_id, submit_time, start_time, end_time, expected_start, "
+      "attempt, nodes, box_anchor, box_extents, exit_code, signal) VALUES (?, ?, ?, ?, ?, ?, ?, "
+      "?, ?, ?, ?, ?, ?, ?, ?, 'PD', ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, 0, 0, 0, '', '[]', '[]', 0, "
+      "0) RETURNING id",
       {job.uid, job.gid, job.user, job.name, job.request.nodes, encode_ints(job.request.shape),
        job.request.rotate ? 1 : 0, std::string(to_string(job.request.mode)), job.share ? 1 : 0,
-       job.time_limit, dump(argv), job.cwd, job.output, job.error, dump(env), job.reason, 0.0}};
+       job.time_limit, dump(argv), job.cwd, job.output, job.error, dump(env), job.reason,
+       job.partition, job.array_job, job.array_task, job.array_limit, job.dependency,
+       job.kill_on_invalid_dep ? 1 : 0, job.script_id, 0.0}};
 }
 
-}  // namespace
+}  // namespace sql
 
 Result<JobId> SqlStore::add_job(const StoredJob& job, Seconds now) {
   Result<std::vector<JobId>> ids = add_jobs({job}, now);
@@ -77,7 +83,7 @@ Result<std::vector<JobId>> SqlStore::add_jobs(const std::vector<StoredJob>& jobs
   return transaction(db, "add_job", true, [&](bool& changed) -> Result<std::vector<JobId>> {
     std::vector<sql::Statement> inserts;
     for (size_t i = 0; i < jobs.size(); ++i) {
-      Result<sql::Statement> insert = insert_job(db, jobs[i]);
+      Result<sql::Statement> insert = sql::insert_job(db, jobs[i]);
       if (!insert) {
         Error e = insert.error();
         if (jobs.size() > 1) e.message += " (job " + std::to_string(i + 1) + " of the batch)";
@@ -96,6 +102,7 @@ Result<std::vector<JobId>> SqlStore::add_jobs(const std::vector<StoredJob>& jobs
       ids.push_back((*inserted)[i].int64(0, 0));
       sql::log_event(db, now, "submit", ids.back(), "", jobs[i].name);
     }
+    if (Status s = sql::store_scripts(db, jobs, ids); !s) return s.error();
     changed = !ids.empty();
     return ids;
   });
@@ -117,14 +124,42 @@ Result<std::vector<StoredJob>> SqlStore::list_jobs(const JobQuery& query) {
         if (states.empty()) return jobs;  // only final states asked, and only active ones
       }
     }
-    // One statement per combination of filters (eight at most), each cached; lists are bound as
+    // One statement per combination of filters, each cached; lists are bound as
     // JSON arrays so that the text of the statement does not depend on their length.
     std::string text = "SELECT " + std::string(sql::kJobColumns) + " FROM jobs";
     std::vector<Param> params;
     const char* joiner = " WHERE ";
-    if (!query.ids.empty()) {
+    if (!query.ids.empty() && query.exact_ids) {
       text += joiner + std::string("id") + std::string(db.dialect().ints_in);
       params.emplace_back(encode_ints(query.ids));
+      joiner = " AND ";
+    } else if (!query.ids.empty()) {
+      // An array's id names its tasks too.
+      text += joiner + std::string("(id") + std::string(db.dialect().ints_in) +
+              " OR (array_job <> 0 AND array_job" + std::string(db.dialect().ints_in) + "))";
+      params.emplace_back(encode_ints(query.ids));
+      params.emplace_back(encode_ints(query.ids));
+      joiner = " AND ";
+    }
+    // Accounting windows (sacct -S/-E), names and partitions.
+    if (query.submitted_by) {
+      text += joiner + std::string("submit_time <= ?");
+      params.emplace_back(*query.submitted_by);
+      joiner = " AND ";
+    }
+    if (query.not_ended_before) {
+      text += joiner + std::string("(end_time >= ? OR end_time = 0)");
+      params.emplace_back(*query.not_ended_before);
+      joiner = " AND ";
+    }
+    if (!query.names.empty()) {
+      text += joiner + std::string("name") + std::string(db.dialect().texts_in);
+      params.emplace_back(dump(nlohmann::json(query.names)));
+      joiner = " AND ";
+    }
+    if (!query.partitions.empty()) {
+      text += joiner + std::string("partition_name") + std::string(db.dialect().texts_in);
+      params.emplace_back(dump(nlohmann::json(query.partitions)));
       joiner = " AND ";
     }
     if (!states.empty()) {

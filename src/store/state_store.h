@@ -89,6 +89,18 @@ struct StoredJob {
   // A pending job that is held (not scheduled until released) says why; "" when it is not.
   std::string hold;
   int node_failures = 0;  // requeues after a node it ran on failed
+
+  // Slurm's job model (sbatch).
+  std::string partition;   // the partition's name
+  JobId array_job = 0;     // an array task: the array's job id (its first task's id); 0 = none
+  int array_task = -1;     // the task's id in its array; -1 = not an array task
+  int array_limit = 0;     // at most this many tasks of the array at once; 0 = no limit
+  std::string dependency;  // core/dependency.h's text; "" = none
+  bool kill_on_invalid_dep = false;  // cancel it when the dependency can never be satisfied
+  JobId script_id = 0;  // the stored batch script it runs (job_script()); 0 = not a batch job
+  // add_job() and add_array() only: the batch script to store with the job (script_id is then
+  // set by the store). Listings leave it empty: job_script() reads it.
+  std::string script;
 };
 
 // A node as the store keeps it. Whether it is allocated follows from the allocations.
@@ -117,10 +129,17 @@ struct StoredEvent {
 
 // Which jobs list_jobs() returns. Empty lists mean "any".
 struct JobQuery {
+  // Jobs by id; the id of an array (its first task's) names every task of the array.
   std::vector<JobId> ids;
   std::vector<JobState> states;
   std::optional<int> uid;
   bool only_active = false;  // only PD, R, S, CG
+  // Accounting windows: jobs submitted by `submitted_by` and not ended before `not_ended_before`
+  // (a job that has not ended counts as ending later).
+  std::optional<Seconds> submitted_by;
+  std::optional<Seconds> not_ended_before;
+  std::vector<std::string> names;
+  std::vector<std::string> partitions;
 };
 
 // A start decided by a pass: the job runs (again) on `nodes` as attempt `attempt`.
@@ -239,6 +258,16 @@ class StateStore {
   // Several submissions in one transaction (a controller groups those that arrive together): the
   // ids, in the order of `jobs`. A job that add_job() would refuse refuses them all, naming it.
   virtual Result<std::vector<JobId>> add_jobs(const std::vector<StoredJob>& jobs, Seconds now) = 0;
+  // Stores the tasks of a job array in one transaction: one job per id of `tasks` (ascending),
+  // each as add_job() stores `job` with array_task set, all with array_job = the first task's job
+  // id (the array's id). Returns the job ids in task order.
+  virtual Result<std::vector<JobId>> add_array(const StoredJob& job, const std::vector<int>& tasks,
+                                               Seconds now) = 0;
+  // The batch script stored as `script_id` (a job's script_id). Not found when there is none.
+  virtual Result<std::string> job_script(JobId script_id) = 0;
+  // The dependencies of these pending jobs are satisfied: they are cleared (as Slurm clears them),
+  // so that any controller sees the jobs free to run. Jobs no longer pending are left alone.
+  virtual Status clear_dependencies(const std::vector<JobId>& jobs) = 0;
   virtual Result<std::vector<StoredJob>> list_jobs(const JobQuery& query) = 0;
   // Not found when there is no such job.
   virtual Result<StoredJob> job(JobId id) = 0;

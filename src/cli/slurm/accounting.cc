@@ -1,0 +1,317 @@
+#include "cli/slurm/accounting.h"
+
+#include <cctype>
+#include <set>
+
+#include "cli/job_rows.h"
+#include "cli/live_client.h"
+#include "cli/slurm/slurm_command.h"
+#include "daemon/job_spec.h"
+#include "topology/machine.h"
+
+namespace trellis::cli::slurm {
+namespace {
+
+// Slurm 22.05's sacct fields, in its order (src/sacct/sacct.c), with their default widths: a
+// typed name matches the first field it is a prefix of, as in sacct. Those Trellis has no value
+// for are refused by name (resource usage, energy, reservations, ...).
+struct FieldInfo {
+  const char* name;
+  int width;
+  bool supported;
+};
+constexpr FieldInfo kFields[] = {
+    {"Account", 10, true},
+    {"AdminComment", 15, true},
+    {"AllocCPUS", 10, true},
+    {"AllocNodes", 10, true},
+    {"AllocTRES", 10, true},
+    {"AssocID", 7, false},
+    {"AveCPU", 10, false},
+    {"AveCPUFreq", 10, false},
+    {"AveDiskRead", 14, false},
+    {"AveDiskWrite", 14, false},
+    {"AvePages", 10, false},
+    {"AveRSS", 10, false},
+    {"AveVMSize", 10, false},
+    {"BlockID", 16, false},
+    {"Cluster", 10, true},
+    {"Comment", 14, true},
+    {"Constraints", 19, true},
+    {"ConsumedEnergy", 14, false},
+    {"ConsumedEnergyRaw", 17, false},
+    {"Container", 19, false},
+    {"CPUTime", 10, true},
+    {"CPUTimeRAW", 10, true},
+    {"DBIndex", -10, false},
+    {"DerivedExitCode", 15, true},
+    {"Elapsed", 10, true},
+    {"ElapsedRaw", 10, true},
+    {"Eligible", 19, true},
+    {"End", 19, true},
+    {"ExitCode", 8, true},
+    {"Flags", 19, true},
+    {"GID", 6, true},
+    {"Group", 9, true},
+    {"JobID", -12, true},
+    {"JobIDRaw", -12, true},
+    {"JobName", 10, true},
+    {"Layout", 9, false},
+    {"MaxDiskRead", 12, false},
+    {"MaxDiskReadNode", 15, false},
+    {"MaxDiskReadTask", 15, false},
+    {"MaxDiskWrite", 12, false},
+    {"MaxDiskWriteNode", 16, false},
+    {"MaxDiskWriteTask", 16, false},
+    {"MaxPages", 8, false},
+    {"MaxPagesNode", 12, false},
+    {"MaxPagesTask", 14, false},
+    {"MaxRSS", 10, false},
+    {"MaxRSSNode", 10, false},
+    {"MaxRSSTask", 10, false},
+    {"MaxVMSize", 10, false},
+    {"MaxVMSizeNode", 14, false},
+    {"MaxVMSizeTask", 14, false},
+    {"McsLabel", 12, false},
+    {"MinCPU", 10, false},
+    {"MinCPUNode", 10, false},
+    {"MinCPUTask", 10, false},
+    {"NCPUS", 10, true},
+    {"NNodes", 8, true},
+    {"NodeList", 15, true},
+    {"NTasks", 8, true},
+    {"Partition", 10, true},
+    {"Priority", 10, true},
+    {"QOS", 10, true},
+    {"QOSRAW", 6, true},
+    {"Reason", 22, true},
+    {"ReqCPUFreq", 10, false},
+    {"ReqCPUFreqGov", 13, false},
+    {"ReqCPUFreqMax", 13, false},
+    {"ReqCPUFreqMin", 13, false},
+    {"ReqCPUS", 8, true},
+    {"ReqMem", 10, true},
+    {"ReqNodes", 8, true},
+    {"ReqTRES", 10, true},
+    {"Reservation", 20, false},
+    {"ReservationId", 8, false},
+    {"Reserved", 10, true},
+    {"ResvCPU", 10, false},
+    {"ResvCPURAW", 10, false},
+    {"Start", 19, true},
+    {"State", 10, true},
+    {"Submit", 19, true},
+    {"SubmitLine", 20, true},
+    {"Suspended", 10, true},
+    {"SystemComment", 15, true},
+    {"SystemCPU", 10, false},
+    {"Timelimit", 10, true},
+    {"TimelimitRaw", 10, true},
+    {"TotalCPU", 10, false},
+    {"TRESUsageInAve", 14, false},
+    {"TRESUsageInMax", 14, false},
+    {"TRESUsageInMaxNode", 18, false},
+    {"TRESUsageInMaxTask", 18, false},
+    {"TRESUsageInMin", 14, false},
+    {"TRESUsageInMinNode", 18, false},
+    {"TRESUsageInMinTask", 18, false},
+    {"TRESUsageInTot", 14, false},
+    {"TRESUsageOutAve", 15, false},
+    {"TRESUsageOutMax", 15, false},
+    {"TRESUsageOutMaxNode", 19, false},
+    {"TRESUsageOutMaxTask", 19, false},
+    {"TRESUsageOutMin", 15, false},
+    {"TRESUsageOutMinNode", 19, false},
+    {"TRESUsageOutMinTask", 19, false},
+    {"TRESUsageOutTot", 15, false},
+    {"UID", 6, true},
+    {"User", 9, true},
+    {"UserCPU", 10, false},
+    {"WCKey", 10, true},
+    {"WCKeyID", 10, true},
+    {"WorkDir", 20, true},
+};
+
+bool prefix_of(std::string_view typed, std::string_view name) {
+  if (typed.size() > name.size()) return false;
+  for (size_t i = 0; i < typed.size(); ++i)
+    if (std::tolower(static_cast<unsigned char>(typed[i])) !=
+        std::tolower(static_cast<unsigned char>(name[i])))
+      return false;
+  return true;
+}
+
+std::string command_of(const v1::JobInfo& job) {
+  std::string command;
+  for (const std::string& a : job.spec().argv()) command += (command.empty() ? "" : " ") + a;
+  return command;
+}
+
+}  // namespace
+
+Result<std::vector<v1::JobInfo>> accounting_jobs(const AccountingQuery& query,
+                                                 const std::string& conf,
+                                                 const std::string& store_url) {
+  std::vector<v1::JobInfo> out;
+  if (!store_url.empty()) {
+    Result<std::unique_ptr<StateStore>> store = open_store(store_url, {.read_only = true});
+    if (!store) return store.error();
+    Result<std::string> spec = (*store)->machine_spec();
+    if (!spec) return spec.error();
+    Result<Machine> machine = Machine::parse(*spec);
+    if (!machine) return machine.error();
+    JobQuery q;
+    q.ids = query.ids;
+    q.uid = query.uid;
+    for (v1::JobState s : query.states) {
+      Result<JobState> state = from_proto(s);
+      if (!state) return state.error();
+      q.states.push_back(*state);
+    }
+    q.names = query.names;
+    q.partitions = query.partitions;
+    if (query.window_end > 0) q.submitted_by = query.window_end;
+    if (query.window_start > 0) q.not_ended_before = query.window_start;
+    Result<std::vector<StoredJob>> jobs = (*store)->list_jobs(q);
+    if (!jobs) return jobs.error();
+    for (const StoredJob& job : *jobs) out.push_back(job_info(job, machine->node_count()));
+    return out;
+  }
+  Result<LiveClient> client = connect_to_cluster(conf);
+  if (!client) return client.error();
+  v1::ListJobsRequest request;
+  for (int64_t id : query.ids) request.add_job_ids(id);
+  if (query.uid) {
+    request.set_uid(*query.uid);
+    request.set_has_uid(true);
+  }
+  for (v1::JobState s : query.states) request.add_states(s);
+  for (const std::string& n : query.names) request.add_names(n);
+  for (const std::string& p : query.partitions) request.add_partitions(p);
+  request.set_window_start(query.window_start);
+  request.set_window_end(query.window_end);
+  request.set_all_states(true);
+  Result<v1::ListJobsReply> reply = list_jobs(*client, request);
+  if (!reply) return reply.error();
+  out.assign(reply->jobs().begin(), reply->jobs().end());
+  return out;
+}
+
+std::vector<AccountingRow> accounting_rows(const std::vector<v1::JobInfo>& jobs, bool steps) {
+  std::vector<AccountingRow> rows;
+  for (const v1::JobInfo& job : jobs) {
+    rows.push_back({&job, false});
+    // A batch job's script is its "batch" step, on its first node, once it has started.
+    if (steps && job.batch() && job.start_time() > 0) rows.push_back({&job, true});
+  }
+  return rows;
+}
+
+Result<std::vector<PrintField>> parse_fields(const std::string& format) {
+  std::vector<PrintField> out;
+  for (std::string item : split_list(format)) {
+    while (!item.empty() && std::isspace(static_cast<unsigned char>(item.front())))
+      item.erase(item.begin());
+    std::optional<int> width;
+    if (size_t percent = item.find('%'); percent != std::string::npos) {
+      width = std::atoi(item.c_str() + percent + 1);
+      item.resize(percent);
+    }
+    if (item.empty()) continue;
+    const FieldInfo* found = nullptr;
+    for (const FieldInfo& f : kFields)
+      if (prefix_of(item, f.name)) {
+        found = &f;
+        break;
+      }
+    if (!found) return fail("Invalid field requested: \"" + item + "\"");
+    if (!found->supported)
+      return fail("field \"" + std::string(found->name) +
+                  "\" is not supported by Trellis (no value is kept for it)");
+    out.push_back({found->name, width ? *width : found->width});
+  }
+  if (out.empty()) return fail("no fields in --format '" + format + "'");
+  return out;
+}
+
+std::string field_value(const std::string& field, const AccountingRow& row, Seconds now) {
+  const v1::JobInfo& job = *row.job;
+  const bool step = row.batch_step;
+  const int nodes = job.spec().nodes();
+  const bool started = job.start_time() > 0;
+  auto first_node = [&] {
+    const std::string& list = job.nodelist();
+    size_t open = list.find('[');
+    if (open == std::string::npos) return list.substr(0, list.find(','));
+    size_t end = list.find_first_of("-,]", open);
+    return list.substr(0, open) + list.substr(open + 1, end - open - 1);
+  };
+  const std::string f = field;
+  if (f == "JobID") return display_id(job) + (step ? ".batch" : "");
+  if (f == "JobIDRaw") return std::to_string(job.id()) + (step ? ".batch" : "");
+  if (f == "JobName") return step ? "batch" : job.spec().name();
+  if (f == "User") return step ? "" : job.user();
+  if (f == "UID") return step ? "" : std::to_string(job.uid());
+  if (f == "Group") return step ? "" : group_name(job.gid());
+  if (f == "GID") return step ? "" : std::to_string(job.gid());
+  if (f == "Account" || f == "AdminComment" || f == "Comment" || f == "Constraints" ||
+      f == "SystemComment" || f == "WCKey" || f == "ReqMem")
+    return "";
+  if (f == "QOS") return step ? "" : "normal";
+  if (f == "QOSRAW" || f == "WCKeyID") return step ? "" : "0";
+  if (f == "Cluster") return "trellis";
+  if (f == "Partition") return step ? "" : job.spec().partition();
+  if (f == "State") return state_name(job.state());
+  if (f == "ExitCode") return exit_code(job);
+  if (f == "DerivedExitCode") return step ? "" : "0:0";
+  if (f == "Reason") return step ? "" : reason(job);
+  if (f == "Submit") return date(job.submit_time());
+  if (f == "Eligible") return step ? date(job.start_time()) : date(job.submit_time());
+  if (f == "Start") return date(job.start_time());
+  if (f == "End") return date(job.end_time());
+  if (f == "Elapsed") return elapsed(run_seconds(job, now));
+  if (f == "ElapsedRaw") return std::to_string(static_cast<long>(run_seconds(job, now)));
+  if (f == "Suspended") return elapsed(job.seconds_frozen());
+  if (f == "Reserved") return elapsed(started ? job.start_time() - job.submit_time() : 0);
+  if (f == "CPUTime") return elapsed(run_seconds(job, now) * (step ? 1 : nodes));
+  if (f == "CPUTimeRAW")
+    return std::to_string(static_cast<long>(run_seconds(job, now) * (step ? 1 : nodes)));
+  if (f == "Timelimit") return step ? "" : time_limit(job.spec().time_limit(), elapsed);
+  if (f == "TimelimitRaw")
+    return step ? ""
+           : job.spec().time_limit() > 0
+               ? std::to_string(static_cast<long>(job.spec().time_limit() / 60))
+               : "UNLIMITED";
+  if (f == "NNodes" || f == "AllocNodes") {
+    if (step) return "1";
+    return f == "AllocNodes" && !started ? "0" : std::to_string(nodes);
+  }
+  if (f == "ReqNodes") return std::to_string(step ? 1 : nodes);
+  if (f == "NCPUS" || f == "AllocCPUS") {
+    if (step) return "1";
+    return !started ? "0" : std::to_string(nodes);
+  }
+  if (f == "ReqCPUS") return std::to_string(step ? 1 : nodes);
+  if (f == "NTasks") return step ? "1" : "";
+  if (f == "NodeList") {
+    if (!started && job.nodelist().empty()) return "None assigned";
+    return step ? first_node() : job.nodelist();
+  }
+  if (f == "AllocTRES") {
+    if (!started) return "";
+    int n = step ? 1 : nodes;
+    return "cpu=" + std::to_string(n) + ",node=" + std::to_string(n) +
+           (step ? "" : ",billing=" + std::to_string(n));
+  }
+  if (f == "ReqTRES")
+    return step ? ""
+                : "cpu=" + std::to_string(nodes) + ",node=" + std::to_string(nodes) +
+                      ",billing=" + std::to_string(nodes);
+  if (f == "Priority") return step ? "" : "1";
+  if (f == "Flags") return step ? "" : "SchedMain";
+  if (f == "WorkDir") return step ? "" : job.spec().cwd();
+  if (f == "SubmitLine") return step ? "" : command_of(job);
+  return "";
+}
+
+}  // namespace trellis::cli::slurm

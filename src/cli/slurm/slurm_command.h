@@ -1,0 +1,58 @@
+// Slurm's commands as front ends of Trellis: one binary (`trellis`) called by the names sbatch,
+// squeue, scancel, sacct, sinfo and scontrol (argv[0] dispatch; `make install` and the build tree
+// place links with those names, `trellis slurm-env` prints the PATH line). Each parses Slurm's
+// options with getopt_long as Slurm does, talks to the cluster of $TRELLIS_CONF, and prints
+// Slurm's formats byte for byte where clients parse them. An option Trellis does not support is
+// an error that names it (exit 2); options with no meaning here are accepted (README: "Coming
+// from Slurm").
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/result.h"
+
+namespace trellis::cli::slurm {
+
+// The Slurm command `name` runs (sbatch, squeue, ...), or nullptr when `name` is not one.
+using SlurmMain = int (*)(const std::vector<std::string>& args);
+SlurmMain slurm_command(std::string_view name);
+// The names slurm_command() knows, in a fixed order.
+const std::vector<std::string>& slurm_command_names();
+
+int sbatch_main(const std::vector<std::string>& args);
+int squeue_main(const std::vector<std::string>& args);
+int scancel_main(const std::vector<std::string>& args);
+int sacct_main(const std::vector<std::string>& args);
+int sinfo_main(const std::vector<std::string>& args);
+int scontrol_main(const std::vector<std::string>& args);
+
+// Reports an error as Slurm's tools do ("squeue: error: ...") and returns the exit status: 2 for
+// bad usage (an invalid argument), 1 otherwise.
+int report_error(std::string_view command, const Error& error);
+
+// One option as getopt_long found it.
+struct Parsed {
+  int id = 0;         // the short option's character, or a long-only option's id
+  std::string value;  // its argument ("" when none)
+  std::string word;   // how it was written, for messages
+};
+// getopt_long over `args` (not including the command name): the options found in order and the
+// words that are not options; an unknown option or a missing argument is an error naming it.
+struct ParsedArgs {
+  std::vector<Parsed> options;
+  std::vector<std::string> rest;
+};
+struct LongOption {
+  const char* name;
+  int has_arg;  // no_argument, required_argument, optional_argument
+  int id;
+};
+Result<ParsedArgs> parse_options(const std::vector<std::string>& args, const char* short_options,
+                                 const std::vector<LongOption>& long_options);
+
+// Splits a comma-separated list.
+std::vector<std::string> split_list(std::string_view text);
+
+}  // namespace trellis::cli::slurm

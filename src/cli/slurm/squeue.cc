@@ -1,0 +1,336 @@
+// squeue: the jobs in the system, in Slurm's default columns or an -o format. Pending tasks of
+// an array are one row ("123_[4-100%10]") unless -r.
+#include <getopt.h>
+
+#include <algorithm>
+#include <iostream>
+#include <map>
+#include <set>
+
+#include "cli/job_rows.h"
+#include "cli/live_client.h"
+#include "cli/slurm/slurm_command.h"
+#include "cli/slurm/slurm_format.h"
+
+namespace trellis::cli::slurm {
+namespace {
+
+// Slurm 22.05's default: "jobarrayid:.18 ,partition:.9 ,name:.8 ,username:.8 ,statecompact:.2
+// ,timeused:.10 ,numnodes:.6 ,reasonlist:0" (src/squeue/squeue.c), the same as this.
+constexpr const char* kDefaultFormat = "%.18i %.9P %.8j %.8u %.2t %.10M %.6D %R";
+constexpr const char* kLongFormat = "%.18i %.9P %.8j %.8u %.8T %.10M %.9l %.6D %R";
+constexpr const char* kCodes = "iAFKjuUgGtTMlLDNRrPVSeEZoaqCcQkyB";
+
+enum { kMe = 256, kIgnored, kIgnoredFlag, kUnsupported, kUnsupportedFlag };
+
+const std::vector<LongOption> kOptions = {
+    {"noheader", no_argument, 'h'},
+    {"format", required_argument, 'o'},
+    {"user", required_argument, 'u'},
+    {"jobs", optional_argument, 'j'},
+    {"states", required_argument, 't'},
+    {"partition", required_argument, 'p'},
+    {"name", required_argument, 'n'},
+    {"all", no_argument, 'a'},
+    {"long", no_argument, 'l'},
+    {"array", no_argument, 'r'},
+    {"me", no_argument, kMe},
+    {"verbose", no_argument, 'v'},
+    {"noconvert", no_argument, kIgnoredFlag},
+    {"array-unique", no_argument, kIgnoredFlag},
+    {"local", no_argument, kIgnoredFlag},
+    {"federation", no_argument, kIgnoredFlag},
+    {"Format", required_argument, 'O'},
+    {"sort", required_argument, 'S'},
+    {"iterate", required_argument, 'i'},
+    {"steps", optional_argument, 's'},
+    {"start", no_argument, kUnsupportedFlag},
+    {"nodelist", required_argument, 'w'},
+    {"clusters", required_argument, 'M'},
+    {"licenses", required_argument, 'L'},
+    {"qos", required_argument, 'q'},
+    {"account", required_argument, 'A'},
+    {"reservation", required_argument, 'R'},
+    {"json", optional_argument, kUnsupported},
+    {"yaml", optional_argument, kUnsupported},
+};
+
+// The first host of a hostlist: "n[4-7,9]" -> "n4".
+std::string first_host(const std::string& nodelist) {
+  size_t open = nodelist.find('[');
+  if (open == std::string::npos) return nodelist.substr(0, nodelist.find(','));
+  size_t end = nodelist.find_first_of("-,]", open);
+  return nodelist.substr(0, open) + nodelist.substr(open + 1, end - open - 1);
+}
+
+std::string value_of(char code, const JobRow& row, Seconds now) {
+  const v1::JobInfo& job = *row.job;
+  const bool pending = job.state() == v1::PENDING;
+  switch (code) {
+    case 'i':
+      return row.id;
+    case 'A':
+      return std::to_string(job.id());
+    case 'F':
+      return std::to_string(job.array_job_id() != 0 ? job.array_job_id() : job.id());
+    case 'K':
+      return job.array_job_id() != 0 ? std::to_string(job.array_task_id()) : "N/A";
+    case 'j':
+      return job.spec().name();
+    case 'u':
+      return job.user();
+    case 'U':
+      return std::to_string(job.uid());
+    case 'g':
+      return group_name(job.gid());
+    case 'G':
+      return std::to_string(job.gid());
+    case 't':
+      return state_code(job.state());
+    case 'T':
+      return state_name(job.state());
+    case 'M':
+      return squeue_time(run_seconds(job, now));
+    case 'l':
+      return time_limit(job.spec().time_limit(), squeue_time);
+    case 'L':
+      return job.start_time() > 0 && job.end_time() <= 0
+                 ? squeue_time(job.spec().time_limit() - run_seconds(job, now))
+                 : time_limit(job.spec().time_limit(), squeue_time);
+    case 'D':
+      return std::to_string(job.spec().nodes());
+    case 'N':
+      return job.nodelist();
+    case 'R':
+      // As Slurm: a reason for jobs pending, failed or timed out, else the nodes.
+      if (pending || job.state() == v1::FAILED || job.state() == v1::TIMEOUT)
+        return "(" + reason(job) + ")";
+      return job.nodelist();
+    case 'r':
+      return reason(job);
+    case 'P':
+      return job.spec().partition();
+    case 'V':
+      return date(job.submit_time());
+    case 'S':
+      if (job.start_time() > 0) return date(job.start_time());
+      return job.expected_start() > 0 ? date(job.expected_start()) : "N/A";
+    case 'e':
+      if (job.end_time() > 0) return date(job.end_time());
+      if (job.start_time() > 0 && job.spec().time_limit() > 0)
+        return date(job.start_time() + job.spec().time_limit());
+      return "N/A";
+    case 'E':
+      return job.spec().dependency().empty() ? "(null)" : job.spec().dependency();
+    case 'Z':
+      return job.spec().cwd();
+    case 'o': {
+      std::string command;
+      for (const std::string& a : job.spec().argv()) command += (command.empty() ? "" : " ") + a;
+      return command;
+    }
+    case 'a':
+    case 'q':
+      return "(null)";
+    case 'C':
+    case 'c':
+      return std::to_string(job.spec().nodes());
+    case 'Q':
+      return "1";
+    case 'k':
+      return "(null)";
+    case 'y':
+      return "0";
+    case 'B':
+      return job.nodelist().empty() ? "n/a" : first_host(job.nodelist());
+  }
+  return "";
+}
+
+std::string header_of(char code) {
+  switch (code) {
+    case 'i':
+    case 'A':
+      return "JOBID";
+    case 'F':
+      return "ARRAY_JOB_ID";
+    case 'K':
+      return "ARRAY_TASK_ID";
+    case 'j':
+      return "NAME";
+    case 'u':
+      return "USER";
+    case 'U':
+      return "UID";
+    case 'g':
+      return "GROUP";
+    case 'G':
+      return "GID";
+    case 't':
+      return "ST";
+    case 'T':
+      return "STATE";
+    case 'M':
+      return "TIME";
+    case 'l':
+      return "TIME_LIMIT";
+    case 'L':
+      return "TIME_LEFT";
+    case 'D':
+      return "NODES";
+    case 'N':
+      return "NODELIST";
+    case 'R':
+      return "NODELIST(REASON)";
+    case 'r':
+      return "REASON";
+    case 'P':
+      return "PARTITION";
+    case 'V':
+      return "SUBMIT_TIME";
+    case 'S':
+      return "START_TIME";
+    case 'e':
+      return "END_TIME";
+    case 'E':
+      return "DEPENDENCY";
+    case 'Z':
+      return "WORK_DIR";
+    case 'o':
+      return "COMMAND";
+    case 'a':
+      return "ACCOUNT";
+    case 'q':
+      return "QOS";
+    case 'C':
+      return "CPUS";
+    case 'c':
+      return "MIN_CPUS";
+    case 'Q':
+      return "PRIORITY";
+    case 'k':
+      return "COMMENT";
+    case 'y':
+      return "NICE";
+    case 'B':
+      return "EXEC_HOST";
+  }
+  return "";
+}
+
+}  // namespace
+
+int squeue_main(const std::vector<std::string>& args) {
+  Result<ParsedArgs> parsed =
+      parse_options(args, "ho:u:j::t:p:n:alrvO:S:i:s::w:M:L:q:A:R:", kOptions);
+  if (!parsed) return report_error("squeue", parsed.error());
+  bool header = true, expand_arrays = false, all_states = false;
+  std::string format = kDefaultFormat;
+  std::set<int> uids;
+  std::set<std::string> partitions, names;
+  std::set<v1::JobState> states;
+  v1::ListJobsRequest request;
+  for (const Parsed& o : parsed->options) {
+    switch (o.id) {
+      case 'h':
+        header = false;
+        break;
+      case 'o':
+        format = o.value;
+        break;
+      case 'l':
+        format = kLongFormat;
+        break;
+      case 'r':
+        expand_arrays = true;
+        break;
+      case 'u':
+        for (const std::string& user : split_list(o.value)) {
+          Result<int> uid = parse_user(user);
+          if (!uid) return report_error("squeue", fail("--user: " + uid.error().message));
+          uids.insert(*uid);
+        }
+        break;
+      case kMe:
+        uids.insert(static_cast<int>(getuid()));
+        break;
+      case 'j':
+        for (const std::string& id : split_list(o.value)) {
+          std::string head = id.substr(0, id.find('_'));
+          char* end = nullptr;
+          long long n = std::strtoll(head.c_str(), &end, 10);
+          if (head.empty() || *end != '\0' || n <= 0)
+            return report_error("squeue", fail("Invalid job id: " + id));
+          request.add_job_ids(n);
+        }
+        break;
+      case 't':
+        for (const std::string& s : split_list(o.value)) {
+          if (s == "all" || s == "ALL") {
+            all_states = true;
+            continue;
+          }
+          Result<v1::JobState> state = parse_state(s);
+          if (!state) return report_error("squeue", fail("Invalid job state specified: " + s));
+          states.insert(*state);
+        }
+        break;
+      case 'p':
+        for (const std::string& p : split_list(o.value)) partitions.insert(p);
+        break;
+      case 'n':
+        for (const std::string& n : split_list(o.value)) names.insert(n);
+        break;
+      case 'a':
+      case 'v':
+      case kIgnoredFlag:
+        break;
+      default:
+        return report_error("squeue", fail("option '" + o.word +
+                                           "' is not supported by Trellis (README: \"Coming "
+                                           "from Slurm\")"));
+    }
+  }
+  if (!parsed->rest.empty())
+    return report_error("squeue", fail("unexpected argument '" + parsed->rest.front() + "'"));
+  Result<std::vector<FormatItem>> items = parse_format(format, kCodes, "squeue");
+  if (!items) return report_error("squeue", items.error());
+
+  Result<LiveClient> client = connect_to_cluster("");
+  if (!client) return report_error("squeue", client.error());
+  for (v1::JobState s : states) request.add_states(s);
+  request.set_all_states(all_states || request.job_ids_size() > 0);
+  Result<v1::ListJobsReply> reply = list_jobs(*client, request);
+  if (!reply) return report_error("squeue", reply.error());
+  if (request.job_ids_size() > 0 && reply->jobs_size() == 0)
+    return report_error(
+        "squeue", fail(Error::Code::kNotFound, "slurm_load_jobs error: Invalid job id specified"));
+  // As squeue's default order: pending jobs first, then the others, each by id.
+  std::vector<v1::JobInfo> jobs;
+  std::vector<v1::JobInfo> sorted(reply->jobs().begin(), reply->jobs().end());
+  std::stable_sort(sorted.begin(), sorted.end(), [](const v1::JobInfo& a, const v1::JobInfo& b) {
+    return (a.state() == v1::PENDING) > (b.state() == v1::PENDING);
+  });
+  for (const v1::JobInfo& job : sorted) {
+    if (!uids.empty() && !uids.count(job.uid())) continue;
+    if (!partitions.empty() && !partitions.count(job.spec().partition())) continue;
+    if (!names.empty() && !names.count(job.spec().name())) continue;
+    jobs.push_back(job);
+  }
+  const Seconds now = now_seconds();
+  std::string out;
+  if (header) {
+    for (const FormatItem& item : *items)
+      out += item.code ? fit(header_of(item.code), item.width, item.right) : item.text;
+    out += "\n";
+  }
+  for (const JobRow& row : job_rows(jobs, !expand_arrays)) {
+    for (const FormatItem& item : *items)
+      out += item.code ? fit(value_of(item.code, row, now), item.width, item.right) : item.text;
+    out += "\n";
+  }
+  std::cout << out << std::flush;
+  return 0;
+}
+
+}  // namespace trellis::cli::slurm
