@@ -44,6 +44,8 @@ void add_bench_live_command(CLI::App& app, int& status);
 void add_bench_controllers_command(CLI::App& app, int& status);
 // Adds `bench chaos` to the bench family.
 void add_bench_chaos_command(CLI::App& app, int& status);
+// Adds `bench history` to the bench family.
+void add_bench_history_command(CLI::App& app, int& status);
 // Adds `bench gang-live` to the bench family.
 void add_bench_gang_live_command(CLI::App& app, int& status);
 // bench gang-live's part (a), the switch latency and CPU per switch through the tree, on `nodes`

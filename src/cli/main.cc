@@ -83,6 +83,7 @@ int main(int argc, char** argv) {
   trellis::cli::add_bench_scale_command(app, status);
   trellis::cli::add_bench_controllers_command(app, status);
   trellis::cli::add_bench_chaos_command(app, status);
+  trellis::cli::add_bench_history_command(app, status);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -120,7 +120,9 @@ constexpr const char* kShort = "+:J:o:e:D:p:t:N:a:d:Wsc:n:A:q:QvHC:G:w:x:i:M:L:m
 
 std::string option_name(int id, const char* long_name) {
   if (long_name) return "--" + std::string(long_name);
-  return "-" + std::string(1, static_cast<char>(id));
+  std::string name = "-";
+  name += static_cast<char>(id);
+  return name;
 }
 
 bool yes_no(const std::string& text, bool& out) {
@@ -220,7 +222,10 @@ Result<SubmitOptions> parse_sbatch_args(const std::vector<std::string>& args,
     const std::string value = optarg ? optarg : "";
     if (id == '?') {
       std::string word = optind > 0 && optind <= argc ? words[optind - 1] : "?";
-      if (optopt != 0 && !word.starts_with("--")) word = "-" + std::string(1, char(optopt));
+      if (optopt != 0 && !word.starts_with("--")) {
+        word = "-";
+        word += static_cast<char>(optopt);
+      }
       return fail("unrecognized option '" + word + "'");
     }
     if (id == ':') {

@@ -191,7 +191,10 @@ Status Controller::check_dependency_targets(const std::string& dependency) {
       });
       if (!found) {
         std::string name = std::to_string(target.job);
-        if (target.task >= 0) name += "_" + std::to_string(target.task);
+        if (target.task >= 0) {
+          name += '_';  // appended: GCC 12's -Wrestrict misreads "_" + to_string
+          name += std::to_string(target.task);
+        }
         return fail("dependency: job " + name + " does not exist (Slurm: Job dependency problem)");
       }
     }

@@ -38,9 +38,16 @@ std::string dependency_text(const v1::JobInfo& job) {
       out += item + status;
     };
     if (term.targets.empty()) add(std::string(to_string(term.kind)));
-    for (const DependencyTarget& t : term.targets)
-      add(std::string(to_string(term.kind)) + ":" + std::to_string(t.job) +
-          (t.task >= 0 ? "_" + std::to_string(t.task) : ""));
+    for (const DependencyTarget& t : term.targets) {
+      std::string item(to_string(term.kind));
+      item += ':';
+      item += std::to_string(t.job);
+      if (t.task >= 0) {
+        item += '_';
+        item += std::to_string(t.task);
+      }
+      add(item);
+    }
   }
   return out;
 }

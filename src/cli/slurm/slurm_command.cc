@@ -13,6 +13,7 @@ SlurmMain slurm_command(std::string_view name) {
   if (name == "sacct") return sacct_main;
   if (name == "sinfo") return sinfo_main;
   if (name == "scontrol") return scontrol_main;
+  if (name == "srun") return srun_main;
   return nullptr;
 }
 
@@ -48,12 +49,18 @@ Result<ParsedArgs> parse_options(const std::vector<std::string>& args, const cha
     if (id == -1) break;
     std::string word = optind > 0 && optind <= argc ? words[optind - 1] : "?";
     if (id == '?') {
-      if (optopt != 0 && !word.starts_with("--")) word = "-" + std::string(1, char(optopt));
+      if (optopt != 0 && !word.starts_with("--")) {
+        word = "-";
+        word += static_cast<char>(optopt);
+      }
       return fail("unrecognized option '" + word + "'");
     }
     if (id == ':') return fail("option '" + word + "' requires an argument");
-    std::string written = index >= 0 ? "--" + std::string(table[index].name)
-                                     : "-" + std::string(1, static_cast<char>(id));
+    std::string written = index >= 0 ? "--" : "-";
+    if (index >= 0)
+      written += table[index].name;
+    else
+      written += static_cast<char>(id);
     out.options.push_back({id, optarg ? optarg : "", written});
   }
   for (int i = optind; i < argc; ++i) out.rest.push_back(words[i]);

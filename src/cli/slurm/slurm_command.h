@@ -27,6 +27,8 @@ int scancel_main(const std::vector<std::string>& args);
 int sacct_main(const std::vector<std::string>& args);
 int sinfo_main(const std::vector<std::string>& args);
 int scontrol_main(const std::vector<std::string>& args);
+// One task inside a job; several are `trellis run` (cli/slurm/srun.cc).
+int srun_main(const std::vector<std::string>& args);
 
 // Reports an error as Slurm's tools do ("squeue: error: ...") and returns the exit status: 2 for
 // bad usage (an invalid argument), 1 otherwise.

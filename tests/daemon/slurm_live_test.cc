@@ -1,0 +1,191 @@
+// Slurm's job model on a live cluster: batch scripts with #SBATCH directives under the command
+// line, a script edited after submission running as submitted, an array of 20 with %3 never
+// running more than 3 tasks at once (from the tasks' own timestamps), afterok / afternotok /
+// never-satisfiable dependencies, all of it across a controller killed with SIGKILL and started
+// again.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+#include "../cli_run.h"
+#include "daemon/process.h"
+#include "daemon_test_support.h"
+#include "live_cluster.h"
+
+namespace trellis {
+namespace {
+
+using test::CommandRun;
+using testing::ChildProcess;
+using testing::eventually;
+using testing::LiveCluster;
+
+namespace fs = std::filesystem;
+
+// `sbatch ARGS` (or another Slurm command) against the cluster, run in `dir`.
+CommandRun slurm(const LiveCluster& cluster, const std::string& dir, const std::string& command) {
+  std::string bin = (fs::path(TRELLIS_BINARY).parent_path() / "slurm-bin").string();
+  return test::run_command("cd " + dir + " && TRELLIS_CONF=" + (cluster.dir() / "trellis.toml") +
+                           " PATH=" + bin + ":$PATH " + command);
+}
+
+int64_t job_id_of(const CommandRun& r) {
+  try {
+    return std::stoll(r.output);
+  } catch (...) {
+    return -1;
+  }
+}
+
+void write_file(const fs::path& path, const std::string& text) {
+  std::ofstream(path) << text;
+}
+
+TEST(SlurmLiveTest, DirectivesApplyAndTheCommandLineOverridesThem) {
+  LiveCluster cluster("--machine torus:2x2x2");
+  ASSERT_EQ(cluster.up().status, 0) << cluster.up().output;
+  const std::string dir = cluster.dir().str();
+  write_file(cluster.dir() / "job.sh",
+             "#!/bin/sh\n"
+             "#SBATCH -N 3 -J fromscript\n"
+             "#SBATCH --time=7 -o from-%j.out\n"
+             "#TRELLIS --env FROM=directive\n"
+             "echo \"$SLURM_JOB_NUM_NODES $FROM $SLURM_JOB_NAME $1\"\n");
+  // The command line's -J and -N win; the rest comes from the directives.
+  CommandRun r = cluster.trellis("submit --parsable -J cli -N 2 " + dir + "/job.sh arg1");
+  int64_t id = job_id_of(r);
+  ASSERT_GT(id, 0) << r.output;
+  ASSERT_TRUE(eventually([&] { return cluster.state(id) == "CD"; })) << cluster.job(id).dump();
+  nlohmann::json job = cluster.job(id);
+  EXPECT_EQ(job["name"], "cli");
+  EXPECT_EQ(job["nodes"], 2);
+  EXPECT_EQ(job["time_limit"], 420);
+  // The script ran once (on the first node), with the job's environment.
+  std::string out = test::read_text(cluster.dir() / ("from-" + std::to_string(id) + ".out"));
+  EXPECT_EQ(out, "2 directive cli arg1\n");
+  // sbatch reads the same directives; its -t overrides them.
+  CommandRun s = slurm(cluster, dir, "sbatch -t 3 job.sh");
+  ASSERT_EQ(s.status, 0) << s.output;
+  ASSERT_EQ(s.output.rfind("Submitted batch job ", 0), 0u) << s.output;
+  int64_t second = std::stoll(s.output.substr(20));
+  ASSERT_TRUE(eventually([&] { return cluster.state(second) == "CD"; }));
+  job = cluster.job(second);
+  EXPECT_EQ(job["nodes"], 3);
+  EXPECT_EQ(job["name"], "fromscript");
+  EXPECT_EQ(job["time_limit"], 180);
+  // An option Trellis does not support is an error that names it.
+  CommandRun bad = slurm(cluster, dir, "sbatch --hold job.sh");
+  EXPECT_EQ(bad.status, 2);
+  EXPECT_NE(bad.output.find("'--hold' is not supported"), std::string::npos) << bad.output;
+  write_file(cluster.dir() / "bad.sh", "#!/bin/sh\n#SBATCH --gres=gpu:1\ntrue\n");
+  CommandRun bad_directive = cluster.trellis("submit " + dir + "/bad.sh");
+  EXPECT_EQ(bad_directive.status, 2);
+  EXPECT_NE(bad_directive.output.find("bad.sh: directive option '--gres'"), std::string::npos)
+      << bad_directive.output;
+}
+
+// Gated jobs, scripts, arrays and dependencies, with the controller killed and started again
+// while dependents wait and array tasks run.
+TEST(SlurmLiveTest, ScriptsArraysAndDependenciesHoldAcrossAControllerKill) {
+  LiveCluster cluster("--machine torus:2x2x2");
+  ASSERT_EQ(cluster.up().status, 0) << cluster.up().output;
+  const std::string dir = cluster.dir().str();
+  auto sbatch = [&](const std::string& args) {
+    CommandRun r = slurm(cluster, dir, "sbatch --parsable -o /dev/null " + args);
+    EXPECT_EQ(r.status, 0) << args << ": " << r.output;
+    return job_id_of(r);
+  };
+  auto wrap = [](const std::string& command) { return "--wrap '" + command + "'"; };
+  // Two jobs that wait for a file each: one succeeds, one fails.
+  int64_t ok = sbatch(wrap("while [ ! -e " + dir + "/open-ok ]; do sleep 0.05; done"));
+  int64_t bad = sbatch(wrap("while [ ! -e " + dir + "/open-bad ]; do sleep 0.05; done; exit 3"));
+  auto stamp = [&](const std::string& name) { return wrap("date +%s.%N > " + dir + "/" + name); };
+  int64_t after_ok = sbatch("-d afterok:" + std::to_string(ok) + " " + stamp("after-ok"));
+  int64_t notok_of_ok = sbatch("-d afternotok:" + std::to_string(ok) + " " + stamp("never-ran"));
+  int64_t notok_of_bad = sbatch("-d afternotok:" + std::to_string(bad) + " " + stamp("after-bad"));
+  int64_t ok_of_bad = sbatch("-d afterok:" + std::to_string(bad) + " " + stamp("never-ran-2"));
+  int64_t killed = sbatch("--kill-on-invalid-dep=yes -d afterok:" + std::to_string(bad) + " " +
+                          stamp("never-ran-3"));
+  // A script edited after submission runs as it was submitted.
+  write_file(cluster.dir() / "edited.sh",
+             "#!/bin/sh\necho as-submitted > " + dir + "/edited.out\n");
+  int64_t edited = sbatch("-d afterany:" + std::to_string(ok) + " edited.sh");
+  write_file(cluster.dir() / "edited.sh", "#!/bin/sh\necho edited > " + dir + "/edited.out\n");
+  // An array of 20, at most 3 at once; each task stamps its start and end.
+  const std::string task = "date +%s.%N > " + dir +
+                           "/start-$SLURM_ARRAY_TASK_ID; sleep 0.4; date +%s.%N > " + dir +
+                           "/end-$TRELLIS_ARRAY_TASK_ID";
+  int64_t array = sbatch("--array 0-19%3 " + wrap(task));
+  for (int64_t id :
+       {ok, bad, after_ok, notok_of_ok, notok_of_bad, ok_of_bad, killed, edited, array})
+    ASSERT_GT(id, 0);
+  ASSERT_TRUE(eventually([&] { return cluster.state(ok) == "R" && cluster.state(bad) == "R"; }));
+  ASSERT_TRUE(eventually([&] { return cluster.job(after_ok)["reason"] == "Dependency"; }))
+      << cluster.job(after_ok).dump();
+  CommandRun queue = slurm(cluster, dir, "squeue -h -o '%i %t %r'");
+  EXPECT_NE(queue.output.find(std::to_string(after_ok) + " PD Dependency"), std::string::npos)
+      << queue.output;
+
+  // The controller dies with array tasks running and dependents waiting, and comes back.
+  ASSERT_TRUE(eventually([&] { return fs::exists(cluster.dir() / "start-1"); }));
+  ::kill(cluster.pid_of("trellisd"), SIGKILL);
+  ASSERT_TRUE(eventually([&] { return !process_running(cluster.pid_of("trellisd")); }));
+  auto restarted = std::make_unique<ChildProcess>(
+      std::vector<std::string>{TRELLISD_BINARY, "--conf", cluster.dir() / "trellis.toml"},
+      cluster.dir() / "trellisd.log");
+  std::ofstream(cluster.dir() / "trellisd.pid") << restarted->pid() << "\n";
+  // Still held after the restart, until the jobs they wait for end.
+  ASSERT_TRUE(eventually([&] { return cluster.job(after_ok)["reason"] == "Dependency"; }));
+  EXPECT_EQ(cluster.state(edited), "PD");
+  write_file(cluster.dir() / "open-bad", "");
+  ASSERT_TRUE(eventually([&] { return cluster.state(bad) == "F"; }));
+  ASSERT_TRUE(eventually([&] { return cluster.state(notok_of_bad) == "CD"; }));
+  ASSERT_TRUE(eventually([&] { return cluster.state(killed) == "CA"; }));
+  ASSERT_TRUE(
+      eventually([&] { return cluster.job(ok_of_bad)["reason"] == "DependencyNeverSatisfied"; }));
+  EXPECT_EQ(cluster.state(after_ok), "PD") << "afterok must wait for success";
+  write_file(cluster.dir() / "open-ok", "");
+  ASSERT_TRUE(eventually([&] { return cluster.state(after_ok) == "CD"; }));
+  ASSERT_TRUE(eventually([&] { return cluster.state(edited) == "CD"; }));
+  ASSERT_TRUE(
+      eventually([&] { return cluster.job(notok_of_ok)["reason"] == "DependencyNeverSatisfied"; }));
+  // afterok started only after its job ended; afternotok only after failure.
+  double ok_end = cluster.job(ok)["end_time"];
+  double after_ok_start = cluster.job(after_ok)["start_time"];
+  EXPECT_GE(after_ok_start, ok_end);
+  EXPECT_GE(double(cluster.job(notok_of_bad)["start_time"]), double(cluster.job(bad)["end_time"]));
+  for (const char* never : {"never-ran", "never-ran-2", "never-ran-3"})
+    EXPECT_FALSE(fs::exists(cluster.dir() / never)) << never;
+  EXPECT_EQ(cluster.job(killed)["reason"], "DependencyNeverSatisfied");
+  EXPECT_EQ(test::read_text(cluster.dir() / "edited.out"), "as-submitted\n");
+
+  // Every task ran once; never more than 3 at once, by the tasks' own clocks.
+  ASSERT_TRUE(eventually([&] { return fs::exists(cluster.dir() / "end-19"); }));
+  std::vector<std::pair<double, int>> edges;
+  for (int t = 0; t < 20; ++t) {
+    std::string start = test::read_text(cluster.dir() / ("start-" + std::to_string(t)));
+    std::string end = test::read_text(cluster.dir() / ("end-" + std::to_string(t)));
+    ASSERT_FALSE(start.empty() || end.empty()) << "task " << t;
+    edges.push_back({std::stod(start), +1});
+    edges.push_back({std::stod(end), -1});
+  }
+  std::sort(edges.begin(), edges.end());  // an end before a start at the same instant
+  int running = 0, most = 0;
+  for (const auto& [at, step] : edges) most = std::max(most, running += step);
+  EXPECT_LE(most, 3);
+  EXPECT_GE(most, 2) << "the array ran its tasks side by side";
+  ASSERT_TRUE(eventually([&] {
+    CommandRun states = slurm(cluster, dir, "sacct -X -n -P -o State -j " + std::to_string(array));
+    return std::count(states.output.begin(), states.output.end(), '\n') == 20 &&
+           states.output.find("COMPLETED\n") != std::string::npos &&
+           states.output.find("RUNNING") == std::string::npos &&
+           states.output.find("PENDING") == std::string::npos;
+  }));
+}
+
+}  // namespace
+}  // namespace trellis
