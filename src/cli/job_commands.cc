@@ -288,6 +288,7 @@ int run_cancel(const std::string& conf, const std::vector<std::string>& texts, i
   if (!ids) return report(ids.error(), "cancel");
   v1::CancelRequest request;
   for (int64_t id : *ids) request.add_job_ids(id);
+  request.set_exact_ids(true);
   request.set_signal(signal);
   v1::CancelReply reply;
   grpc::Status status =

@@ -55,13 +55,17 @@ Result<std::vector<int64_t>> resolve_job_ids(LiveClient& client,
     auto [end, ec] = std::from_chars(head.data(), head.data() + head.size(), id);
     if (head.empty() || ec != std::errc() || end != head.data() + head.size() || id <= 0)
       return fail("'" + text + "' is not a job id (e.g. 12, 12_3, 12_[1-3])");
-    if (underscore == std::string::npos) {
-      out.push_back(id);  // a job, or every task of an array
-      continue;
-    }
-    std::string tasks = text.substr(underscore + 1);
+    std::string tasks = underscore == std::string::npos ? "*" : text.substr(underscore + 1);
     if (tasks == "*") {
-      out.push_back(id);
+      // A job, or every task of an array: the ids the store gives for it (the id itself when it
+      // gives none, so that the call that follows says it does not exist).
+      v1::ListJobsRequest request;
+      request.add_job_ids(id);
+      request.set_all_states(true);
+      Result<v1::ListJobsReply> reply = list_jobs(client, request);
+      if (!reply) return reply.error();
+      if (reply->jobs().empty()) out.push_back(id);
+      for (const v1::JobInfo& job : reply->jobs()) out.push_back(job.id());
       continue;
     }
     if (tasks.size() >= 2 && tasks.front() == '[' && tasks.back() == ']')

@@ -25,8 +25,9 @@ struct JobRow {
 std::vector<JobRow> job_rows(const std::vector<v1::JobInfo>& jobs, bool compress_pending_arrays);
 
 // Job ids as users type them: "12", "12_3" (task 3 of array 12), "12_[1-3,7]", "12_*" or "12"
-// (an array's id: every task). Returns the job ids; an error names a malformed one, or a task
-// that does not exist.
+// (an array's id: every task). Returns the jobs' own ids, to be sent with exact_ids (an array's id
+// among them names only its first task then); an error names a malformed one, or a task that does
+// not exist.
 Result<std::vector<int64_t>> resolve_job_ids(LiveClient& client,
                                              const std::vector<std::string>& texts);
 

@@ -223,8 +223,9 @@ Result<SubmitOptions> parse_sbatch_args(const std::vector<std::string>& args,
     if (id == '?') {
       std::string word = optind > 0 && optind <= argc ? words[optind - 1] : "?";
       if (optopt != 0 && !word.starts_with("--")) {
-        word = "-";
-        word += static_cast<char>(optopt);
+        word.clear();  // built by pushes: GCC 12's -Wrestrict misreads assignments here
+        word.push_back('-');
+        word.push_back(static_cast<char>(optopt));
       }
       return fail("unrecognized option '" + word + "'");
     }

@@ -89,8 +89,9 @@ class Controller {
   // Cancels each job: pending ones end at once (CA), running ones are signalled and end when
   // their processes are gone. `signal` 0 cancels; another number is only delivered. A caller may
   // act only on their own jobs unless they are an administrator.
+  // An array's id names every task of the array, unless `exact_ids`.
   Result<std::vector<JobId>> cancel(const std::vector<JobId>& ids, int signal, const Caller& caller,
-                                    Seconds now);
+                                    Seconds now, bool exact_ids = false);
   // Time-shared jobs show S while frozen, and jobs suspended by an administrator under every
   // policy, with their frozen time (`now` counts the current freeze).
   Result<v1::ListJobsReply> list_jobs(const v1::ListJobsRequest& request, Seconds now);

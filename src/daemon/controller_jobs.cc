@@ -142,7 +142,7 @@ Result<JobId> Controller::submit_apart(StoredJob job, const std::vector<int>& ta
 }
 
 Result<std::vector<JobId>> Controller::cancel(const std::vector<JobId>& ids, int signal,
-                                              const Caller& caller, Seconds now) {
+                                              const Caller& caller, Seconds now, bool exact_ids) {
   if (ids.empty()) return fail("job_ids: give at least one job id");
   if (signal < 0 || signal > 64)
     return fail("signal: " + std::to_string(signal) + " is not a signal");
@@ -154,6 +154,7 @@ Result<std::vector<JobId>> Controller::cancel(const std::vector<JobId>& ids, int
   for (JobId id : ids) {
     JobQuery query;
     query.ids = {id};
+    query.exact_ids = exact_ids;
     Result<std::vector<StoredJob>> jobs = store_.list_jobs(query);
     if (!jobs) return jobs.error();
     if (jobs->empty())
@@ -418,6 +419,7 @@ std::vector<Result<Ok>> Controller::commit_exit_reports(std::vector<ExitReport>&
 Result<v1::ListJobsReply> Controller::list_jobs(const v1::ListJobsRequest& request, Seconds now) {
   JobQuery query;
   for (int64_t id : request.job_ids()) query.ids.push_back(id);
+  query.exact_ids = request.exact_ids();
   for (int state : request.states()) {
     Result<JobState> s = from_proto(static_cast<v1::JobState>(state));
     if (!s) return s.error();

@@ -45,7 +45,7 @@ class Service final : public v1::Controller::Service {
     if (!caller) return to_grpc(caller.error());
     std::vector<JobId> ids(request->job_ids().begin(), request->job_ids().end());
     Result<std::vector<JobId>> done =
-        controller_.cancel(ids, request->signal(), *caller, wall_clock_now());
+        controller_.cancel(ids, request->signal(), *caller, wall_clock_now(), request->exact_ids());
     if (!done) return to_grpc(done.error());
     for (JobId id : *done) reply->add_cancelled(id);
     server_.poke();

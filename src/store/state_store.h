@@ -129,8 +129,10 @@ struct StoredEvent {
 
 // Which jobs list_jobs() returns. Empty lists mean "any".
 struct JobQuery {
-  // Jobs by id; the id of an array (its first task's) names every task of the array.
+  // Jobs by id; the id of an array (its first task's) names every task of the array, unless
+  // exact_ids.
   std::vector<JobId> ids;
+  bool exact_ids = false;
   std::vector<JobState> states;
   std::optional<int> uid;
   bool only_active = false;  // only PD, R, S, CG

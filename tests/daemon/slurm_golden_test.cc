@@ -78,7 +78,7 @@ class SlurmGoldenTest : public ::testing::Test {
  protected:
   CommandRun slurm(const std::string& command) {
     std::string bin = (fs::path(TRELLIS_BINARY).parent_path() / "slurm-bin").string();
-    return test::run_command("cd " + cluster_.dir().str() +
+    return test::run_command("cd " + cluster_.dir().path() +
                              " && TRELLIS_CONF=" + (cluster_.dir() / "trellis.toml") +
                              " PATH=" + bin + ":$PATH " + command);
   }

@@ -48,7 +48,7 @@ void write_file(const fs::path& path, const std::string& text) {
 TEST(SlurmLiveTest, DirectivesApplyAndTheCommandLineOverridesThem) {
   LiveCluster cluster("--machine torus:2x2x2");
   ASSERT_EQ(cluster.up().status, 0) << cluster.up().output;
-  const std::string dir = cluster.dir().str();
+  const std::string dir = cluster.dir().path();
   write_file(cluster.dir() / "job.sh",
              "#!/bin/sh\n"
              "#SBATCH -N 3 -J fromscript\n"
@@ -56,7 +56,8 @@ TEST(SlurmLiveTest, DirectivesApplyAndTheCommandLineOverridesThem) {
              "#TRELLIS --env FROM=directive\n"
              "echo \"$SLURM_JOB_NUM_NODES $FROM $SLURM_JOB_NAME $1\"\n");
   // The command line's -J and -N win; the rest comes from the directives.
-  CommandRun r = cluster.trellis("submit --parsable -J cli -N 2 " + dir + "/job.sh arg1");
+  CommandRun r =
+      cluster.trellis("submit --parsable -J cli -N 2 -D " + dir + " " + dir + "/job.sh arg1");
   int64_t id = job_id_of(r);
   ASSERT_GT(id, 0) << r.output;
   ASSERT_TRUE(eventually([&] { return cluster.state(id) == "CD"; })) << cluster.job(id).dump();
@@ -93,7 +94,7 @@ TEST(SlurmLiveTest, DirectivesApplyAndTheCommandLineOverridesThem) {
 TEST(SlurmLiveTest, ScriptsArraysAndDependenciesHoldAcrossAControllerKill) {
   LiveCluster cluster("--machine torus:2x2x2");
   ASSERT_EQ(cluster.up().status, 0) << cluster.up().output;
-  const std::string dir = cluster.dir().str();
+  const std::string dir = cluster.dir().path();
   auto sbatch = [&](const std::string& args) {
     CommandRun r = slurm(cluster, dir, "sbatch --parsable -o /dev/null " + args);
     EXPECT_EQ(r.status, 0) << args << ": " << r.output;

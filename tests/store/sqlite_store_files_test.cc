@@ -84,11 +84,19 @@ TEST_F(SqliteStoreTest, AStoreFromTheSchemaBeforeIsMigratedByAWriterAndKeepsItsJ
   store_.reset();
   {
     // Version 2 as it was: no seconds_frozen column (version 3), no hold or node_failures
-    // (version 4).
+    // (version 4), nor schema 5's job model.
     RawDb raw(path_);
     ASSERT_EQ(raw.exec("ALTER TABLE jobs DROP COLUMN seconds_frozen"), SQLITE_OK);
     ASSERT_EQ(raw.exec("ALTER TABLE jobs DROP COLUMN hold"), SQLITE_OK);
     ASSERT_EQ(raw.exec("ALTER TABLE jobs DROP COLUMN node_failures"), SQLITE_OK);
+    for (const char* index :
+         {"jobs_by_uid_end", "jobs_by_end", "jobs_by_array", "jobs_by_uid_name"})
+      ASSERT_EQ(raw.exec(std::string("DROP INDEX ") + index), SQLITE_OK) << raw.message();
+    for (const char* column : {"partition_name", "array_job", "array_task", "array_limit",
+                               "dependency", "kill_on_invalid_dep", "script_id"})
+      ASSERT_EQ(raw.exec(std::string("ALTER TABLE jobs DROP COLUMN ") + column), SQLITE_OK)
+          << raw.message();
+    ASSERT_EQ(raw.exec("DROP TABLE job_scripts"), SQLITE_OK);
     ASSERT_EQ(raw.exec("UPDATE meta SET value = 2 WHERE key = 'schema_version'"), SQLITE_OK);
   }
   // A reader cannot migrate it: it says how.
@@ -111,6 +119,16 @@ TEST_F(SqliteStoreTest, AStoreFromTheSchemaBeforeIsMigratedByAWriterAndKeepsItsJ
   EXPECT_FALSE(store_->record_frozen_time(a, job.attempt, -1));
   EXPECT_EQ(RawDb(path_).scalar("SELECT value FROM meta WHERE key = 'schema_version'"),
             std::to_string(kStoreSchemaVersion));
+  // Schema 4's columns came with defaults: the job is no array task, has no dependency or script.
+  EXPECT_EQ(job.array_job, 0);
+  EXPECT_EQ(job.array_task, -1);
+  EXPECT_EQ(job.dependency, "");
+  EXPECT_EQ(job.script_id, 0);
+  StoredJob array = simple_job("array");
+  array.script = "#!/bin/sh\ntrue\n";
+  std::vector<JobId> tasks = value_of(store_->add_array(array, {0, 1}, 20));
+  ASSERT_EQ(tasks.size(), 2u);
+  EXPECT_EQ(value_of(store_->job_script(get(tasks[1]).script_id)), array.script);
 }
 
 TEST_F(SqliteStoreTest, FilesThatAreNotStoresAreRefused) {

@@ -125,6 +125,7 @@ int scancel_main(const std::vector<std::string>& args) {
     // The active jobs that match every filter (and the ids, when given).
     v1::ListJobsRequest request;
     for (int64_t id : ids) request.add_job_ids(id);
+    request.set_exact_ids(true);
     if (uid) {
       request.set_uid(*uid);
       request.set_has_uid(true);
@@ -142,6 +143,7 @@ int scancel_main(const std::vector<std::string>& args) {
   }
   v1::CancelRequest request;
   for (int64_t id : ids) request.add_job_ids(id);
+  request.set_exact_ids(true);
   request.set_signal(signal);
   v1::CancelReply reply;
   grpc::Status status =

@@ -158,6 +158,7 @@ int show(LiveClient& client, const std::vector<std::string>& words, bool details
       Result<std::vector<int64_t>> ids = resolve_job_ids(client, {name});
       if (!ids) return report_error("scontrol", ids.error());
       for (int64_t id : *ids) request.add_job_ids(id);
+      request.set_exact_ids(true);
     }
     request.set_all_states(true);
     Result<v1::ListJobsReply> reply = list_jobs(client, request);

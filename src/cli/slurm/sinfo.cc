@@ -189,6 +189,11 @@ int sinfo_main(const std::vector<std::string>& args) {
   }
   Result<std::vector<FormatItem>> items = parse_format(plain, kCodes, "sinfo");
   if (!items) return report_error("sinfo", items.error());
+  // As sinfo: nodes that show the same values are one row, so rows differ by state only when a
+  // state (or a reason) is shown.
+  const bool split_by_state = std::any_of(items->begin(), items->end(), [](const FormatItem& i) {
+    return i.code == 't' || i.code == 'T' || i.code == 'E';
+  });
 
   Result<LiveClient> client = connect_to_cluster("");
   if (!client) return report_error("sinfo", client.error());
@@ -214,7 +219,7 @@ int sinfo_main(const std::vector<std::string>& args) {
         continue;
       if (per_node) {
         per.push_back({&p, {&node}});
-      } else if (summary) {
+      } else if (summary || !split_by_state) {
         by_state[""].partition = &p;
         by_state[""].nodes.push_back(&node);
       } else {

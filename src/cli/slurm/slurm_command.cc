@@ -39,7 +39,10 @@ Result<ParsedArgs> parse_options(const std::vector<std::string>& args, const cha
   for (std::string& w : words) argv.push_back(w.data());
   argv.push_back(nullptr);
   const int argc = static_cast<int>(words.size());
-  std::string optstring = std::string(":") + short_options;
+  // ':' first reports a missing argument apart from an unknown option; a leading '+' (stop at
+  // the first word that is not an option) must stay in front of it.
+  std::string optstring = short_options;
+  optstring.insert(optstring.starts_with('+') ? 1 : 0, 1, ':');
   optind = 0;
   opterr = 0;
   ParsedArgs out;
@@ -50,8 +53,9 @@ Result<ParsedArgs> parse_options(const std::vector<std::string>& args, const cha
     std::string word = optind > 0 && optind <= argc ? words[optind - 1] : "?";
     if (id == '?') {
       if (optopt != 0 && !word.starts_with("--")) {
-        word = "-";
-        word += static_cast<char>(optopt);
+        word.clear();  // built by pushes: GCC 12's -Wrestrict misreads assignments here
+        word.push_back('-');
+        word.push_back(static_cast<char>(optopt));
       }
       return fail("unrecognized option '" + word + "'");
     }

@@ -50,9 +50,12 @@ std::string state_code(v1::JobState state) {
 Result<v1::JobState> parse_state(std::string_view text) {
   for (const StateNames& s : kStates)
     if (lower(text) == lower(s.name) || lower(text) == lower(s.code)) return s.state;
-  return fail("'" + std::string(text) +
-              "' is not a job state (PENDING RUNNING SUSPENDED COMPLETING COMPLETED FAILED "
-              "CANCELLED TIMEOUT NODE_FAIL, or PD R S CG CD F CA TO NF)");
+  std::string message(1, '\'');  // appended: GCC 12's -Wrestrict misreads "'" + string
+  message += text;
+  message +=
+      "' is not a job state (PENDING RUNNING SUSPENDED COMPLETING COMPLETED FAILED CANCELLED "
+      "TIMEOUT NODE_FAIL, or PD R S CG CD F CA TO NF)";
+  return fail(message);
 }
 
 std::string date(Seconds epoch) {

@@ -27,7 +27,7 @@ const std::vector<LongOption> kOptions = {
     {"noheader", no_argument, 'h'},
     {"format", required_argument, 'o'},
     {"user", required_argument, 'u'},
-    {"jobs", optional_argument, 'j'},
+    {"jobs", required_argument, 'j'},
     {"states", required_argument, 't'},
     {"partition", required_argument, 'p'},
     {"name", required_argument, 'n'},
@@ -222,7 +222,7 @@ std::string header_of(char code) {
 
 int squeue_main(const std::vector<std::string>& args) {
   Result<ParsedArgs> parsed =
-      parse_options(args, "ho:u:j::t:p:n:alrvO:S:i:s::w:M:L:q:A:R:", kOptions);
+      parse_options(args, "ho:u:j:t:p:n:alrvO:S:i:s::w:M:L:q:A:R:", kOptions);
   if (!parsed) return report_error("squeue", parsed.error());
   bool header = true, expand_arrays = false, all_states = false;
   std::string format = kDefaultFormat;

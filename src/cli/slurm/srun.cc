@@ -3,6 +3,7 @@
 // is what workflow managers run in their jobs (snakemake: srun -n1 --cpu-bind=q CMD...). Steps
 // of several tasks, or srun outside a job, are `trellis run` (issue 31, job steps): refused here
 // with that said.
+#include <getopt.h>
 #include <unistd.h>
 
 #include <cerrno>
