@@ -49,7 +49,8 @@ bool decode_nodes(const std::string& text, std::vector<NodeId>& out);
 Result<Statement> insert_job(Session& db, const StoredJob& job);
 // Stores the batch scripts of jobs just inserted (`ids` in the order of `jobs`): each job with a
 // script gets a job_scripts row of its own id, and that id as its script_id.
-Status store_scripts(Session& db, const std::vector<StoredJob>& jobs, const std::vector<JobId>& ids);
+Status store_scripts(Session& db, const std::vector<StoredJob>& jobs,
+                     const std::vector<JobId>& ids);
 
 // The columns of a StoredJob, in read_job()'s order, and a row of them read back.
 extern const std::string_view kJobColumns;

@@ -62,11 +62,30 @@ Result<Statement> insert_job(Session& db, const StoredJob& job) {
       "attempt, nodes, box_anchor, box_extents, exit_code, signal) VALUES (?, ?, ?, ?, ?, ?, ?, "
       "?, ?, ?, ?, ?, ?, ?, ?, 'PD', ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, 0, 0, 0, '', '[]', '[]', 0, "
       "0) RETURNING id",
-      {job.uid, job.gid, job.user, job.name, job.request.nodes, encode_ints(job.request.shape),
-       job.request.rotate ? 1 : 0, std::string(to_string(job.request.mode)), job.share ? 1 : 0,
-       job.time_limit, dump(argv), job.cwd, job.output, job.error, dump(env), job.reason,
-       job.partition, job.array_job, job.array_task, job.array_limit, job.dependency,
-       job.kill_on_invalid_dep ? 1 : 0, job.script_id, 0.0}};
+      {job.uid,
+       job.gid,
+       job.user,
+       job.name,
+       job.request.nodes,
+       encode_ints(job.request.shape),
+       job.request.rotate ? 1 : 0,
+       std::string(to_string(job.request.mode)),
+       job.share ? 1 : 0,
+       job.time_limit,
+       dump(argv),
+       job.cwd,
+       job.output,
+       job.error,
+       dump(env),
+       job.reason,
+       job.partition,
+       job.array_job,
+       job.array_task,
+       job.array_limit,
+       job.dependency,
+       job.kill_on_invalid_dep ? 1 : 0,
+       job.script_id,
+       0.0}};
 }
 
 }  // namespace sql

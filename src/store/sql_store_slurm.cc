@@ -13,11 +13,12 @@ using sql::transaction;
 
 namespace sql {
 
-Status store_scripts(Session& db, const std::vector<StoredJob>& jobs, const std::vector<JobId>& ids) {
+Status store_scripts(Session& db, const std::vector<StoredJob>& jobs,
+                     const std::vector<JobId>& ids) {
   for (size_t i = 0; i < jobs.size() && i < ids.size(); ++i) {
     if (jobs[i].script.empty()) continue;
-    if (Status s = run(db, "INSERT INTO job_scripts (id, script) VALUES (?, ?)",
-                       {ids[i], jobs[i].script});
+    if (Status s =
+            run(db, "INSERT INTO job_scripts (id, script) VALUES (?, ?)", {ids[i], jobs[i].script});
         !s)
       return s;
     if (Status s = run(db, "UPDATE jobs SET script_id = ? WHERE id = ?", {ids[i], ids[i]}); !s)
@@ -91,10 +92,9 @@ Status SqlStore::clear_dependencies(const std::vector<JobId>& jobs) {
   std::lock_guard lock(mutex_);
   Session& db = *db_;
   return transaction(db, "clear_dependencies", true, [&](bool& changed) -> Status {
-    Result<Rows> updated =
-        db.query("UPDATE jobs SET dependency = '' WHERE state = 'PD' AND id" +
-                     std::string(db.dialect().ints_in),
-                 {encode_ints(jobs)});
+    Result<Rows> updated = db.query("UPDATE jobs SET dependency = '' WHERE state = 'PD' AND id" +
+                                        std::string(db.dialect().ints_in),
+                                    {encode_ints(jobs)});
     if (!updated) return updated.error();
     changed = updated->affected() > 0;
     return Ok{};
