@@ -4,7 +4,7 @@
 // one-day query (jobs submitted by the day's end and not ended before its start, the query sacct
 // -u USER -S DAY -E DAY+1 makes) runs through StateStore::list_jobs for several users and days.
 // Reference, measured in the same run on the same store: the same queries with the accounting
-// indexes of schema 4 dropped (a scan of the jobs table).
+// indexes of schema 5 dropped (a scan of the jobs table).
 #pragma once
 
 #include <ostream>

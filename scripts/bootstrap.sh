@@ -13,6 +13,8 @@ packages=(
   iproute2 libssl-dev
   chromium chromium-driver
   clang libclang-rt-14-dev
+  # A real Slurm client for the "Coming from Slurm" tests: snakemake 7.21's --slurm executor.
+  snakemake
 )
 
 missing=()

@@ -140,11 +140,27 @@ Result<ClusterConfig> parse_cluster_config(std::string_view text, std::string_vi
 
   ControllerSettings& c = config.controller;
   TableReader controller(root["controller"].as_table(), std::string(origin) + ": [controller]");
-  TRELLIS_TRY(controller.no_unknown_keys(
-      {"listen", "port_file", "policy", "allocator", "heartbeat_interval", "heartbeat_misses",
-       "node_failure", "default_time_limit", "max_time_limit", "kill_grace", "admins",
-       "scheduler_lease", "slice", "tree_fanout", "switch_fanout", "deadlock", "idle_detection",
-       "max_job_test", "max_requeue", "node_failure_drain", "max_array_size"}));
+  TRELLIS_TRY(controller.no_unknown_keys({"listen",
+                                          "port_file",
+                                          "policy",
+                                          "allocator",
+                                          "heartbeat_interval",
+                                          "heartbeat_misses",
+                                          "node_failure",
+                                          "default_time_limit",
+                                          "max_time_limit",
+                                          "kill_grace",
+                                          "admins",
+                                          "scheduler_lease",
+                                          "slice",
+                                          "tree_fanout",
+                                          "switch_fanout",
+                                          "deadlock",
+                                          "idle_detection",
+                                          "max_job_test",
+                                          "max_requeue",
+                                          "node_failure_drain",
+                                          "max_array_size"}));
   TRELLIS_TRY(controller.string("listen", c.listen));
   TRELLIS_TRY(controller.string("port_file", c.port_file));
   TRELLIS_TRY(controller.string("policy", c.policy));

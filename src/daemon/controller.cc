@@ -189,17 +189,17 @@ Status Controller::rebuild(Seconds now, bool relaunch) {
   snapshot.last_pass = now;
   running_.clear();
   pending_.clear();
-  held_.clear();
+  waiting_.clear();
   admin_suspended_.clear();
   leaving_rotation_.clear();
   // Running array tasks count against their arrays' limits before pending ones are let in. A job
-  // held (trellis release) waits out of the core's queue and out of held_ until it is released.
+  // held (trellis release) is in neither pending_ nor waiting_ until it is released.
   for (const StoredJob& job : *jobs)
     if (job.state != JobState::kPending) running_[job.id].array_job = job.array_job;
   for (const StoredJob& job : *jobs) {
     if (job.state != JobState::kPending || !job.hold.empty()) continue;
     if (!job.dependency.empty() || !array_has_room(job.array_job, job.array_limit))
-      held_[job.id] = job;
+      waiting_[job.id] = job;
     else
       pending_[job.id] = job;
   }
@@ -261,7 +261,7 @@ Status Controller::rebuild(Seconds now, bool relaunch) {
     if (scheduler_ && !suspended.empty()) send_switch(suspended, {}, now);
   }
   notes_.clear();
-  for (const auto* jobs_of : {&pending_, &held_})
+  for (const auto* jobs_of : {&pending_, &waiting_})
     for (const auto& [id, job] : *jobs_of)
       notes_[id] = PendingNote{id, job.reason, job.expected_start};
   synced_version_ = head->version;
@@ -313,7 +313,7 @@ Status Controller::sync(Seconds now) {
   JobQuery needed;
   for (const StoredEvent& event : *events) {
     bool submitted = event.kind == "submit" && !pending_.count(event.job) &&
-                     !held_.count(event.job) && !running_.count(event.job) &&
+                     !waiting_.count(event.job) && !running_.count(event.job) &&
                      !finished_.count(event.job);
     bool ended = (event.kind == "end" || event.kind == "requeue") && running_.count(event.job);
     bool suspension =
@@ -344,7 +344,7 @@ Result<bool> Controller::replay(const StoredEvent& event, const std::map<JobId, 
   auto row = rows.find(id);
   const StoredJob* job = row == rows.end() ? nullptr : &row->second;
   if (event.kind == "submit") {
-    if (pending_.count(id) || held_.count(id) || running_.count(id) || finished_.count(id))
+    if (pending_.count(id) || waiting_.count(id) || running_.count(id) || finished_.count(id))
       return true;
     if (!job) return false;
     if (is_final(job->state)) return true;               // ended before this controller saw it
@@ -356,7 +356,7 @@ Result<bool> Controller::replay(const StoredEvent& event, const std::map<JobId, 
   if (event.kind == "start") return running_.count(id) > 0 || finished_.count(id) > 0;
   if (event.kind == "release") {
     // A held job let go: it joins the queue now, as one released here does.
-    if (pending_.count(id) || held_.count(id) || running_.count(id) || finished_.count(id))
+    if (pending_.count(id) || waiting_.count(id) || running_.count(id) || finished_.count(id))
       return true;
     if (!job) return false;
     if (job->state != JobState::kPending || !job->hold.empty()) return true;  // moved on since
@@ -380,9 +380,9 @@ Result<bool> Controller::replay(const StoredEvent& event, const std::map<JobId, 
       notes_.erase(id);
       finished_.insert(id);
       pass_wanted_ = true;
-    } else if (auto held = held_.find(id); held != held_.end()) {
+    } else if (auto waiting = waiting_.find(id); waiting != waiting_.end()) {
       if (!event.detail.starts_with("PENDING -> CANCELLED")) return false;
-      held_.erase(held);
+      waiting_.erase(waiting);
       notes_.erase(id);
       finished_.insert(id);
       pass_wanted_ = true;

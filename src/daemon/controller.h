@@ -82,7 +82,7 @@ class Controller {
   // array (spec.array) is stored as one job per task, in one transaction; the id returned is the
   // array's (its first task's), and `task_ids` gets every task's job id in task order.
   // A job with a dependency, or an array task beyond its array's limit, waits outside the queue
-  // until it may run (controller_holds.cc); a dependency naming a job that does not exist is
+  // until it may run (controller_waiting.cc); a dependency naming a job that does not exist is
   // refused.
   Result<JobId> submit(const v1::JobSpec& spec, const Caller& caller, Seconds now,
                        std::vector<JobId>* task_ids = nullptr);
@@ -323,22 +323,23 @@ class Controller {
   int64_t synced_event_ = 0;     // the last event of the log the memory reflects
   std::set<JobId> finished_;     // jobs that left memory since the last sync (replay skips them)
 
-  // --- Jobs held outside the core (controller_holds.cc): a dependency not satisfied yet (or
+  // --- Jobs that wait outside the core (controller_waiting.cc; not `hold`, which is a job held
+  // until `trellis release`): a dependency not satisfied yet (or
   // never to be), or an array with as many tasks in the core as its limit allows. No policy sees
   // them, so every policy honours dependencies and array limits; a pass lets them into the queue
   // when they may run.
-  // A pending job joins the core's queue (pending_), or waits in held_.
+  // A pending job joins the core's queue (pending_), or waits in waiting_.
   Status enqueue(const StoredJob& job, Seconds now);
   // Whether another task of `array_job` may enter the core (its limit is not reached).
   bool array_has_room(JobId array_job, int limit) const;
-  // Evaluates the held jobs' dependencies against the store and lets in those that may run
+  // Evaluates the waiting jobs' dependencies against the store and lets in those that may run
   // (clearing their satisfied dependency in the store), cancels those that never can when they
-  // asked for it, and records why the others wait (held_reason_).
-  Status release_held(Seconds now);
+  // asked for it, and records why the others wait (waiting_reason_).
+  Status admit_waiting(Seconds now);
   // Checks at submission that every job a dependency names exists.
   Status check_dependency_targets(const std::string& dependency);
-  std::map<JobId, StoredJob> held_;
-  std::map<JobId, std::string> held_reason_;  // Dependency, DependencyNeverSatisfied, ...
+  std::map<JobId, StoredJob> waiting_;
+  std::map<JobId, std::string> waiting_reason_;  // Dependency, DependencyNeverSatisfied, ...
   // Puts `job` in the partition it asks for ("" = the default), with the partition's time limits
   // (`limit_given`: the job asked for one), or an error naming the partitions there are.
   Result<std::string> partition_of(const std::string& asked, bool limit_given,

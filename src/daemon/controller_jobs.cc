@@ -102,7 +102,7 @@ Result<JobId> Controller::apply_submitted(StoredJob job, JobId id, Seconds now) 
     job.script.clear();
     job.script_id = job.array_job != 0 ? job.array_job : id;
   }
-  // Into the core's queue, or held (a dependency, an array's limit: controller_holds.cc).
+  // Into the core's queue, or waiting (a dependency, an array's limit: controller_waiting.cc).
   if (Status queued = enqueue(job, now); !queued) {
     // The allocator accepted the request above, so this is a broken invariant; the stored job
     // must not wait forever.
@@ -186,7 +186,7 @@ Result<std::vector<JobId>> Controller::cancel(const std::vector<JobId>& ids, int
         pending_.erase(job.id);
         notes_.erase(job.id);
         finished_.insert(job.id);
-      } else if (tracking() && held_.erase(job.id)) {
+      } else if (tracking() && waiting_.erase(job.id)) {
         notes_.erase(job.id);
         finished_.insert(job.id);
       }
@@ -325,7 +325,7 @@ Result<std::vector<JobId>> Controller::release(const std::vector<JobId>& ids, co
     released.push_back(id);
     pass_wanted_ = true;
     // the scheduler replays the release
-    if (!tracking() || pending_.count(id) || held_.count(id)) continue;
+    if (!tracking() || pending_.count(id) || waiting_.count(id)) continue;
     Result<StoredJob> job = store_.job(id);
     if (!job) return job.error();
     // Into the core's queue, or to wait for its dependency or its array's room.

@@ -21,7 +21,7 @@ Result<std::vector<JobId>> Controller::run_pass(Seconds now) {
   if (Status ok = sync(now); !ok) return ok.error();
   if (!scheduler_) return std::vector<JobId>{};
   pass_wanted_ = false;
-  if (Status ok = release_held(now); !ok) return ok.error();
+  if (Status ok = admit_waiting(now); !ok) return ok.error();
   PassResult decided = core_->pass(now);
   PassCommit commit;
   commit.scheduler = identity_;
@@ -93,8 +93,8 @@ Result<std::vector<JobId>> Controller::run_pass(Seconds now) {
     started.push_back(start.job);
   }
   if (gang_) switch_jobs(decided, now);
-  // A held job may wait for one of these to start (after:ID).
-  if (!started.empty() && !held_.empty()) pass_wanted_ = true;
+  // A waiting job may wait for one of these to start (after:ID).
+  if (!started.empty() && !waiting_.empty()) pass_wanted_ = true;
   return started;
 }
 
@@ -108,8 +108,8 @@ std::vector<PendingNote> Controller::pending_notes(Seconds now) {
         std::abs(old->second.expected_start - expected_start) > 0.5)
       changed.push_back({id, std::string(reason), expected_start});
   };
-  for (const auto& [id, reason] : held_reason_)
-    if (held_.count(id)) note(id, reason, 0);
+  for (const auto& [id, reason] : waiting_reason_)
+    if (waiting_.count(id)) note(id, reason, 0);
   if (gang_) {
     for (const auto& [id, job] : pending_) {
       if (gang_->find(id) == nullptr || gang_->partition_of(id)) continue;  // started by now

@@ -1,4 +1,4 @@
-// The SQL store's side of Slurm's job model (sql_store.h, schema 4): arrays stored in one
+// The SQL store's side of Slurm's job model (sql_store.h, schema 5): arrays stored in one
 // transaction, batch scripts kept as submitted, and dependencies cleared once satisfied.
 #include "store/json_fields.h"
 #include "store/sql_rows.h"

@@ -1,7 +1,7 @@
 // Accounting: finished and running jobs (and a batch job's "batch" step) from the store, as
 // sacct shows them, for `sacct` and `trellis history`. A query names jobs, users, states,
 // partitions, names and a time window (jobs in the system at some time of [start, end]); the
-// store answers it with its indexes (store/sql_schema.cc, schema 4), through a controller or
+// store answers it with its indexes (store/sql_schema.cc, schema 5), through a controller or
 // read directly (--store).
 #pragma once
 

@@ -6,17 +6,17 @@
 #include "daemon/controller.h"
 #include "daemon/log.h"
 
-// Jobs held outside the scheduling core: a dependency not satisfied yet (or never to be), or an
-// array task whose array has as many tasks in the core as its limit allows. The core and its
+// Jobs that wait outside the scheduling core: a dependency not satisfied yet (or never to be), or
+// an array task whose array has as many tasks in the core as its limit allows. The core and its
 // policy never see them, which is how every policy (batch or gang) honours dependencies and array
-// limits the same way; a pass lets them into the queue once they may run. What holds a job is in
-// the store (its dependency text, its array's tasks), so a restarted controller, or another one
-// taking the scheduler lease over, holds the same jobs.
+// limits the same way; a pass lets them into the queue once they may run. What keeps a job waiting
+// is in the store (its dependency text, its array's tasks), so a restarted controller, or another
+// one taking the scheduler lease over, keeps the same jobs waiting.
 
 namespace trellis {
 namespace {
 
-// Slurm's pending reasons for held jobs.
+// Slurm's pending reasons for waiting jobs.
 constexpr std::string_view kDependency = "Dependency";
 constexpr std::string_view kNeverSatisfied = "DependencyNeverSatisfied";
 constexpr std::string_view kArrayLimit = "JobArrayTaskLimit";
@@ -41,9 +41,9 @@ bool Controller::array_has_room(JobId array_job, int limit) const {
 
 Status Controller::enqueue(const StoredJob& job, Seconds now) {
   pass_wanted_ = true;
-  // A dependency is looked at by the next pass (release_held()), with the store's states.
+  // A dependency is looked at by the next pass (admit_waiting()), with the store's states.
   if (!job.dependency.empty() || !array_has_room(job.array_job, job.array_limit)) {
-    held_[job.id] = job;
+    waiting_[job.id] = job;
     return Ok{};
   }
   gang_log_dirty_ = true;
@@ -53,21 +53,21 @@ Status Controller::enqueue(const StoredJob& job, Seconds now) {
   return Ok{};
 }
 
-Status Controller::release_held(Seconds now) {
-  held_reason_.clear();
-  if (held_.empty()) return Ok{};
+Status Controller::admit_waiting(Seconds now) {
+  waiting_reason_.clear();
+  if (waiting_.empty()) return Ok{};
   // The jobs every dependency names, read in one query (an array's id brings its tasks), and the
   // active jobs of the users that have singleton dependencies.
   std::map<JobId, Dependency> dependencies;
   JobQuery named;
   std::set<int> singleton_users;
-  for (const auto& [id, job] : held_) {
+  for (const auto& [id, job] : waiting_) {
     if (job.dependency.empty()) continue;
     Result<Dependency> parsed = parse_dependency(job.dependency);
     if (!parsed) {  // checked at submission; a store edited by hand
       log_line("job " + std::to_string(id) + ": its dependency '" + job.dependency +
-               "' does not parse (" + parsed.error().message + "); it is held");
-      held_reason_[id] = std::string(kNeverSatisfied);
+               "' does not parse (" + parsed.error().message + "); it waits");
+      waiting_reason_[id] = std::string(kNeverSatisfied);
       continue;
     }
     for (const DependencyTerm& term : parsed->terms) {
@@ -101,7 +101,7 @@ Status Controller::release_held(Seconds now) {
 
   std::vector<JobId> satisfied, never;
   for (const auto& [id, dependency] : dependencies) {
-    const StoredJob& job = held_.at(id);
+    const StoredJob& job = waiting_.at(id);
     auto jobs_of = [&](const DependencyTarget& target) {
       std::vector<DependencyJob> out;
       auto array = by_array.find(target.job);
@@ -123,40 +123,40 @@ Status Controller::release_held(Seconds now) {
         satisfied.push_back(id);
         break;
       case DependencyState::kWaiting:
-        held_reason_[id] = std::string(kDependency);
+        waiting_reason_[id] = std::string(kDependency);
         break;
       case DependencyState::kNeverSatisfied:
         if (job.kill_on_invalid_dep) {
           never.push_back(id);
         } else {
-          held_reason_[id] = std::string(kNeverSatisfied);
+          waiting_reason_[id] = std::string(kNeverSatisfied);
         }
         break;
     }
   }
   if (!satisfied.empty()) {
     if (Status ok = store_.clear_dependencies(satisfied); !ok) return ok;
-    for (JobId id : satisfied) held_.at(id).dependency.clear();
+    for (JobId id : satisfied) waiting_.at(id).dependency.clear();
   }
   for (JobId id : never) {
     // --kill-on-invalid-dep: the job is cancelled, and says why.
     Result<JobState> after = store_.stop_job(id, 0, StopCause::kCancel, kNeverSatisfied, now);
     if (!after) return after.error();
     log_line("job " + std::to_string(id) + " cancelled: its dependency '" +
-             held_.at(id).dependency + "' can never be satisfied (--kill-on-invalid-dep)");
-    held_.erase(id);
+             waiting_.at(id).dependency + "' can never be satisfied (--kill-on-invalid-dep)");
+    waiting_.erase(id);
     notes_.erase(id);
     finished_.insert(id);
   }
   // In submission order, as long as each array has room.
-  for (auto it = held_.begin(); it != held_.end();) {
+  for (auto it = waiting_.begin(); it != waiting_.end();) {
     const StoredJob& job = it->second;
     if (!job.dependency.empty()) {
       ++it;
       continue;
     }
     if (!array_has_room(job.array_job, job.array_limit)) {
-      held_reason_[job.id] = std::string(kArrayLimit);
+      waiting_reason_[job.id] = std::string(kArrayLimit);
       ++it;
       continue;
     }
@@ -169,7 +169,7 @@ Status Controller::release_held(Seconds now) {
       pending_[job.id] = job;
       queued_since_pass_.push_back(job.id);
     }
-    it = held_.erase(it);
+    it = waiting_.erase(it);
   }
   return Ok{};
 }
