@@ -41,6 +41,14 @@ int64_t job_id_of(const CommandRun& r) {
   }
 }
 
+// The job's pending reason, or what `show job` said when it gave no job.
+std::string reason_of(const LiveCluster& cluster, int64_t id) {
+  nlohmann::json job = cluster.job(id);
+  if (job.is_object()) return job["reason"].get<std::string>();
+  return "<show job " + std::to_string(id) + ": " +
+         cluster.trellis("show job " + std::to_string(id) + " --json").output + ">";
+}
+
 void write_file(const fs::path& path, const std::string& text) {
   std::ofstream(path) << text;
 }
@@ -125,7 +133,7 @@ TEST(SlurmLiveTest, ScriptsArraysAndDependenciesHoldAcrossAControllerKill) {
        {ok, bad, after_ok, notok_of_ok, notok_of_bad, ok_of_bad, killed, edited, array})
     ASSERT_GT(id, 0);
   ASSERT_TRUE(eventually([&] { return cluster.state(ok) == "R" && cluster.state(bad) == "R"; }));
-  ASSERT_TRUE(eventually([&] { return cluster.job(after_ok)["reason"] == "Dependency"; }))
+  ASSERT_TRUE(eventually([&] { return reason_of(cluster, after_ok) == "Dependency"; }))
       << cluster.job(after_ok).dump();
   CommandRun queue = slurm(cluster, dir, "squeue -h -o '%i %t %r'");
   EXPECT_NE(queue.output.find(std::to_string(after_ok) + " PD Dependency"), std::string::npos)
@@ -140,20 +148,20 @@ TEST(SlurmLiveTest, ScriptsArraysAndDependenciesHoldAcrossAControllerKill) {
       cluster.dir() / "trellisd.log");
   std::ofstream(cluster.dir() / "trellisd.pid") << restarted->pid() << "\n";
   // Still held after the restart, until the jobs they wait for end.
-  ASSERT_TRUE(eventually([&] { return cluster.job(after_ok)["reason"] == "Dependency"; }));
+  ASSERT_TRUE(eventually([&] { return reason_of(cluster, after_ok) == "Dependency"; }));
   EXPECT_EQ(cluster.state(edited), "PD");
   write_file(cluster.dir() / "open-bad", "");
   ASSERT_TRUE(eventually([&] { return cluster.state(bad) == "F"; }));
   ASSERT_TRUE(eventually([&] { return cluster.state(notok_of_bad) == "CD"; }));
   ASSERT_TRUE(eventually([&] { return cluster.state(killed) == "CA"; }));
   ASSERT_TRUE(
-      eventually([&] { return cluster.job(ok_of_bad)["reason"] == "DependencyNeverSatisfied"; }));
+      eventually([&] { return reason_of(cluster, ok_of_bad) == "DependencyNeverSatisfied"; }));
   EXPECT_EQ(cluster.state(after_ok), "PD") << "afterok must wait for success";
   write_file(cluster.dir() / "open-ok", "");
   ASSERT_TRUE(eventually([&] { return cluster.state(after_ok) == "CD"; }));
   ASSERT_TRUE(eventually([&] { return cluster.state(edited) == "CD"; }));
   ASSERT_TRUE(
-      eventually([&] { return cluster.job(notok_of_ok)["reason"] == "DependencyNeverSatisfied"; }));
+      eventually([&] { return reason_of(cluster, notok_of_ok) == "DependencyNeverSatisfied"; }));
   // afterok started only after its job ended; afternotok only after failure.
   double ok_end = cluster.job(ok)["end_time"];
   double after_ok_start = cluster.job(after_ok)["start_time"];
@@ -161,7 +169,7 @@ TEST(SlurmLiveTest, ScriptsArraysAndDependenciesHoldAcrossAControllerKill) {
   EXPECT_GE(double(cluster.job(notok_of_bad)["start_time"]), double(cluster.job(bad)["end_time"]));
   for (const char* never : {"never-ran", "never-ran-2", "never-ran-3"})
     EXPECT_FALSE(fs::exists(cluster.dir() / never)) << never;
-  EXPECT_EQ(cluster.job(killed)["reason"], "DependencyNeverSatisfied");
+  EXPECT_EQ(reason_of(cluster, killed), "DependencyNeverSatisfied");
   EXPECT_EQ(test::read_text(cluster.dir() / "edited.out"), "as-submitted\n");
 
   // Every task ran once; never more than 3 at once, by the tasks' own clocks.
