@@ -25,18 +25,23 @@ constexpr double kEpoch = 1.7e9;  // the first submission
 // (i * 7919) % 3600 s.
 Status fill(sql::Session& db, const HistoryBenchOptions& o, bool postgres) {
   const double step = o.days * kDay / static_cast<double>(o.jobs);
-  std::string series = postgres ? "SELECT g AS i FROM generate_series(0, ?) AS g"
-                                : "WITH RECURSIVE g(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM g "
-                                  "WHERE i < ?) SELECT i FROM g";
+  std::string series =
+      postgres ? "SELECT g AS i FROM generate_series(CAST(0 AS BIGINT), CAST(? AS BIGINT)) AS g"
+               : "WITH RECURSIVE g(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM g "
+                 "WHERE i < ?) SELECT i FROM g";
   std::string sql =
       "INSERT INTO jobs (uid, gid, user_name, name, request_nodes, request_shape, request_rotate, "
       "request_mode, share, time_limit, argv, cwd, stdout_path, stderr_path, env, state, reason, "
       "submit_time, start_time, end_time, expected_start, attempt, nodes, box_anchor, "
       "box_extents, exit_code, signal) SELECT 1000 + s.i % ?, 100, 'user', 'job', 1, '[]', 1, "
-      "'noncont', 0, 3600, '[\"true\"]', '/tmp', 'out', '', '{}', 'CD', '', ? + s.i * ?, ? + "
-      "s.i * ? + 10, ? + s.i * ? + 10 + (s.i * 7919) % 3600, 0, 1, '[0]', '[]', '[]', 0, 0 "
-      "FROM (" +
+      "'noncont', 0, 3600, '[\"true\"]', '/tmp', 'out', '', '{}', 'CD', '', {t} + s.i * {t}, "
+      "{t} + s.i * {t} + 10, {t} + s.i * {t} + 10 + (s.i * 7919) % 3600, 0, 1, '[0]', '[]', "
+      "'[]', 0, 0 FROM (" +
       series + ") AS s";
+  // Times are doubles: PostgreSQL would otherwise take an untyped parameter beside an integer
+  // for an integer (and refuse "1.7e+09"); SQLite reads the same cast as REAL.
+  for (size_t at; (at = sql.find("{t}")) != std::string::npos;)
+    sql.replace(at, 3, "CAST(? AS DOUBLE PRECISION)");
   if (Status ok = db.begin(true); !ok) return ok;
   Result<sql::Rows> inserted = db.query(
       sql, {o.users, kEpoch, step, kEpoch, step, kEpoch, step, static_cast<int64_t>(o.jobs - 1)});
