@@ -27,7 +27,9 @@ TEST(EmulatedClusterTest, SixteenThousandNodesRunFullMachineAndSmallJobsWithoutS
             std::string::npos);
 
   // Requested nodes by job id, in submission order: a full machine, eight jobs that share it,
-  // small ones that fill in, and the full machine again.
+  // small ones that fill in, and the full machine again. The eight last 10 s so that they all
+  // run at once however slowly the submissions come (under ASan, one `sleep 1` each ended
+  // before the last was submitted: 6 ran at once, not 8).
   std::map<int64_t, int> asked;
   auto submit = [&](int nodes, const std::string& command) {
     int64_t id = cluster.submit("-N " + std::to_string(nodes) + " -o /dev/null -- " + command);
@@ -35,7 +37,7 @@ TEST(EmulatedClusterTest, SixteenThousandNodesRunFullMachineAndSmallJobsWithoutS
     asked[id] = nodes;
   };
   submit(16384, "sleep 1");
-  for (int k = 0; k < 8; ++k) submit(2048, "sleep 1");
+  for (int k = 0; k < 8; ++k) submit(2048, "sleep 10");
   for (int k = 0; k < 8; ++k) submit(64, "sleep 0.5");
   for (int k = 0; k < 4; ++k) submit(1, "/bin/true");
   submit(16384, "true");
@@ -50,7 +52,7 @@ TEST(EmulatedClusterTest, SixteenThousandNodesRunFullMachineAndSmallJobsWithoutS
                     j.state != JobState::kCompleting && j.state != JobState::kSuspended;
            });
   };
-  ASSERT_TRUE(eventually(all_final, std::chrono::seconds(45))) << cluster.trellis("queue").output;
+  ASSERT_TRUE(eventually(all_final, std::chrono::seconds(90))) << cluster.trellis("queue").output;
 
   Result<std::vector<StoredJob>> jobs = (*store)->list_jobs({});
   ASSERT_TRUE(jobs) << jobs.error().message;
