@@ -114,9 +114,10 @@ Status Controller::admit_waiting(Seconds now) {
       }
       return out;
     };
-    auto singleton_clear = [&] {
+    // (A copy of the binding: clang 14 cannot capture a structured binding, GCC can.)
+    auto singleton_clear = [&, this_id = id] {
       auto first = first_active.find({job.uid, job.name});
-      return first == first_active.end() || first->second >= id;
+      return first == first_active.end() || first->second >= this_id;
     };
     switch (evaluate_dependency(dependency, jobs_of, singleton_clear)) {
       case DependencyState::kSatisfied:
