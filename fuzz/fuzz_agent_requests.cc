@@ -1,11 +1,13 @@
 // The agent's Launch and Signal requests (daemon/agent_requests.h), decoded from the fuzzer's
 // bytes as a controller would send them: the first byte picks which. A launch that passes the
-// checks yields tasks whose environment is well formed and carries Trellis's variables; a signal
-// that passes has a grace period that is not negative.
+// checks yields tasks whose environment is well formed and carries Trellis's variables, and whose
+// job shell reads back the command and the node's place in the step; a signal that passes has a
+// grace period that is not negative.
 #include <algorithm>
 
 #include "daemon/agent_requests.h"
 #include "fuzz_support.h"
+#include "shell/shell_options.h"
 #include "trellis/v1/trellis.pb.h"
 
 using namespace trellis;
@@ -27,8 +29,19 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (!check_launch_request(request, served)) return 0;
   for (const std::string& node : request.nodes()) {
     FUZZ_CHECK(served.contains(node), node);
-    TaskSpec spec = task_spec(request, node, agent_env);
-    FUZZ_CHECK(!spec.argv.empty() && !spec.argv[0].empty(), request.ShortDebugString());
+    ShellSetup shell;
+    shell.binary = "/usr/libexec/trellis-shell";
+    shell.socket = "trellis-agent-shells-fuzz";
+    TaskSpec spec = task_spec(request, node, agent_env, shell);
+    FUZZ_CHECK(spec.argv.size() > 1 && spec.argv[0] == shell.binary, request.ShortDebugString());
+    Result<ShellOptions> options =
+        parse_shell_options(std::vector<std::string>(spec.argv.begin() + 1, spec.argv.end()));
+    FUZZ_CHECK(options, request.ShortDebugString() + ": " +
+                            (options ? std::string() : options.error().message));
+    FUZZ_CHECK(
+        options->argv == std::vector<std::string>(request.argv().begin(), request.argv().end()),
+        request.ShortDebugString());
+    FUZZ_CHECK(options->node == node, node);
     FUZZ_CHECK(spec.key.job_id > 0 && spec.key.attempt > 0, request.ShortDebugString());
     for (const std::string& entry : spec.env) {
       FUZZ_CHECK(entry.find('=') != std::string::npos && entry[0] != '=', entry);

@@ -58,6 +58,9 @@ seed_text fuzz_batch_directives $'#!/bin/sh\n#SBATCH -N 3 --time=5   # three nod
 seed_text fuzz_job_array $'\x101-100%10' $'\x400,3,7' $'\x201-99:2' $'\x051-5,10%2'
 seed_text fuzz_dependency 'afterok:12:13,afternotok:9' 'afterany:4?after:5_2' 'singleton' \
   'afterok:7_*,singleton'
+seed_text fuzz_pmi1 $'\x9acmd=init pmi_version=1 pmi_subversion=1\n' \
+  $'\x3ecmd=put kvsname=12.0 key=k value=a b=c\n\x1bcmd=barrier_in\n\x1ccmd=barrier_in\n' \
+  $'\x14mcmd=spawn\nendcmd\n'
 for t in fuzz_shepherd_plan fuzz_agent_requests fuzz_controller; do mkdir -p "$build/corpus/$t"; done
 # A ping for a tree of two agents, framed as a tree port reads it (daemon/tree/tree_wire.h).
 mkdir -p "$build/corpus/fuzz_tree_message"

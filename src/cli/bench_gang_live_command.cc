@@ -134,7 +134,9 @@ class Nodes {
         request.set_attempt(1);
         std::string node = "n" + std::to_string(k);
         request.add_nodes(node);
-        (*request.mutable_node_ids())[node] = static_cast<int>(k);
+        // Every node of the job has its place (the job shells lay ranks out over them).
+        for (size_t i = 0; i < stubs_.size(); ++i)
+          (*request.mutable_node_ids())["n" + std::to_string(i)] = static_cast<int>(i);
         request.set_nodelist(node);
         request.set_nnodes(static_cast<int>(stubs_.size()));
         for (const std::string& a : argv) request.add_argv(a);

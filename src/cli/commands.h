@@ -31,6 +31,8 @@ void add_submit_command(CLI::App& app, int& status);
 void add_history_command(CLI::App& app, int& status);
 // trellis slurm-env: the PATH line that puts Slurm's command names (links to trellis) first.
 void add_slurm_env_command(CLI::App& app, int& status);
+// trellis run: a step of the job it runs in (as srun), or a job of its own.
+void add_run_command(CLI::App& app, int& status);
 void add_showmesh_command(CLI::App& app, int& status);
 // trellis web: the dashboard, served from the store.
 void add_web_command(CLI::App& app, int& status);
@@ -46,6 +48,8 @@ void add_bench_controllers_command(CLI::App& app, int& status);
 void add_bench_chaos_command(CLI::App& app, int& status);
 // Adds `bench history` to the bench family.
 void add_bench_history_command(CLI::App& app, int& status);
+// Adds `bench mpi` to the bench family.
+void add_bench_mpi_command(CLI::App& app, int& status);
 // Adds `bench gang-live` to the bench family.
 void add_bench_gang_live_command(CLI::App& app, int& status);
 // bench gang-live's part (a), the switch latency and CPU per switch through the tree, on `nodes`

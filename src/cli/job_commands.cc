@@ -94,7 +94,24 @@ nlohmann::json job_json(const v1::JobInfo& job) {
                         {"idle", job.idle()},
                         {"admin_suspended", job.admin_suspended()},
                         {"hold", job.hold()},
-                        {"node_failures", job.node_failures()}};
+                        {"node_failures", job.node_failures()},
+                        {"ntasks", job.ntasks()},
+                        {"distribution", job.distribution()},
+                        {"mpi", job.spec().mpi()},
+                        {"task_layout", job.task_layout()}};
+  nlohmann::json steps = nlohmann::json::array();
+  for (const v1::StepInfo& step : job.steps())
+    steps.push_back({{"step", step.step()},
+                     {"attempt", step.attempt()},
+                     {"state", state_letter_of(step.state())},
+                     {"reason", step.reason()},
+                     {"nodelist", step.nodelist()},
+                     {"ntasks", step.ntasks()},
+                     {"exit_code", step.exit_code()},
+                     {"signal", step.signal()},
+                     {"start_time", step.start_time()},
+                     {"end_time", step.end_time()}});
+  out["steps"] = steps;
   if (job.box_shape_size() > 0) {
     out["box"] = {{"origin", std::vector<int>(job.box_origin().begin(), job.box_origin().end())},
                   {"shape", std::vector<int>(job.box_shape().begin(), job.box_shape().end())}};
@@ -172,8 +189,24 @@ void print_job(std::ostream& out, const v1::JobInfo& job, Seconds now) {
     for (int i = 0; i < job.box_origin_size(); ++i) out << (i ? "," : "") << job.box_origin(i);
     out << ")";
   }
+  out << "\n   NumTasks=" << job.ntasks() << " Distribution=" << job.distribution()
+      << " Mpi=" << (job.spec().mpi().empty() ? "default" : job.spec().mpi())
+      << (job.spec().label() ? " Label=yes" : "");
+  if (!job.task_layout().empty()) out << "\n   Tasks=" << job.task_layout();
   out << "\n   Command=" << command << "\n   WorkDir=" << job.spec().cwd()
       << "\n   StdOut=" << job.output() << "\n";
+  // The steps the job ran itself (trellis run / srun inside it), as scontrol show step would.
+  for (const v1::StepInfo& step : job.steps()) {
+    std::string argv;
+    for (const std::string& a : step.argv()) argv += (argv.empty() ? "" : " ") + a;
+    out << "   Step=" << step.step() << " State=" << state_letter_of(step.state())
+        << " ExitCode=" << step.exit_code() << ":" << step.signal() << " Attempt=" << step.attempt()
+        << " NodeList=" << step.nodelist() << " NumTasks=" << step.ntasks() << " RunTime="
+        << format_slurm_time(std::max<Seconds>(
+               0, (step.end_time() > 0 ? step.end_time() : now) - step.start_time()))
+        << (step.reason().empty() ? "" : " Reason=" + step.reason()) << "\n"
+        << "      Command=" << argv << "\n";
+  }
 }
 
 std::string node_state_name(v1::NodeState state) {

@@ -1,12 +1,33 @@
 #include "cli/live_client.h"
 
+#include <cstdlib>
+
 #include "daemon/grpc_status.h"
 
 namespace trellis::cli {
 
 Result<LiveClient> connect_to_cluster(const std::string& conf) {
   Result<std::string> path = find_cluster_config(conf);
-  if (!path) return path.error();
+  if (!path) {
+    // Inside a job the agent names the controllers (TRELLIS_CONTROLLERS, TRELLIS_MUNGE_SOCKET)
+    // when the job's environment names no config file.
+    const char* controllers = std::getenv("TRELLIS_CONTROLLERS");
+    if (!controllers || !*controllers) return path.error();
+    LiveClient client;
+    std::string list = controllers;
+    for (size_t start = 0; start <= list.size();) {
+      size_t comma = list.find(',', start);
+      if (comma == std::string::npos) comma = list.size();
+      if (comma > start) client.config.controllers.push_back(list.substr(start, comma - start));
+      start = comma + 1;
+    }
+    if (const char* munge = std::getenv("TRELLIS_MUNGE_SOCKET")) client.config.munge_socket = munge;
+    ControllerClient::Options options;
+    options.addresses = client.config.controllers;
+    options.munge_socket = client.config.munge_socket;
+    client.controllers = std::make_unique<ControllerClient>(options);
+    return client;
+  }
   Result<ClusterConfig> config = load_cluster_config(*path);
   if (!config) return config.error();
   LiveClient client;

@@ -75,12 +75,14 @@ int main(int argc, char** argv) {
   trellis::cli::add_job_commands(app, status);
   trellis::cli::add_history_command(app, status);
   trellis::cli::add_slurm_env_command(app, status);
+  trellis::cli::add_run_command(app, status);
   trellis::cli::add_showmesh_command(app, status);
   trellis::cli::add_web_command(app, status);
   trellis::cli::add_cluster_command(app, status);
   trellis::cli::add_bench_live_command(app, status);
   trellis::cli::add_bench_gang_live_command(app, status);
   trellis::cli::add_bench_scale_command(app, status);
+  trellis::cli::add_bench_mpi_command(app, status);
   trellis::cli::add_bench_controllers_command(app, status);
   trellis::cli::add_bench_chaos_command(app, status);
   trellis::cli::add_bench_history_command(app, status);

@@ -12,6 +12,7 @@
 #include "cli/live_client.h"
 #include "cli/slurm_time.h"
 #include "core/batch_directives.h"
+#include "core/task_layout.h"
 #include "daemon/grpc_status.h"
 #include "daemon/job_spec.h"
 #include "store/state_store.h"
@@ -31,6 +32,9 @@ enum LongOnly {
   kMode,
   kNoRotate,
   kEnv,
+  kNtasksPerNode,
+  kMpi,
+  kLabel,
   kIgnoredWithArgument,
   kIgnoredOptionalArgument,
   kIgnoredFlag,
@@ -62,12 +66,16 @@ const option kOptions[] = {
     {"no-rotate", no_argument, nullptr, kNoRotate},
     {"share", no_argument, nullptr, 's'},
     {"env", required_argument, nullptr, kEnv},
+    {"mpi", required_argument, nullptr, kMpi},
+    {"label", no_argument, nullptr, kLabel},
+    // The job's tasks (ranks, core/task_layout.h), laid out as srun would.
+    {"ntasks", required_argument, nullptr, 'n'},
+    {"ntasks-per-node", required_argument, nullptr, kNtasksPerNode},
+    {"distribution", required_argument, nullptr, 'm'},
     // Accepted, with no meaning here: nodes are allocated whole, with all their CPUs and memory;
-    // there are no accounts, QOS or mail; tasks are laid out by `trellis run` / `srun`.
+    // there are no accounts, QOS or mail.
     {"account", required_argument, nullptr, 'A'},
     {"cpus-per-task", required_argument, nullptr, 'c'},
-    {"ntasks", required_argument, nullptr, 'n'},
-    {"ntasks-per-node", required_argument, nullptr, kIgnoredWithArgument},
     {"mem", required_argument, nullptr, kIgnoredWithArgument},
     {"mem-per-cpu", required_argument, nullptr, kIgnoredWithArgument},
     {"mem-per-gpu", required_argument, nullptr, kIgnoredWithArgument},
@@ -107,7 +115,6 @@ const option kOptions[] = {
     {"reservation", required_argument, nullptr, kUnsupported},
     {"licenses", required_argument, nullptr, 'L'},
     {"open-mode", required_argument, nullptr, kUnsupported},
-    {"distribution", required_argument, nullptr, 'm'},
     {"switches", required_argument, nullptr, kUnsupported},
     {"contiguous", no_argument, nullptr, kUnsupported},
     {"export-file", required_argument, nullptr, kUnsupported},
@@ -182,6 +189,11 @@ void overlay(SubmitOptions& base, const SubmitOptions& over) {
     if (from) to = from;
   };
   take(base.nodes, over.nodes);
+  take(base.ntasks, over.ntasks);
+  take(base.ntasks_per_node, over.ntasks_per_node);
+  take(base.distribution, over.distribution);
+  take(base.mpi, over.mpi);
+  take(base.label, over.label);
   take(base.shape, over.shape);
   take(base.mode, over.mode);
   take(base.time, over.time);
@@ -301,9 +313,28 @@ Result<SubmitOptions> parse_sbatch_args(const std::vector<std::string>& args,
       case kEnv:
         out.env.push_back(value);
         break;
+      case 'n':
+      case kNtasksPerNode: {
+        const char* what = id == 'n' ? "--ntasks" : "--ntasks-per-node";
+        char* end = nullptr;
+        long n = std::strtol(value.c_str(), &end, 10);
+        if (value.empty() || *end != '\0' || n < 1 ||
+            n > (id == 'n' ? kMaxTasks : kMaxTasksPerNode))
+          return fail(std::string(what) + ": '" + value + "' is not a task count");
+        (id == 'n' ? out.ntasks : out.ntasks_per_node) = static_cast<int>(n);
+        break;
+      }
+      case 'm':
+        out.distribution = value;
+        break;
+      case kMpi:
+        out.mpi = value;
+        break;
+      case kLabel:
+        out.label = true;
+        break;
       case 'A':
       case 'c':
-      case 'n':
       case 'q':
       case 'Q':
       case 'v':
@@ -359,7 +390,13 @@ Result<v1::JobSpec> build_job_spec(SubmitOptions options, ExportDefault export_d
     for (int e : *shape) spec.add_shape(e);
   }
   if (options.nodes) spec.set_nodes(*options.nodes);
-  if (!options.shape && !options.nodes) spec.set_nodes(1);
+  // Without -N or a shape, the tasks give the node count (one per node), or one node.
+  if (!options.shape && !options.nodes && !options.ntasks) spec.set_nodes(1);
+  spec.set_ntasks(options.ntasks.value_or(0));
+  spec.set_ntasks_per_node(options.ntasks_per_node.value_or(0));
+  if (options.distribution) spec.set_distribution(*options.distribution);
+  if (options.mpi) spec.set_mpi(*options.mpi);
+  spec.set_label(options.label.value_or(false));
   if (options.mode) spec.set_mode(*options.mode);
   if (options.no_rotate.value_or(false)) {
     spec.set_rotate(false);

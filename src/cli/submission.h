@@ -24,6 +24,10 @@ namespace trellis::cli {
 
 struct SubmitOptions {
   std::optional<int> nodes;
+  // Tasks (core/task_layout.h): -n, --ntasks-per-node, -m block|cyclic, --mpi, --label.
+  std::optional<int> ntasks, ntasks_per_node;
+  std::optional<std::string> distribution, mpi;
+  std::optional<bool> label;
   std::optional<std::string> shape, mode, time, name, output, error, chdir, partition, array,
       dependency, wrap, export_env;
   std::optional<bool> no_rotate, share, kill_on_invalid_dep, wait, parsable;

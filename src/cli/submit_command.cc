@@ -7,6 +7,7 @@
 #include "cli/commands.h"
 #include "cli/live_client.h"
 #include "cli/submission.h"
+#include "core/task_layout.h"
 
 namespace trellis::cli {
 namespace {
@@ -89,6 +90,20 @@ void add_submit_command(CLI::App& app, int& status) {
       "--env",
       [o](const std::vector<std::string>& v) { o->env.insert(o->env.end(), v.begin(), v.end()); },
       "NAME=VALUE for the job's environment (repeatable)");
+  s->add_option_function<int>(
+       "-n,--ntasks", [o](const int& n) { o->ntasks = n; },
+       "Tasks (ranks) in all (default: one per node); without -N, one node per task")
+      ->check(CLI::Range(1, kMaxTasks));
+  s->add_option_function<int>(
+       "--ntasks-per-node", [o](const int& n) { o->ntasks_per_node = n; },
+       "At most this many tasks per node")
+      ->check(CLI::Range(1, kMaxTasksPerNode));
+  text("-m,--distribution", &SubmitOptions::distribution,
+       "Where ranks go: block (consecutive ranks fill a node, default) or cyclic");
+  text("--mpi", &SubmitOptions::mpi,
+       "How ranks wire up: pmi1 (MPICH), pmix (Open MPI, and PMI-1), none (default: the "
+       "cluster's)");
+  flag("--label", &SubmitOptions::label, "Prefix each line of output with the rank that wrote it");
   flag("--share", &SubmitOptions::share, "The job may be time-shared (gang policies)");
   flag("--parsable", &SubmitOptions::parsable, "Print only the job id");
   flag("--wait", &SubmitOptions::wait, "Return when the job ends, with its exit status");

@@ -19,12 +19,16 @@
 #include "daemon/auth.h"
 #include "daemon/controller_client.h"
 #include "daemon/emulated_tasks.h"
+#include "daemon/pmi_exchange.h"
+#include "daemon/pmi_tree_link.h"
 #include "daemon/server_threads.h"
+#include "daemon/shell_socket.h"
 #include "daemon/switch_node.h"
 #include "daemon/task_runner.h"
 #include "daemon/tree/tree_auth.h"
 #include "daemon/tree/tree_channel.h"
 #include "daemon/tree/tree_node.h"
+#include "shell/exchange_wire.h"
 #include "trellis/v1/trellis.grpc.pb.h"
 
 extern char** environ;
@@ -47,10 +51,24 @@ std::string state_dir_tag(const std::string& state_dir) {
 
 constexpr auto kMinBackoff = std::chrono::milliseconds(200);
 constexpr auto kMaxBackoff = std::chrono::seconds(10);
+// How often steps that ended here are dropped from the exchange, and stale barriers failed, when
+// no exit wakes the agent sooner.
+constexpr auto kExchangeSweep = std::chrono::seconds(2);
+
+// A program installed beside the running one (the build tree and `make install` put all of
+// Trellis's programs in one directory).
+std::string beside_this_program(const std::string& name) {
+  char self[4096];
+  ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n <= 0) return name;
+  std::string path(self, static_cast<size_t>(n));
+  return path.substr(0, path.rfind('/') + 1) + name;
+}
 
 std::string describe(const TaskInfo& task) {
   std::string text = "job " + std::to_string(task.key.job_id) + " attempt " +
-                     std::to_string(task.key.attempt) + " on " + task.key.node;
+                     std::to_string(task.key.attempt) + " step " + std::to_string(task.key.step) +
+                     " on " + task.key.node;
   if (task.signal != 0) return text + " ended by signal " + std::to_string(task.signal);
   return text + " exited " + std::to_string(task.exit_code);
 }
@@ -174,6 +192,52 @@ Result<std::unique_ptr<Agent>> Agent::start(AgentConfig config) {
               task.key.name());
   }
 
+  a.credentials_ = CredentialSource(a.config_.munge_socket);
+  a.shell_binary_ = a.config_.shell_binary.empty() ? beside_this_program("trellis-shell")
+                                                   : a.config_.shell_binary;
+  a.slurm_commands_ = a.config_.slurm_commands;
+  if (a.slurm_commands_.empty()) {
+    // Where the build tree (slurm-bin) and `make install` (libexec/trellis/slurm) put the links.
+    for (const char* dir : {"slurm-bin", "../libexec/trellis/slurm"}) {
+      std::string beside = beside_this_program(dir);
+      if (::access((beside + "/srun").c_str(), X_OK) == 0) {
+        a.slurm_commands_ = beside;
+        break;
+      }
+    }
+  }
+  // The exchange's messages to other agents go on the control tree (daemon/pmi_tree_link.h),
+  // which exists once the agent listens: a barrier cannot start before the agent serves.
+  a.exchange_ = std::make_unique<PmiExchangeHub>(
+      "", [&a](const std::string& parent, const StepKey& step, uint32_t round, std::string data,
+               PmiExchangeHub::Answer done) {
+        a.exchange_link_->send_up(parent, step, round, std::move(data),
+                                  [done](const std::string& why) { done(fail(why)); });
+      });
+  a.exchange_->set_send_down(
+      [&a](const StepKey& step, uint32_t round, const std::string& data, const StepPlan& plan) {
+        a.exchange_link_->send_down(step, round, data, plan.agents, plan.fanout);
+      });
+  a.exchange_->set_log([](const std::string& line) { agent_log(line); });
+  a.shell_socket_ = shell_socket_name(state_dir_tag(a.config_.state_dir));
+  ShellSocket::Handlers handlers;
+  handlers.authorize = [&a](const ShellSocket::Peer& peer, const StepKey& step,
+                            const std::string& node) {
+    return a.authorize_shell(peer.pid, peer.uid, step, node);
+  };
+  handlers.contribute = [&a](const StepKey& step, uint32_t round, const std::string& node,
+                             std::string data, PmiExchangeHub::Answer answer) {
+    a.exchange_->contribute_local(step, round, node, std::move(data), std::move(answer));
+  };
+  handlers.ended = [&a](const StepKey& step, const std::string& node, int, int,
+                        const std::string& reason) {
+    std::lock_guard lock(a.reasons_mutex_);
+    a.reasons_[TaskKey{step.job, step.attempt, node, step.step}] = reason.substr(0, 1024);
+  };
+  Result<std::unique_ptr<ShellSocket>> shells = ShellSocket::open(a.shell_socket_, handlers);
+  if (!shells) return shells.error();
+  a.shells_ = std::move(*shells);
+
   Freezer::Options freezer;
   freezer.name = state_dir_tag(a.config_.state_dir);
   freezer.force_signals = a.config_.freeze_with_signals;
@@ -218,6 +282,9 @@ Result<std::unique_ptr<Agent>> Agent::start(AgentConfig config) {
       a.address_, *a.verifier_, *a.tree_channel_,
       [service = a.service_.get()](const v1::TreeBody& body) { return service->tree_part(body); });
   a.tree_node_.store(a.tree_owner_.get());
+  a.exchange_link_ = std::make_unique<PmiTreeLink>(*a.tree_channel_, a.credentials_,
+                                                   a.config_.daemon_uid, a.address_);
+  a.exchange_->set_self(a.address_);
   agent_log("serving " + std::to_string(a.config_.nodes.size()) + " nodes; control tree on " +
             a.address_ + ", gRPC on port " + std::to_string(a.port_));
   a.controller_thread_ = std::thread([&a] { a.controller_loop(); });
@@ -232,7 +299,9 @@ void Agent::shutdown() {
   }
   wake_.notify_all();
   if (controller_thread_.joinable()) controller_thread_.join();
-  // The tree first: its workers use everything below.
+  // The exchange's sends first (they use the tree channel; later ones fail at once), then the
+  // tree: its workers use everything below.
+  if (exchange_link_) exchange_link_->stop();
   tree_channel_.reset();
   tree_node_.store(nullptr);
   tree_owner_.reset();
@@ -241,9 +310,50 @@ void Agent::shutdown() {
     server_->Wait();
     server_.reset();
   }
+  shells_.reset();  // its handlers use the exchange and the runner
+  exchange_link_.reset();
   launcher_.reset();     // tasks not started yet are left (a controller launches them again)
   switch_node_.reset();  // it uses the runner
   runner_.reset();       // stops watching; the jobs keep running
+  exchange_.reset();
+}
+
+Status Agent::authorize_shell(pid_t pid, uid_t uid, const StepKey& step, const std::string& node) {
+  TaskKey key{step.job, step.attempt, node, step.step};
+  auto find = [&]() -> std::optional<TaskInfo> {
+    for (const TaskInfo& task : runner_->tasks())
+      if (task.key == key && task.running) return task;
+    return std::nullopt;
+  };
+  std::optional<TaskInfo> task = find();
+  if (!task) {
+    // Its launch may still be under way (a shell can call before the launch has recorded it).
+    std::unique_lock<std::mutex> launching = switch_node_->hold_for_launch();
+    task = find();
+  }
+  if (!task) return fail("task " + key.name() + " does not run on this agent");
+  if (task->process_group != pid)
+    return fail("process " + std::to_string(pid) + " is not the job shell of task " + key.name());
+  std::optional<StepPlan> plan = exchange_->plan(step);
+  if (plan && plan->uid >= 0 && static_cast<uid_t>(plan->uid) != uid && uid != ::geteuid())
+    return fail("uid " + std::to_string(uid) + " is not the user of task " + key.name());
+  return Ok{};
+}
+
+void Agent::reap_steps() {
+  std::set<StepKey> running;
+  {
+    // A step is known to the exchange from its launch's acceptance, and its tasks run once the
+    // launcher has started them: with tasks waiting to start (or a batch being started, which
+    // holds the launch), the steps are left alone until the next sweep.
+    std::unique_lock<std::mutex> launching = switch_node_->hold_for_launch();
+    if (launcher_->waiting() > 0) return;
+    for (const TaskInfo& task : runner_->tasks())
+      if (task.running) running.insert({task.key.job_id, task.key.attempt, task.key.step});
+  }
+  for (const StepKey& step : exchange_->steps())
+    if (!running.contains(step)) exchange_->finished(step, "its tasks on this agent have ended");
+  exchange_->expire(Clock::now());
 }
 
 void Agent::register_again() {
@@ -275,6 +385,7 @@ void Agent::controller_loop() {
   auto backoff = std::chrono::duration_cast<Clock::duration>(kMinBackoff);
   Clock::time_point retry_at = Clock::now();  // next register or exit report after a failure
   Clock::time_point registered_at = Clock::now();
+  Clock::time_point next_sweep = Clock::now() + kExchangeSweep;
   int failures = 0;  // in a row, to log the first and then every tenth
 
   auto failed = [&](const std::string& what, const grpc::Status& status) {
@@ -347,11 +458,24 @@ void Agent::controller_loop() {
       }
     }
 
+    if (Clock::now() >= next_sweep) {
+      reap_steps();
+      next_sweep = Clock::now() + kExchangeSweep;
+    }
     std::vector<TaskInfo> exits =
         registered ? runner_->unacknowledged_exits() : std::vector<TaskInfo>{};
+    if (!exits.empty()) reap_steps();  // a step whose ranks died must not keep a barrier open
     if (registered && !exits.empty() && Clock::now() >= retry_at) {
       v1::ExitRequest request;
-      for (const TaskInfo& task : exits) *request.add_tasks() = task_status(task);
+      {
+        std::lock_guard lock(reasons_mutex_);
+        for (const TaskInfo& task : exits) {
+          v1::TaskStatus* status = request.add_tasks();
+          *status = task_status(task);
+          if (auto reason = reasons_.find(task.key); reason != reasons_.end())
+            status->set_reason(reason->second);
+        }
+      }
       v1::ExitReply reply;
       grpc::Status status =
           controllers_->call([&](v1::Controller::Stub& stub, grpc::ClientContext& context) {
@@ -360,7 +484,15 @@ void Agent::controller_loop() {
       if (status.ok()) {
         succeeded();
         std::vector<TaskKey> keys;
-        for (const TaskInfo& task : exits) keys.push_back(task.key);
+        for (const TaskInfo& task : exits) {
+          keys.push_back(task.key);
+          // A failure's reason is worth a line of its own; the rest are counted below.
+          std::lock_guard lock(reasons_mutex_);
+          if (auto r = reasons_.find(task.key); r != reasons_.end()) {
+            agent_log("reported " + describe(task) + ": " + r->second);
+            reasons_.erase(r);
+          }
+        }
         agent_log("reported " + std::to_string(exits.size()) +
                   " exit(s): " + describe(exits.front()) + (exits.size() > 1 ? ", ..." : ""));
         runner_->acknowledge(keys);
@@ -374,9 +506,10 @@ void Agent::controller_loop() {
       }
     }
 
-    // Sleep until the next thing due (a retry, the ping watch), or until a task ends or the
-    // agent stops.
-    Clock::time_point until = registered ? last_heard() + 10 * interval + interval : retry_at;
+    // Sleep until the next thing due (a retry, the ping watch, the exchange's sweep), or until a
+    // task ends or the agent stops.
+    Clock::time_point until =
+        std::min(registered ? last_heard() + 10 * interval + interval : retry_at, next_sweep);
     if (registered && !exits.empty()) until = std::min(until, retry_at);
     std::unique_lock lock(mutex_);
     wake_.wait_until(lock, until, [&] { return stopping_ || woken_; });

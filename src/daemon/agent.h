@@ -17,6 +17,12 @@
 // NOT_FOUND or FAILED_PRECONDITION ("I do not know you"), and when no ping came for 10 ping
 // intervals (a controller that lost track of it).
 //
+// Each launch starts one job shell (trellis-shell, shell/shell.h) per node of the step, which
+// starts the node's ranks; the shells reach the agent on its shell socket (daemon/shell_socket.h)
+// for the cross-node half of their PMI barriers and to say why a step failed. The agents of a
+// step exchange their barriers' data on the control tree (daemon/pmi_exchange.h,
+// daemon/pmi_tree_link.h).
+//
 // One agent may serve many node names (an emulated cluster on one host). Stopping the agent
 // leaves its jobs running; the next agent on the same state directory adopts them.
 //
@@ -29,9 +35,14 @@
 //   (*agent)->shutdown();
 #pragma once
 
+#include <sys/types.h>
+
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -41,6 +52,9 @@
 #include <vector>
 
 #include "core/result.h"
+#include "daemon/auth.h"
+#include "daemon/task_runner.h"
+#include "trellis/v1/trellis.grpc.pb.h"
 
 namespace grpc {
 class Server;
@@ -51,11 +65,15 @@ namespace trellis {
 class Authenticator;
 class ControllerClient;
 class AgentLauncher;
+class PmiExchangeHub;
+class PmiTreeLink;
+class ShellSocket;
 class SwitchNode;
 class Tasks;
 class TreeChannel;
 class TreeNode;
 class TreeVerifier;
+struct StepKey;
 
 struct AgentConfig {
   std::vector<std::string> nodes;        // node names served
@@ -81,6 +99,12 @@ struct AgentConfig {
   // on one host. Nothing is forked and nothing kept in the state directory; gang switches stop
   // the tasks' clocks.
   bool emulate = false;
+  // The job shell; "" = trellis-shell next to the running executable.
+  std::string shell_binary;
+  // A directory put first in jobs' PATH, holding `srun` (trellis called as srun is `trellis run`)
+  // and the other Slurm command names; "" = slurm-bin next to the running executable (the build
+  // tree), else ../libexec/trellis/slurm from it (`make install`), if either exists.
+  std::string slurm_commands;
 };
 
 class Agent {
@@ -112,6 +136,10 @@ class Agent {
   void register_again();
   // A liveness ping came.
   void pinged();
+  // Ok when process `pid` of user `uid` is the job shell of `node` in `step` (shell socket).
+  Status authorize_shell(pid_t pid, uid_t uid, const StepKey& step, const std::string& node);
+  // Tells the exchange which steps no longer run here (every task of theirs has ended).
+  void reap_steps();
 
   AgentConfig config_;
   std::set<std::string> served_;
@@ -127,6 +155,13 @@ class Agent {
   std::unique_ptr<TreeChannel> tree_channel_;
   std::unique_ptr<TreeNode> tree_owner_;
   std::atomic<TreeNode*> tree_node_{nullptr};
+  std::unique_ptr<PmiExchangeHub> exchange_;    // steps' PMI barriers across nodes
+  std::unique_ptr<PmiTreeLink> exchange_link_;  // the exchange's messages to other agents
+  std::unique_ptr<ShellSocket> shells_;
+  std::string shell_binary_, shell_socket_, slurm_commands_;
+  std::mutex reasons_mutex_;
+  std::map<TaskKey, std::string> reasons_;  // why a task's step failed, from its shell
+  CredentialSource credentials_;            // signs the exchange's messages to other agents
   std::unique_ptr<Service> service_;
   std::unique_ptr<grpc::Server> server_;
   int port_ = 0;

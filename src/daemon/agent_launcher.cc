@@ -95,6 +95,10 @@ int AgentLauncher::dropped(const Launch& launch) const {
 }
 
 void AgentLauncher::start_some(Launch& launch) {
+  // The job's cgroup is not removed, and no switch freezes or thaws it, while its tasks join it.
+  // Held before the batch leaves the waiting tasks, so that whoever holds the launch sees each
+  // task either waiting or started (Agent::reap_steps).
+  std::unique_lock<std::mutex> held = switches_.hold_for_launch();
   std::vector<TaskSpec> batch;
   {
     std::lock_guard lock(mutex_);
@@ -105,8 +109,6 @@ void AgentLauncher::start_some(Launch& launch) {
     waiting_ -= batch.size();
   }
   if (batch.empty()) return;
-  // The job's cgroup is not removed, and no switch freezes or thaws it, while its tasks join it.
-  std::unique_lock<std::mutex> held = switches_.hold_for_launch();
   switches_.thaw_for_launch(launch.job, launch.attempt);
   for (TaskSpec& spec : batch) {
     // A drop that came while this batch was taken applies to it too.

@@ -9,6 +9,8 @@
 #include <map>
 #include <thread>
 
+#include "core/hostlist_names.h"
+#include "shell/shell_options.h"
 #include "trellis/v1/trellis.pb.h"
 
 namespace trellis {
@@ -20,6 +22,14 @@ Error invalid(std::string message) {
 
 // A day: a longer grace period is a mistake, and its milliseconds would overflow sooner or later.
 constexpr double kMaxGraceSeconds = 86400;
+// The agents of one step's exchange tree, and the children each has.
+constexpr int kMaxStepAgents = 1 << 16;
+constexpr int kMaxExchangeFanout = 64;
+constexpr int kDefaultExchangeFanout = 2;
+
+Distribution distribution_of(const v1::LaunchRequest& request) {
+  return request.distribution() == "cyclic" ? Distribution::kCyclic : Distribution::kBlock;
+}
 
 }  // namespace
 
@@ -44,6 +54,22 @@ Status check_launch_request(const v1::LaunchRequest& request, const std::set<std
                      "' is outside 0.." + std::to_string(request.nnodes() - 1));
     }
   }
+  // Every node of the step, each with its own place: the job shells lay the ranks out over them.
+  if (request.node_ids_size() != request.nnodes())
+    return invalid("node_ids: " + std::to_string(request.node_ids_size()) + " nodes named for " +
+                   std::to_string(request.nnodes()) + " (nnodes)");
+  std::vector<bool> placed(static_cast<size_t>(request.nnodes()), false);
+  for (const auto& [name, id] : request.node_ids()) {
+    if (name.empty() || name.size() > 255 ||
+        name.find_first_of(",[] \t\n", 0) != std::string::npos ||
+        name.find('\0') != std::string::npos)
+      return invalid("node_ids: '" + name.substr(0, 64) +
+                     "' is not a node name (empty, too long, or with ',', '[', ']' or a space)");
+    if (id < 0 || id >= request.nnodes() || placed[static_cast<size_t>(id)])
+      return invalid("node_ids: node '" + name + "' has rank " + std::to_string(id) +
+                     ", outside 0.." + std::to_string(request.nnodes() - 1) + " or given twice");
+    placed[static_cast<size_t>(id)] = true;
+  }
   if (request.argv().empty() || request.argv(0).empty()) return invalid("argv: empty command");
   // exec takes C strings: a NUL inside one would cut it short without a word.
   for (const std::string& arg : request.argv())
@@ -61,14 +87,82 @@ Status check_launch_request(const v1::LaunchRequest& request, const std::set<std
       return invalid("env: the value of " + name + " holds a NUL byte");
   }
   if (!std::isfinite(request.launch_by())) return invalid("launch_by: not a finite time");
+  if (request.step() < 0 && request.step() != kBatchStep)
+    return invalid("step: " + std::to_string(request.step()) + " is not a step id");
+  if (!request.tasks_per_node().empty()) {
+    if (request.tasks_per_node_size() != request.nnodes())
+      return invalid("tasks_per_node: " + std::to_string(request.tasks_per_node_size()) +
+                     " counts for " + std::to_string(request.nnodes()) + " nodes");
+    Result<TaskLayout> layout =
+        TaskLayout::from_counts({request.tasks_per_node().begin(), request.tasks_per_node().end()},
+                                distribution_of(request));
+    if (!layout) return invalid("tasks_per_node: " + layout.error().message);
+  }
+  if (!request.distribution().empty() && request.distribution() != "block" &&
+      request.distribution() != "cyclic")
+    return invalid("distribution: '" + request.distribution() + "'; expected block or cyclic");
+  if (!request.mpi().empty())
+    if (Result<MpiKind> kind = parse_mpi_kind(request.mpi()); !kind)
+      return invalid(kind.error().message);
+  if (request.step_agents_size() > kMaxStepAgents)
+    return invalid("step_agents: more than " + std::to_string(kMaxStepAgents));
+  for (const std::string& agent : request.step_agents())
+    if (agent.empty() || agent.size() > 255)
+      return invalid("step_agents: an address is empty or longer than 255 bytes");
+  if (request.exchange_fanout() < 0 || request.exchange_fanout() > kMaxExchangeFanout)
+    return invalid("exchange_fanout: " + std::to_string(request.exchange_fanout()) +
+                   "; must be 1.." + std::to_string(kMaxExchangeFanout) + " (0: the default)");
+  if (!(request.kill_grace() >= 0 && request.kill_grace() <= kMaxGraceSeconds))
+    return invalid("kill_grace: must be between 0 and " +
+                   std::to_string(static_cast<int>(kMaxGraceSeconds)) + " seconds");
+  if (request.job_nnodes() < 0) return invalid("job_nnodes: must not be negative");
+  for (const std::string* text : {&request.nodelist(), &request.job_nodelist()})
+    if (text->find('\0') != std::string::npos) return invalid("nodelist: a NUL byte");
   return Ok{};
 }
 
+TaskLayout launch_layout(const v1::LaunchRequest& request) {
+  std::vector<int> counts(request.tasks_per_node().begin(), request.tasks_per_node().end());
+  if (counts.empty()) counts.assign(static_cast<size_t>(std::max(request.nnodes(), 1)), 1);
+  Result<TaskLayout> layout = TaskLayout::from_counts(counts, distribution_of(request));
+  return layout ? *layout
+                : *TaskLayout::plan(std::max(request.nnodes(), 1), 0, 0, Distribution::kBlock);
+}
+
 TaskSpec task_spec(const v1::LaunchRequest& request, const std::string& node,
-                   const std::vector<std::string>& agent_env) {
+                   const std::vector<std::string>& agent_env, const ShellSetup& shell) {
   TaskSpec spec;
-  spec.key = {request.job_id(), request.attempt(), node};
-  spec.argv.assign(request.argv().begin(), request.argv().end());
+  spec.key = {request.job_id(), request.attempt(), node, request.step()};
+  TaskLayout layout = launch_layout(request);
+  int node_id = request.node_ids().at(node);
+  ShellOptions options;
+  options.job = request.job_id();
+  options.attempt = request.attempt();
+  options.step = request.step();
+  options.node = node;
+  options.node_index = node_id;
+  // The step's node names in node-id order (node_ids maps each to its place).
+  options.nodes.assign(static_cast<size_t>(request.nnodes()), "");
+  for (const auto& [name, id] : request.node_ids())
+    if (id >= 0 && id < request.nnodes()) options.nodes[static_cast<size_t>(id)] = name;
+  for (size_t i = 0; i < options.nodes.size(); ++i)
+    if (options.nodes[i].empty()) options.nodes[i] = "node" + std::to_string(i);  // unnamed
+  options.tasks_per_node = layout.counts();
+  options.distribution = layout.distribution();
+  options.mpi = request.mpi().empty() ? MpiKind::kPmi1 : *parse_mpi_kind(request.mpi());
+  options.label = request.label();
+  options.kill_grace = request.kill_grace();
+  options.agent = shell.socket;
+  options.argv.assign(request.argv().begin(), request.argv().end());
+  // A batch job's script is its batch step: one process on the job's first node, started as
+  // given, with no job shell and no PMI (daemon/batch_task.h turns it into the script's copy).
+  const bool batch = !request.script().empty();
+  if (batch) {
+    spec.argv = options.argv;
+  } else {
+    spec.argv.push_back(shell.binary);
+    for (std::string& a : options.to_arguments()) spec.argv.push_back(std::move(a));
+  }
   spec.cwd = request.cwd();
   spec.output = request.output();
   spec.error = request.error();
@@ -89,15 +183,58 @@ TaskSpec task_spec(const v1::LaunchRequest& request, const std::string& node,
     }
   }
   for (const auto& [name, value] : request.env()) env[name] = value;
+  // Where `trellis run` (and srun) inside the job find the cluster, unless the job names a config.
+  if (!env.contains("TRELLIS_CONF") && !shell.controllers.empty()) {
+    std::string controllers;
+    for (const std::string& c : shell.controllers) {
+      if (!controllers.empty()) controllers += ',';
+      controllers += c;
+    }
+    env["TRELLIS_CONTROLLERS"] = controllers;
+    if (!shell.munge_socket.empty()) env["TRELLIS_MUNGE_SOCKET"] = shell.munge_socket;
+  }
+  if (!shell.slurm_commands.empty()) {
+    auto path = env.find("PATH");
+    std::string rest = path == env.end() ? "/usr/local/bin:/usr/bin:/bin" : path->second;
+    env["PATH"] = shell.slurm_commands + ":" + rest;
+  }
+  const std::string step_id =
+      batch || request.step() == kBatchStep ? "batch" : std::to_string(request.step());
+  const std::string job_nodelist =
+      request.job_nodelist().empty() ? request.nodelist() : request.job_nodelist();
+  const int job_nnodes = request.job_nnodes() > 0 ? request.job_nnodes() : request.nnodes();
   env["TRELLIS_JOB_ID"] = std::to_string(request.job_id());
+  env["TRELLIS_STEP_ID"] = step_id;
   env["TRELLIS_NODELIST"] = request.nodelist();
+  env["TRELLIS_JOB_NODELIST"] = job_nodelist;
   env["TRELLIS_NNODES"] = std::to_string(request.nnodes());
-  env["TRELLIS_NODEID"] = std::to_string(request.node_ids().at(node));
+  env["TRELLIS_NODEID"] = std::to_string(node_id);
   env["TRELLIS_NODENAME"] = node;
+  env["TRELLIS_NTASKS"] = std::to_string(layout.ntasks());
   // 1 the first time; a job requeued (node failure) runs again with the next attempt.
   env["TRELLIS_ATTEMPT"] = std::to_string(request.attempt());
   // Nodes are allocated whole: the job has every CPU of its node (as Slurm's exclusive jobs).
   env["SLURM_CPUS_ON_NODE"] = std::to_string(std::max(1u, std::thread::hardware_concurrency()));
+  // The names Slurm gives them, which MPI libraries (Open MPI's schizo/ras/plm, MPICH's hydra)
+  // and tools read.
+  const std::string job_id = std::to_string(request.job_id());
+  const std::string tasks_per_node = layout.slurm_tasks_per_node();
+  env["SLURM_JOB_ID"] = env["SLURM_JOBID"] = job_id;
+  env["SLURM_STEP_ID"] = env["SLURM_STEPID"] = step_id;
+  env["SLURM_JOB_NODELIST"] = job_nodelist;
+  env["SLURM_JOB_NUM_NODES"] = std::to_string(job_nnodes);
+  env["SLURM_NODELIST"] = env["SLURM_STEP_NODELIST"] = request.nodelist();
+  env["SLURM_NNODES"] = env["SLURM_STEP_NUM_NODES"] = std::to_string(request.nnodes());
+  env["SLURM_NTASKS"] = env["SLURM_NPROCS"] = env["SLURM_STEP_NUM_TASKS"] =
+      std::to_string(layout.ntasks());
+  env["SLURM_TASKS_PER_NODE"] = env["SLURM_STEP_TASKS_PER_NODE"] = tasks_per_node;
+  env["SLURM_NODEID"] = std::to_string(node_id);
+  env["SLURMD_NODENAME"] = node;
+  env["SLURM_DISTRIBUTION"] = std::string(distribution_name(layout.distribution()));
+  if (batch) {  // the rank variables a job shell would have set: the script is task 0
+    env["TRELLIS_PROCID"] = env["TRELLIS_LOCALID"] = "0";
+    env["SLURM_PROCID"] = env["SLURM_LOCALID"] = "0";
+  }
   for (const auto& [name, value] : env) spec.env.push_back(name + "=" + value);
   return spec;
 }

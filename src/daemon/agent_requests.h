@@ -4,7 +4,8 @@
 // with no agent, server or process.
 //
 //   if (Status ok = check_launch_request(request, served); !ok) return invalid(ok.error());
-//   for (const std::string& node : request.nodes()) runner.launch(task_spec(request, node, env));
+//   for (const std::string& node : request.nodes())
+//     runner.launch(task_spec(request, node, env, shell));
 #pragma once
 
 #include <chrono>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "core/result.h"
+#include "core/task_layout.h"
 #include "daemon/task_runner.h"
 
 namespace trellis {
@@ -24,15 +26,35 @@ class SignalRequest;
 
 // Ok, or kInvalidArgument with a message naming the field: ids and ranks in range, every node
 // served by this agent (`served`) and named once, a command, an absolute cwd, sane ids and
-// environment names.
+// environment names, a task layout that matches the nodes, a known MPI kind and distribution.
 Status check_launch_request(const v1::LaunchRequest& request, const std::set<std::string>& served);
 
-// The task to start on `node`, one of the nodes of a request that passed check_launch_request().
-// Its environment is the agent's own (`agent_env`, "NAME=value"), the user's identity when the
-// task runs as another user, the job's variables, then Trellis's (TRELLIS_JOB_ID, ...), which the
-// job cannot override.
+// How this agent starts a step's part on a node: the job shell and what it tells it.
+struct ShellSetup {
+  std::string binary;  // trellis-shell (absolute)
+  std::string socket;  // the agent's shell socket name (daemon/shell_socket.h)
+  // A directory holding `srun` (and the other Slurm command names), put first in the job's PATH
+  // so that MPI launchers inside the job find it; "" = none.
+  std::string slurm_commands;
+  // Where `trellis run` inside the job finds the cluster (TRELLIS_CONTROLLERS,
+  // TRELLIS_MUNGE_SOCKET), when the job's environment names no config file.
+  std::vector<std::string> controllers;
+  std::string munge_socket;
+};
+
+// The task to start on `node`, one of the nodes of a request that passed check_launch_request():
+// the job shell (trellis-shell), given the step's layout and the command; for a batch job (a
+// request with a script), the command itself, the batch step (SLURM_STEP_ID=batch, task 0),
+// which prepare_batch_task() completes. Its environment is the
+// agent's own (`agent_env`, "NAME=value"), the user's identity when the task runs as another
+// user, the job's variables, then Trellis's (TRELLIS_JOB_ID, ...) and the Slurm-named ones MPI
+// libraries and tools look for (SLURM_JOB_ID, SLURM_NODELIST, ...), which the job cannot
+// override; the shell adds each rank's own (shell/shell.h).
 TaskSpec task_spec(const v1::LaunchRequest& request, const std::string& node,
-                   const std::vector<std::string>& agent_env);
+                   const std::vector<std::string>& agent_env, const ShellSetup& shell);
+
+// The step's task layout of a checked request.
+TaskLayout launch_layout(const v1::LaunchRequest& request);
 
 // The grace period between SIGTERM and SIGKILL that a Signal asks for (`default_grace` when it
 // gives none), or kInvalidArgument naming the field.

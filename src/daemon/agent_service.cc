@@ -10,6 +10,7 @@
 #include "daemon/auth.h"
 #include "daemon/batch_task.h"
 #include "daemon/grpc_status.h"
+#include "daemon/pmi_exchange.h"
 #include "daemon/switch_node.h"
 #include "daemon/task_runner.h"
 
@@ -30,6 +31,7 @@ v1::TaskStatus task_status(const TaskInfo& task) {
   status.set_job_id(task.key.job_id);
   status.set_attempt(task.key.attempt);
   status.set_node(task.key.node);
+  status.set_step(task.key.step);
   status.set_running(task.running);
   status.set_exit_code(task.exit_code);
   status.set_signal(task.signal);
@@ -117,6 +119,9 @@ v1::TreeReply Agent::Service::tree_part(const v1::TreeBody& body) {
         if (agent == self) agent_.register_again();
       agent_.pinged();
       break;
+    case v1::TreeBody::kPmiExchange:
+      pmi_exchange(body.pmi_exchange(), reply);
+      break;
     case v1::TreeBody::OP_NOT_SET:
       break;
   }
@@ -139,21 +144,39 @@ grpc::Status Agent::Service::launch(const v1::LaunchRequest& request, bool wait)
     return grpc::Status(StatusCode::INVALID_ARGUMENT,
                         "uid: the agent runs as uid " + std::to_string(self) +
                             " and cannot start processes as uid " + std::to_string(request.uid()));
+  ShellSetup shell;
+  shell.binary = agent_.shell_binary_;
+  shell.socket = agent_.shell_socket_;
+  shell.slurm_commands = agent_.slurm_commands_;
+  shell.controllers = agent_.config_.controllers;
+  shell.munge_socket = agent_.config_.munge_socket;
   std::vector<TaskSpec> specs;
   specs.reserve(static_cast<size_t>(request.nodes_size()));
   for (const std::string& node : request.nodes()) {
-    TaskSpec spec = task_spec(request, node, agent_.base_env_);
+    TaskSpec spec = task_spec(request, node, agent_.base_env_, shell);
     if (!request.script().empty()) {
       if (Status batch = prepare_batch_task(agent_.config_.state_dir, request, node, spec);
           !batch) {
         agent_log("launch of " + spec.key.name() + " failed: " + batch.error().message);
         return to_grpc(batch.error());
       }
+    } else if (agent_.config_.emulate) {
+      // Emulated tasks (daemon/emulated_tasks.h) act on the job's own command, not a shell's.
+      spec.argv.assign(request.argv().begin(), request.argv().end());
     }
     spec.env.push_back("TRELLIS_RUNTIME_AREA=" +
                        runtime_area_name(request.job_id(), request.attempt(), node));
     specs.push_back(std::move(spec));
   }
+  // The step's barriers can complete here once its tasks run (a child's contribution that came
+  // first waited for this).
+  StepPlan plan;
+  plan.agents.assign(request.step_agents().begin(), request.step_agents().end());
+  if (plan.agents.empty()) plan.agents.push_back(agent_.address_);
+  plan.fanout = request.exchange_fanout() > 0 ? request.exchange_fanout() : 2;
+  plan.local_nodes.insert(request.nodes().begin(), request.nodes().end());
+  plan.uid = request.uid();
+  agent_.exchange_->expect({request.job_id(), request.attempt(), request.step()}, std::move(plan));
   std::shared_future<AgentLauncher::Outcome> done =
       agent_.launcher_->accept(request.job_id(), request.attempt(), std::move(specs));
   if (!wait) return grpc::Status::OK;
@@ -172,17 +195,48 @@ grpc::Status Agent::Service::signal(const v1::SignalRequest& request, v1::TreeRe
     std::unique_lock<std::mutex> held = agent_.switch_node_->hold_for_launch();
     const bool ends = request.signal() == 0 || request.signal() == SIGKILL ||
                       request.signal() == SIGTERM || request.signal() == SIGINT;
-    if (ends)
+    std::optional<int> step;
+    if (request.has_step()) step = request.step();
+    // A step's signal leaves the job's other tasks waiting to start alone.
+    if (ends && !step)
       dropped = agent_.launcher_->drop(request.job_id(), request.attempt(),
                                        request.signal() == 0 ? SIGTERM : request.signal());
     agent_.switch_node_->before_signal(request.job_id(), request.attempt());
-    count = agent_.runner_->signal(request.job_id(), request.attempt(), request.signal(), *grace);
+    count =
+        agent_.runner_->signal(request.job_id(), request.attempt(), request.signal(), *grace, step);
   }
   agent_log("signal " + std::to_string(request.signal()) + " to job " +
-            std::to_string(request.job_id()) + ": " + std::to_string(count) + " tasks" +
+            std::to_string(request.job_id()) +
+            (request.has_step() ? " step " + std::to_string(request.step()) : std::string()) +
+            ": " + std::to_string(count) + " tasks" +
             (dropped > 0 ? ", " + std::to_string(dropped) + " not started dropped" : ""));
   reply.set_processes(reply.processes() + count);
   return grpc::Status::OK;
+}
+
+void Agent::Service::pmi_exchange(const v1::PmiExchange& op, v1::TreeReply& reply) {
+  const StepKey step{op.job_id(), op.attempt(), op.step()};
+  if (op.complete()) {
+    agent_.exchange_->deliver(step, op.round(), op.data());
+    return;
+  }
+  // A refusal comes back at once (from contribute_child's own thread); the answer when the
+  // barrier completes is not used (the root sends it down the tree, see pmi_tree_link.h).
+  struct Refusal {
+    std::mutex mutex;
+    bool returned = false;
+    std::string why;
+  };
+  auto refusal = std::make_shared<Refusal>();
+  agent_.exchange_->contribute_child(step, op.round(), op.from(), op.data(),
+                                     [refusal](Result<std::string> outcome) {
+                                       std::lock_guard lock(refusal->mutex);
+                                       if (!refusal->returned && !outcome)
+                                         refusal->why = outcome.error().message;
+                                     });
+  std::lock_guard lock(refusal->mutex);
+  refusal->returned = true;
+  if (!refusal->why.empty()) reply.add_errors(agent_.address_ + ": " + refusal->why);
 }
 
 grpc::Status Agent::Service::authorize(const grpc::ServerContext& context) const {

@@ -1,7 +1,7 @@
 // Agent::Service: what an agent does with what it is sent, by the control tree (its part of a
-// launch, signal, gang switch or ping: tree_part()) and by direct gRPC calls (Launch, LaunchBatch,
-// Signal, Tasks, for tools and tests; each carries a MUNGE credential of the daemon user).
-// Private to the agent (daemon/agent.h).
+// launch, signal, gang switch, ping or PMI exchange: tree_part()) and by direct gRPC calls (Launch,
+// LaunchBatch, Signal, Tasks, for tools and tests; each carries a MUNGE credential of the daemon
+// user). Private to the agent (daemon/agent.h).
 #pragma once
 
 #include <grpcpp/grpcpp.h>
@@ -39,6 +39,9 @@ class Agent::Service final : public v1::Agent::Service {
   grpc::Status launch(const v1::LaunchRequest& request, bool wait);
   // A signal to a job's tasks here; the count is added to `reply`.
   grpc::Status signal(const v1::SignalRequest& request, v1::TreeReply& reply);
+  // A step's PMI exchange (daemon/pmi_tree_link.h): a child's contribution, or every node's
+  // from the root; a refusal is added to `reply`'s errors.
+  void pmi_exchange(const v1::PmiExchange& op, v1::TreeReply& reply);
   grpc::Status authorize(const grpc::ServerContext& context) const;
 
   Agent& agent_;

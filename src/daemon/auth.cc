@@ -122,7 +122,7 @@ Result<Authenticator::Decoded> Authenticator::decode_payload(std::string_view cr
   return decoded;
 }
 
-Result<Caller> Authenticator::verify(const grpc::ServerContext& context) const {
+Result<Caller> Authenticator::verify(const grpc::ServerContextBase& context) const {
   const auto& metadata = context.client_metadata();
   auto it = metadata.find(grpc::string_ref(kMungeMetadataKey.data(), kMungeMetadataKey.size()));
   if (it == metadata.end())

@@ -21,7 +21,7 @@
 
 namespace grpc {
 class ClientContext;
-class ServerContext;
+class ServerContextBase;
 }  // namespace grpc
 
 namespace trellis {
@@ -62,7 +62,7 @@ class Authenticator {
   // malformed, expired, replayed, made with another key); kUnavailable when munged is down.
   Result<Caller> decode(std::string_view credential) const;
   // The caller of an RPC, from its metadata.
-  Result<Caller> verify(const grpc::ServerContext& context) const;
+  Result<Caller> verify(const grpc::ServerContextBase& context) const;
 
   // A credential with a payload, decoded. A replayed credential (decoded before through the same
   // munged) is accepted when `accept_replay` holds, as Slurm accepts its forwarded credentials

@@ -160,7 +160,10 @@ Result<ClusterConfig> parse_cluster_config(std::string_view text, std::string_vi
                                           "max_job_test",
                                           "max_requeue",
                                           "node_failure_drain",
-                                          "max_array_size"}));
+                                          "max_array_size",
+
+                                          "mpi",
+                                          "pmi_fanout"}));
   TRELLIS_TRY(controller.string("listen", c.listen));
   TRELLIS_TRY(controller.string("port_file", c.port_file));
   TRELLIS_TRY(controller.string("policy", c.policy));
@@ -197,6 +200,11 @@ Result<ClusterConfig> parse_cluster_config(std::string_view text, std::string_vi
   TRELLIS_TRY(controller.boolean("idle_detection", c.idle_detection));
   TRELLIS_TRY(controller.integer("max_job_test", c.max_job_test, 0));
   TRELLIS_TRY(controller.integer("max_array_size", c.max_array_size, 1));
+  TRELLIS_TRY(controller.string("mpi", c.mpi));
+  if (c.mpi != "pmi1" && c.mpi != "pmix" && c.mpi != "none")
+    return controller.wrong("mpi", "\"pmi1\", \"pmix\" or \"none\", found \"" + c.mpi + "\"");
+  TRELLIS_TRY(controller.integer("pmi_fanout", c.pmi_fanout, 1));
+  if (c.pmi_fanout > 64) return controller.wrong("pmi_fanout", "at most 64");
   if (config.controllers.empty()) config.controllers.push_back(c.listen);
   if (const toml::node* partitions = root.get("partition")) {
     const toml::array* list = partitions->as_array();
@@ -272,7 +280,10 @@ std::string format_cluster_config(const ClusterConfig& config) {
                                  {"deadlock", c.kill_deadlocked ? "kill" : "report"},
                                  {"idle_detection", c.idle_detection},
                                  {"max_job_test", c.max_job_test},
-                                 {"max_array_size", c.max_array_size}}},
+                                 {"max_array_size", c.max_array_size},
+
+                                 {"mpi", c.mpi},
+                                 {"pmi_fanout", c.pmi_fanout}}},
   };
   if (!config.partitions.empty()) {
     toml::array partitions;

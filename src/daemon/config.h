@@ -41,6 +41,9 @@
 //                                        # head (Slurm's bf_max_job_test), so that a pass costs
 //                                        # the same however deep the queue; 0 = all of them
 //   max_array_size = 1001                # array task ids are 0 .. this - 1 (Slurm's MaxArraySize)
+//   mpi = "pmi1"                         # how jobs' ranks wire up unless they say (--mpi):
+//                                        # "pmi1" (MPICH...), "pmix" (Open MPI too), "none"
+//   pmi_fanout = 2                       # children per agent in a step's PMI exchange tree
 //
 //   [[partition]]                        # named node sets (Slurm's partitions); none: one
 //   name = "debug"                       # partition "main" of every node, the default
@@ -82,6 +85,8 @@ struct ControllerSettings {
   bool idle_detection = true;
   int max_job_test = 500;
   int max_array_size = 1001;
+  std::string mpi = "pmi1";
+  int pmi_fanout = 2;
 };
 
 // A partition: a named set of nodes that jobs ask for by name (`-p`). The allocators still see

@@ -224,6 +224,9 @@ Status Controller::rebuild(Seconds now, bool relaunch) {
     live.limit_at = job.start_time + job.time_limit;
     live.nodes = job.nodes;
     live.stop = job.stop;
+    // Steps it may have launched before (this controller does not know): their ends are
+    // recorded, and their tasks killed, when it ends.
+    live.has_steps = true;
     // Suspended by an administrator (the store's S): frozen until resumed. A gang policy's saved
     // state has the frozen times (restore_gang()); a queue policy's, core_state.
     if (job.state == JobState::kSuspended) {
@@ -391,6 +394,9 @@ Result<bool> Controller::replay(const StoredEvent& event, const std::map<JobId, 
         if (live->second.stop == StopCause::kNone) live->second.stop = StopCause::kCancel;
       } else if (event.detail.ends_with("COMPLETING: time limit reached")) {
         if (live->second.stop == StopCause::kNone) live->second.stop = StopCause::kTimeout;
+      } else if (event.detail.find(" -> COMPLETING: ") != std::string::npos) {
+        // One of its tasks failed (stop_job with kFailed names it in the reason).
+        if (live->second.stop == StopCause::kNone) live->second.stop = StopCause::kFailed;
       } else if (is_suspension_event(event.detail)) {
         // An administrator's suspend or resume, applied as the store has it now (a later event
         // may have undone it; those already applied change nothing).
@@ -421,6 +427,11 @@ Result<bool> Controller::replay(const StoredEvent& event, const std::map<JobId, 
     pass_wanted_ = true;
     return true;
   }
+  if (event.kind == "step") {  // a step launched through another controller: killed with its job
+    if (auto live = running_.find(id); live != running_.end()) live->second.has_steps = true;
+    return true;
+  }
+  if (event.kind == "step_end" || event.kind == "step_state") return true;  // nothing in memory
   return event.kind == "scheduler";  // anything else: read it all again
 }
 

@@ -116,6 +116,18 @@ class Controller {
   Result<std::vector<JobId>> release(const std::vector<JobId>& ids, const Caller& caller,
                                      Seconds now);
 
+  // --- Job steps (controller_steps.cc): `trellis run` inside a running job launches a step on
+  // some of its nodes (the job's owner or an administrator); its nodes' exits end it, a failure
+  // stops its other tasks, and the job's end ends (and kills) the steps still running.
+  Result<v1::RunStepReply> run_step(const v1::RunStepRequest& request, const Caller& caller,
+                                    Seconds now);
+  Result<v1::ListStepsReply> list_steps(const v1::ListStepsRequest& request);
+  // list_jobs() of at most this many ids lists each one's steps too.
+  static constexpr int kMaxJobsShownWithSteps = 16;
+  Status cancel_step(const v1::CancelStepRequest& request, const Caller& caller, Seconds now);
+  // A step's launch that an agent refused or that never reached it: its nodes there end failed.
+  Status step_launch_failed(const v1::LaunchRequest& request, const Error& error, Seconds now);
+
   // --- Agent calls (the caller must be the daemon user or an administrator).
   // An agent's nodes come up (or stay down while it runs processes of ended attempts, which are
   // killed); a node that is down comes back only through a registration, which says what the
@@ -191,6 +203,7 @@ class Controller {
     JobId array_job = 0;  // the array it is a task of (0: none), for array limits
     bool frozen = false;
     bool idle = false;
+    bool has_steps = false;  // it launched steps of its own (killed with it when it ends)
     Seconds frozen_since = 0;
     Seconds frozen_before = 0;
     // Thawed at `now`: its time limit moves on by the time it was frozen.
@@ -243,10 +256,16 @@ class Controller {
   Status finish(JobId id, int attempt, JobState state, std::string reason, Seconds now);
   Status finish(const JobEnd& end, Seconds now);
   // How a job ends once all its processes are gone (the store's EndRule).
-  JobEnd end_rule(JobId id, int attempt, StopCause stop, int exit_code, int signal) const;
+  JobEnd end_rule(JobId id, int attempt, StopCause stop, int exit_code, int signal,
+                  const std::string& stopped_reason) const;
   // The running jobs on `nodes`, which failed (`why`), are requeued, held or failed.
   Status requeue_or_fail_jobs_on(const std::vector<NodeId>& nodes, const std::string& why,
                                  Seconds now);
+  // Steps (controller_steps.cc): signals a step's tasks; records step tasks' exits (a failure
+  // stops the step); ends a finished job's steps that still run and kills them.
+  void send_step_signal(const StoredStep& step, int signal);
+  Status record_step_exits(const std::vector<const v1::TaskStatus*>& tasks, Seconds now);
+  void end_job_steps(JobId id, int attempt, const std::vector<NodeId>& nodes, Seconds now);
   std::vector<PendingNote> pending_notes(Seconds now);
   // A queue policy's core_state: its reservations, and the frozen times of the running jobs that
   // have been suspended (so that a restarted controller keeps their time limits).

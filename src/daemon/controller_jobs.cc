@@ -289,6 +289,8 @@ Status Controller::apply_end(JobId id, JobState state, Seconds now) {
                  ": its frozen time was not recorded: " + s.error().message);
     }
   }
+  if (auto live = running_.find(id); live != running_.end() && live->second.has_steps)
+    end_job_steps(id, live->second.attempt, live->second.nodes, now);
   running_.erase(id);
   admin_suspended_.erase(id);
   leaving_rotation_.erase(id);
@@ -350,14 +352,18 @@ Status Controller::launch_failed(JobId id, int attempt, const Error& error, Seco
   return finish(id, attempt, retry ? JobState::kPending : JobState::kFailed, reason, now);
 }
 
-JobEnd Controller::end_rule(JobId id, int attempt, StopCause stop, int exit_code,
-                            int signal) const {
+JobEnd Controller::end_rule(JobId id, int attempt, StopCause stop, int exit_code, int signal,
+                            const std::string& stopped_reason) const {
   JobEnd end;
   end.job = id;
   end.attempt = attempt;
   end.exit_code = exit_code;
   end.signal = signal;
   switch (stop) {
+    case StopCause::kFailed:
+      end.state = JobState::kFailed;
+      end.reason = stopped_reason;
+      break;
     case StopCause::kCancel:
       end.state = JobState::kCancelled;
       end.reason = "cancelled";
@@ -382,11 +388,44 @@ Status Controller::report_exits(const v1::ExitRequest& request, const Caller& ca
     return fail(Error::Code::kPermissionDenied,
                 "permission denied: only the daemon user's agents report exits");
   std::vector<TaskExit> exits;
+  std::vector<const v1::TaskStatus*> failures, step_tasks;
   for (const v1::TaskStatus& task : request.tasks()) {
     if (task.running()) continue;
+    if (task.step() != 0) {
+      step_tasks.push_back(&task);
+      continue;
+    }
     Result<NodeId> node = node_id(task.node());
     if (!node) continue;  // not one of this cluster's: nothing of ours ran there
     exits.push_back({task.job_id(), task.attempt(), *node, task.exit_code(), task.signal()});
+    if (task.exit_code() != 0 || task.signal() != 0) failures.push_back(&task);
+  }
+  if (exits.empty() && step_tasks.empty()) return Ok{};
+  {
+    std::lock_guard lock(mutex_);
+    if (Status ok = record_step_exits(step_tasks, now); !ok) return ok;
+    // A task that failed ends its job: the others are stopped now (SIGTERM, then SIGKILL after
+    // the kill grace), and the job's reason names the first failure (later ones are those kills).
+    for (const v1::TaskStatus* task : failures) {
+      std::string reason = task->reason();
+      if (reason.empty())
+        reason =
+            "node " + task->node() +
+            (task->signal() != 0 ? " was killed by signal " + std::to_string(task->signal())
+                                 : " exited with exit code " + std::to_string(task->exit_code()));
+      Result<JobState> after =
+          store_.stop_job(task->job_id(), task->attempt(), StopCause::kFailed, reason, now);
+      if (!after) return after.error();
+      if (*after != JobState::kCompleting) continue;  // over, or stopping for another cause
+      log_line("job " + std::to_string(task->job_id()) + " attempt " +
+               std::to_string(task->attempt()) + " failed: " + reason +
+               "; stopping its other tasks");
+      if (tracking())
+        if (auto live = running_.find(task->job_id()); live != running_.end())
+          live->second.stop = StopCause::kFailed;
+      if (Result<StoredJob> stopping = store_.job(task->job_id()); stopping)
+        send_signal(task->job_id(), task->attempt(), stopping->nodes, 0);
+    }
   }
   if (exits.empty()) return Ok{};
   // Committed with the reports that arrive meanwhile, in one transaction.
@@ -405,8 +444,9 @@ std::vector<Result<Ok>> Controller::commit_exit_reports(std::vector<ExitReport>&
   // the job with the last one, in one transaction.
   Result<std::vector<JobEnd>> ended = store_.record_exits(
       exits,
-      [this](JobId id, int attempt, StopCause stop, int exit_code, int signal) {
-        return end_rule(id, attempt, stop, exit_code, signal);
+      [this](JobId id, int attempt, StopCause stop, int exit_code, int signal,
+             const std::string& stopped_reason) {
+        return end_rule(id, attempt, stop, exit_code, signal, stopped_reason);
       },
       now);
   Status applied = Ok{};
@@ -444,6 +484,13 @@ Result<v1::ListJobsReply> Controller::list_jobs(const v1::ListJobsRequest& reque
     info->set_admin_suspended(job.state == JobState::kSuspended);
     if (gang_)
       if (auto at = gang_->partition_of(job.id)) info->set_partition(at->first);
+    // A job asked for by its id (show job) comes with its steps.
+    if (!request.job_ids().empty() && request.job_ids_size() <= kMaxJobsShownWithSteps) {
+      v1::ListStepsRequest steps;
+      steps.set_job_id(job.id);
+      if (Result<v1::ListStepsReply> listed = list_steps(steps); listed)
+        for (v1::StepInfo& s : *listed->mutable_steps()) *info->add_steps() = std::move(s);
+    }
     auto live = running_.find(job.id);
     if (live == running_.end() || live->second.attempt != job.attempt) continue;
     info->set_seconds_frozen(frozen_seconds(job.id, now));

@@ -188,6 +188,22 @@ v1::LaunchRequest Controller::launch_request(const StoredJob& job, int attempt,
   request.set_uid(job.uid);
   request.set_gid(job.gid);
   request.set_time_limit(job.time_limit);
+  // Step 0, the job's command, over all of its nodes.
+  request.set_step(0);
+  TaskLayout layout = job_layout(job);
+  if (layout.nnodes() == static_cast<int>(nodes.size()))
+    for (int count : layout.counts()) request.add_tasks_per_node(count);
+  request.set_distribution(std::string(distribution_name(layout.distribution())));
+  request.set_mpi(job.tasks.mpi.empty() ? config_.controller.mpi : job.tasks.mpi);
+  request.set_label(job.tasks.label);
+  request.set_exchange_fanout(config_.controller.pmi_fanout);
+  request.set_kill_grace(config_.controller.kill_grace);
+  // The agents in the order of their first node: the tree of the step's PMI exchange.
+  std::set<std::string> seen;
+  for (NodeId node : nodes) {
+    const std::string& agent = agent_of_[node];
+    if (!agent.empty() && seen.insert(agent).second) request.add_step_agents(agent);
+  }
   return request;
 }
 

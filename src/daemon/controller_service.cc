@@ -52,6 +52,35 @@ class Service final : public v1::Controller::Service {
     return grpc::Status::OK;
   }
 
+  grpc::Status RunStep(grpc::ServerContext* context, const v1::RunStepRequest* request,
+                       v1::RunStepReply* reply) override {
+    Result<Caller> caller = auth_.verify(*context);
+    if (!caller) return to_grpc(caller.error());
+    Result<v1::RunStepReply> step = controller_.run_step(*request, *caller, wall_clock_now());
+    if (!step) return to_grpc(step.error());
+    *reply = std::move(*step);
+    return grpc::Status::OK;
+  }
+
+  grpc::Status ListSteps(grpc::ServerContext* context, const v1::ListStepsRequest* request,
+                         v1::ListStepsReply* reply) override {
+    Result<Caller> caller = auth_.verify(*context);
+    if (!caller) return to_grpc(caller.error());
+    Result<v1::ListStepsReply> steps = controller_.list_steps(*request);
+    if (!steps) return to_grpc(steps.error());
+    *reply = std::move(*steps);
+    return grpc::Status::OK;
+  }
+
+  grpc::Status CancelStep(grpc::ServerContext* context, const v1::CancelStepRequest* request,
+                          v1::CancelStepReply*) override {
+    Result<Caller> caller = auth_.verify(*context);
+    if (!caller) return to_grpc(caller.error());
+    if (Status ok = controller_.cancel_step(*request, *caller, wall_clock_now()); !ok)
+      return to_grpc(ok.error());
+    return grpc::Status::OK;
+  }
+
   grpc::Status ListJobs(grpc::ServerContext* context, const v1::ListJobsRequest* request,
                         v1::ListJobsReply* reply) override {
     Result<Caller> caller = auth_.verify(*context);
@@ -175,8 +204,11 @@ Result<std::unique_ptr<ControllerServer>> ControllerServer::start(const ClusterC
   s->service_ = std::make_unique<Service>(*s->controller_, *s->authenticator_, *s);
   s->agents_->on_launch_failed(
       [raw = s.get()](const v1::LaunchRequest& request, const Error& error) {
-        Status ok = raw->controller_->launch_failed(request.job_id(), request.attempt(), error,
-                                                    wall_clock_now());
+        // A step's launch failing fails that step; the job's own command failing, the job.
+        Status ok = request.step() != 0
+                        ? raw->controller_->step_launch_failed(request, error, wall_clock_now())
+                        : raw->controller_->launch_failed(request.job_id(), request.attempt(),
+                                                          error, wall_clock_now());
         if (!ok)
           log_line("launch failure of job " + std::to_string(request.job_id()) + ": " +
                    ok.error().message);

@@ -163,13 +163,14 @@ bool EmulatedTasks::record_ended(const TaskKey& key, int exit_code, int signal) 
 }
 
 int EmulatedTasks::signal(int64_t job_id, int attempt, int signal,
-                          std::chrono::milliseconds /*grace*/) {
+                          std::chrono::milliseconds /*grace*/, std::optional<int> step) {
   int count = 0;
   bool any_ended = false;
   {
     std::lock_guard lock(mutex_);
     for (auto& [key, task] : tasks_) {
-      if (key.job_id != job_id || (attempt != 0 && key.attempt != attempt) || !task.running)
+      if (key.job_id != job_id || (attempt != 0 && key.attempt != attempt) || !task.running ||
+          (step && key.step != *step))
         continue;
       ++count;
       bool was_paused = task.stopped || task.frozen;

@@ -66,7 +66,8 @@ class EmulatedTasks : public Tasks {
 
   Result<bool> launch(const TaskSpec& spec) override;
   bool record_ended(const TaskKey& key, int exit_code, int signal) override;
-  int signal(int64_t job_id, int attempt, int signal, std::chrono::milliseconds grace) override;
+  int signal(int64_t job_id, int attempt, int signal, std::chrono::milliseconds grace,
+             std::optional<int> step = std::nullopt) override;
   std::vector<TaskInfo> tasks() const override;
   std::vector<TaskInfo> unacknowledged_exits() const override;
   void acknowledge(const std::vector<TaskKey>& keys) override;

@@ -4,6 +4,8 @@
 
 #include "core/dependency.h"
 #include "core/hostlist.h"
+#include "core/task_layout.h"
+#include "shell/shell_options.h"
 
 namespace trellis {
 namespace {
@@ -66,12 +68,19 @@ Result<StoredJob> job_from_spec(const v1::JobSpec& spec, const Machine& machine,
     }
     job.request = Request::box(shape, rotate, mode);
   } else {
-    if (spec.nodes() < 1)
-      return fail("nodes: " + std::to_string(spec.nodes()) + " is not a node count (at least 1)");
-    if (spec.nodes() > machine.node_count())
-      return fail("nodes: " + std::to_string(spec.nodes()) + " is more than " + machine.spec() +
-                  " has (" + std::to_string(machine.node_count()) + ")");
-    job.request = Request::count(spec.nodes(), mode);
+    int nodes = spec.nodes();
+    // Without a node count, the tasks say how many nodes: one task per node, or ntasks_per_node.
+    if (nodes == 0 && spec.ntasks() > 0)
+      nodes = spec.ntasks_per_node() > 0 ? spec.ntasks() / spec.ntasks_per_node() +
+                                               (spec.ntasks() % spec.ntasks_per_node() ? 1 : 0)
+                                         : spec.ntasks();
+    if (nodes < 1)
+      return fail("nodes: " + std::to_string(nodes) + " is not a node count (at least 1)");
+    if (nodes > machine.node_count())
+      return fail("nodes: " + std::to_string(nodes) + " is more than " + machine.spec() + " has (" +
+                  std::to_string(machine.node_count()) + ")" +
+                  (spec.nodes() == 0 ? " (one per task: give --ntasks-per-node or -N)" : ""));
+    job.request = Request::count(nodes, mode);
   }
 
   if (!std::isfinite(spec.time_limit()) || spec.time_limit() < 0)
@@ -129,6 +138,24 @@ Result<StoredJob> job_from_spec(const v1::JobSpec& spec, const Machine& machine,
   if (!dependency) return fail("dependency: " + dependency.error().message);
   job.dependency = format_dependency(*dependency);
   job.kill_on_invalid_dep = spec.kill_on_invalid_dep();
+
+  // The tasks: a layout must exist for them on the job's nodes.
+  Result<Distribution> distribution = parse_distribution(spec.distribution());
+  if (!distribution) return fail(distribution.error().message);
+  job.tasks.ntasks = spec.ntasks();
+  job.tasks.per_node = spec.ntasks_per_node();
+  job.tasks.distribution = *distribution;
+  job.tasks.label = spec.label();
+  if (!spec.mpi().empty()) {
+    Result<MpiKind> kind = parse_mpi_kind(spec.mpi());
+    if (!kind) return fail(kind.error().message);
+    job.tasks.mpi = std::string(mpi_kind_name(*kind));
+  }
+  int nnodes = job.request.nodes;
+  if (Result<TaskLayout> layout =
+          TaskLayout::plan(nnodes, job.tasks.ntasks, job.tasks.per_node, job.tasks.distribution);
+      !layout)
+    return fail(layout.error().message);
   return job;
 }
 
@@ -218,6 +245,11 @@ v1::JobSpec spec_of(const StoredJob& job) {
   spec.set_partition(job.partition);
   spec.set_dependency(job.dependency);
   spec.set_kill_on_invalid_dep(job.kill_on_invalid_dep);
+  spec.set_ntasks(job.tasks.ntasks);
+  spec.set_ntasks_per_node(job.tasks.per_node);
+  spec.set_distribution(std::string(distribution_name(job.tasks.distribution)));
+  spec.set_mpi(job.tasks.mpi);
+  spec.set_label(job.tasks.label);
   return spec;
 }
 
@@ -248,7 +280,23 @@ v1::JobInfo job_info(const StoredJob& job, int node_count) {
   info.set_array_task_id(job.array_task);
   info.set_array_limit(job.array_limit);
   info.set_batch(job.script_id != 0);
+  TaskLayout layout = job_layout(job);
+  info.set_ntasks(layout.ntasks());
+  info.set_distribution(std::string(distribution_name(layout.distribution())));
+  if (!job.nodes.empty()) {
+    std::vector<std::string> names;
+    for (NodeId n : job.nodes) names.push_back(std::string(kNodeNamePrefix) += std::to_string(n));
+    info.set_task_layout(layout.describe(names));
+  }
   return info;
+}
+
+TaskLayout job_layout(const StoredJob& job) {
+  Result<TaskLayout> layout = TaskLayout::plan(job.request.nodes, job.tasks.ntasks,
+                                               job.tasks.per_node, job.tasks.distribution);
+  // Checked at submission; a stored job that no longer fits runs one task per node.
+  return layout ? *layout
+                : *TaskLayout::plan(std::max(job.request.nodes, 1), 0, 0, Distribution::kBlock);
 }
 
 v1::NodeState node_state(const StoredNode& node) {

@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "core/task_layout.h"
 #include "daemon/config.h"
 #include "store/state_store.h"
 #include "topology/machine.h"
@@ -12,12 +13,15 @@
 
 namespace trellis {
 
+// Nodes are named this prefix and their id (n0, n1, ...), in the machine's order.
+inline constexpr std::string_view kNodeNamePrefix = "n";
+
 // Limits on what one submission may carry, so that a request cannot fill the store.
 inline constexpr size_t kMaxArgs = 4096;
 inline constexpr size_t kMaxArgBytes = 64 * 1024;  // all of argv together
 inline constexpr size_t kMaxPathBytes = 4096;
 inline constexpr size_t kMaxNameBytes = 256;
-inline constexpr size_t kMaxEnvEntries = 256;
+inline constexpr size_t kMaxEnvEntries = 4096;
 inline constexpr size_t kMaxScriptBytes = 4 * 1024 * 1024;  // a batch script
 
 // The job a spec asks for, with the cluster's defaults filled in (mode, time limit, output
@@ -37,6 +41,8 @@ v1::JobState to_proto(JobState state);
 Result<JobState> from_proto(v1::JobState state);
 v1::JobSpec spec_of(const StoredJob& job);
 v1::JobInfo job_info(const StoredJob& job, int node_count);
+// Where a job's tasks run on its nodes (in the order of its node ids).
+TaskLayout job_layout(const StoredJob& job);
 // IDLE, ALLOCATED, DOWN, DRAINED or DRAINING, from what the store holds.
 v1::NodeState node_state(const StoredNode& node);
 v1::NodeInfo node_info(const StoredNode& node, const Machine& machine);

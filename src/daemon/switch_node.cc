@@ -177,9 +177,12 @@ v1::SwitchReply SwitchNode::switch_here(const v1::GangSwitch& request) {
       for (const TaskInfo& task : tasks[key]) {
         // (The monitor is thread-safe.)
         std::string area = runtime_area_name(task.key.job_id, task.key.attempt, task.key.node);
-        TaskActivity seen =
-            in_cgroup ? monitor_.sample(task.key.name(), by_group[task.process_group], area)
-                      : monitor_.sample(task.key.name(), task.process_group, area);
+        std::vector<pid_t> pids =
+            in_cgroup ? by_group[task.process_group] : processes_in_group(task.process_group);
+        // The task's leader is its job shell, which only waits for its ranks: what the job does
+        // is what the ranks (and what they started) do.
+        std::erase(pids, task.process_group);
+        TaskActivity seen = monitor_.sample(task.key.name(), pids, area);
         activity->set_tasks(activity->tasks() + 1);
         activity->set_processes(activity->processes() + seen.processes);
         activity->set_running(activity->running() + seen.running);

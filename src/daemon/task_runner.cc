@@ -55,18 +55,6 @@ bool read_exit_file(const std::string& path, int& exit_code, int& signal) {
   return static_cast<bool>(in >> exit_code >> signal);
 }
 
-// The key in a task's name "JOB.ATTEMPT.NODE" (file names drop their suffix first).
-std::optional<TaskKey> parse_task_name(const std::string& name) {
-  std::istringstream parts(name);
-  TaskKey key;
-  char dot1 = 0, dot2 = 0;
-  if (!(parts >> key.job_id >> dot1 >> key.attempt >> dot2) || dot1 != '.' || dot2 != '.')
-    return std::nullopt;
-  std::getline(parts, key.node);
-  if (key.node.empty()) return std::nullopt;
-  return key;
-}
-
 // The value of NAME in a "NAME=value" environment, or nullptr.
 const std::string* find_env(const std::vector<std::string>& env, std::string_view name) {
   for (const std::string& entry : env) {
@@ -81,7 +69,36 @@ const std::string* find_env(const std::vector<std::string>& env, std::string_vie
 }  // namespace
 
 std::string TaskKey::name() const {
-  return std::to_string(job_id) + "." + std::to_string(attempt) + "." + node;
+  return std::to_string(job_id) + "." + std::to_string(attempt) + "." + std::to_string(step) + "." +
+         node;
+}
+
+std::optional<TaskKey> parse_task_name(const std::string& name) {
+  std::istringstream parts(name);
+  TaskKey key;
+  char dot1 = 0, dot2 = 0;
+  if (!(parts >> key.job_id >> dot1 >> key.attempt >> dot2) || dot1 != '.' || dot2 != '.')
+    return std::nullopt;
+  std::string rest;
+  std::getline(parts, rest);
+  // "STEP.NODE", or a bare NODE (a file from before steps; node names start with a letter).
+  size_t dot = rest.find('.');
+  if (dot != std::string::npos && dot > 0) {
+    std::string step = rest.substr(0, dot);
+    bool number = step.find_first_not_of("-0123456789") == std::string::npos &&
+                  step.find('-', 1) == std::string::npos && step != "-";
+    if (number) {
+      try {
+        key.step = std::stoi(step);
+      } catch (const std::exception&) {
+        return std::nullopt;
+      }
+      rest = rest.substr(dot + 1);
+    }
+  }
+  key.node = rest;
+  if (key.node.empty()) return std::nullopt;
+  return key;
 }
 
 TaskRunner::TaskRunner(Options options) : options_(std::move(options)) {}
@@ -140,9 +157,14 @@ Status TaskRunner::load() {
   // Acknowledged exits, one line each, appended as they are acknowledged.
   {
     std::ifstream log(acknowledged_log());
-    Acknowledged a;
-    while (log >> a.key.job_id >> a.key.attempt >> a.key.node >> a.exit_code >> a.signal)
+    for (std::string line; std::getline(log, line);) {
+      std::istringstream fields(line);
+      Acknowledged a;
+      if (!(fields >> a.key.job_id >> a.key.attempt >> a.key.node >> a.exit_code >> a.signal))
+        continue;
+      if (!(fields >> a.key.step)) a.key.step = 0;  // a line from before steps
       acknowledged_.push_back(a);
+    }
     acknowledged_log_lines_ = acknowledged_.size();
     while (acknowledged_.size() > options_.remembered_acknowledged) acknowledged_.pop_front();
   }
@@ -295,7 +317,8 @@ Result<bool> TaskRunner::launch(const TaskSpec& spec) {
       return false;
     }
     for (auto& [key, task] : tasks_) {
-      if (key.job_id == spec.key.job_id && key.node == spec.key.node && task.running) {
+      if (key.job_id == spec.key.job_id && key.node == spec.key.node &&
+          key.attempt < spec.key.attempt && task.running) {
         if (task.process_group > 0) ::kill(-task.process_group, SIGKILL);
         older.push_back(key);
       }
@@ -415,12 +438,14 @@ bool TaskRunner::record_ended(const TaskKey& key, int exit_code, int signal) {
   return true;
 }
 
-int TaskRunner::signal(int64_t job_id, int attempt, int signal, std::chrono::milliseconds grace) {
+int TaskRunner::signal(int64_t job_id, int attempt, int signal, std::chrono::milliseconds grace,
+                       std::optional<int> step) {
   int count = 0;
   {
     std::lock_guard lock(mutex_);
     for (auto& [key, task] : tasks_) {
       if (key.job_id != job_id || (attempt != 0 && key.attempt != attempt)) continue;
+      if (step && key.step != *step) continue;
       if (!task.running || task.process_group <= 0) continue;
       if (::kill(-task.process_group, signal == 0 ? SIGTERM : signal) != 0) continue;
       if (signal == 0) {
@@ -462,7 +487,7 @@ void TaskRunner::acknowledge(const std::vector<TaskKey>& keys) {
     acknowledged_.push_back({key, it->second.exit_code, it->second.signal});
     appended += std::to_string(key.job_id) + " " + std::to_string(key.attempt) + " " + key.node +
                 " " + std::to_string(it->second.exit_code) + " " +
-                std::to_string(it->second.signal) + "\n";
+                std::to_string(it->second.signal) + " " + std::to_string(key.step) + "\n";
     tasks_.erase(it);
     done.push_back(key);
     if (acknowledged_.size() > options_.remembered_acknowledged) acknowledged_.pop_front();
@@ -476,7 +501,8 @@ void TaskRunner::acknowledge(const std::vector<TaskKey>& keys) {
     std::string all;
     for (const Acknowledged& a : acknowledged_)
       all += std::to_string(a.key.job_id) + " " + std::to_string(a.key.attempt) + " " + a.key.node +
-             " " + std::to_string(a.exit_code) + " " + std::to_string(a.signal) + "\n";
+             " " + std::to_string(a.exit_code) + " " + std::to_string(a.signal) + " " +
+             std::to_string(a.key.step) + "\n";
     std::string temporary = acknowledged_log() + ".tmp";
     std::ofstream(temporary, std::ios::trunc) << all;
     if (::rename(temporary.c_str(), acknowledged_log().c_str()) == 0)

@@ -1,5 +1,6 @@
 // TaskRunner starts, tracks and signals the processes of jobs on this host, one task per
-// (job, attempt, node), and keeps track of them across restarts of the agent.
+// (job, attempt, step, node), and keeps track of them across restarts of the agent. (A task is
+// a job shell, trellis-shell, which starts the step's ranks on its node: shell/shell.h.)
 //
 // The tasks' processes are children of the agent's shepherd (daemon/shepherd.h), a small process
 // in a session of its own that outlives the agent. It starts each task's command in a new
@@ -8,13 +9,16 @@
 // ends: a restarted agent reads the status from that file.
 //
 // State directory layout (the files are the whole state: nothing is rewritten per launch):
-//   tasks/JOB.ATTEMPT.NODE.pid     "SHEPHERD_PID JOB_PID", by the shepherd once the job runs;
-//                                  a task is known exactly while this file exists
-//   tasks/JOB.ATTEMPT.NODE.exit    "EXIT_CODE SIGNAL", by the shepherd when the job has ended
-//   acknowledged.log               recently acknowledged tasks with their exit status, one line
-//                                  each (so a late repeated launch stays a no-op and hears the
-//                                  exit again); appended to before a task's files are removed,
-//                                  compacted now and then
+//   tasks/JOB.ATTEMPT.STEP.NODE.pid   "SHEPHERD_PID JOB_PID", by the shepherd once the job runs;
+//                                     a task is known exactly while this file exists
+//   tasks/JOB.ATTEMPT.STEP.NODE.exit  "EXIT_CODE SIGNAL", by the shepherd when the job has ended
+//                                     (files named JOB.ATTEMPT.NODE, from before steps, are
+//                                     step 0's)
+//   acknowledged.log                  recently acknowledged tasks with their exit status, one
+//                                     line each, "JOB ATTEMPT NODE EXIT SIGNAL [STEP]" (so a
+//                                     late repeated launch stays a no-op and hears the exit
+//                                     again); appended to before a task's files are removed,
+//                                     compacted now and then
 //
 // Exit statuses: a command that exits has exit_code = its status and signal = 0; one killed by
 // a signal has exit_code = 0 and signal = that signal; a command that cannot be started (not
@@ -38,6 +42,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -47,15 +52,18 @@
 
 namespace trellis {
 
-// One task: a job's process on one node.
+// One task: a job step's process on one node (its job shell).
 struct TaskKey {
   int64_t job_id = 0;
   int attempt = 0;
   std::string node;
+  int step = 0;  // 0: the job's command
   auto operator<=>(const TaskKey&) const = default;
-  // "JOB.ATTEMPT.NODE", for file names and messages.
+  // "JOB.ATTEMPT.STEP.NODE", for file names and messages.
   std::string name() const;
 };
+// The key of a name() (or of the older "JOB.ATTEMPT.NODE", step 0); nullopt when malformed.
+std::optional<TaskKey> parse_task_name(const std::string& name);
 
 // What to run for one task. The agent fills in the whole environment.
 struct TaskSpec {
@@ -93,9 +101,10 @@ class Tasks {
   // A task that was never started ends with this status, reported like any exit; false when the
   // task is known already.
   virtual bool record_ended(const TaskKey& key, int exit_code, int signal) = 0;
-  // Sends `signal` to the running tasks of `job_id` (`attempt` 0 = any); 0 terminates (SIGTERM,
-  // SIGKILL after `grace`). Returns how many tasks were signalled.
-  virtual int signal(int64_t job_id, int attempt, int signal, std::chrono::milliseconds grace) = 0;
+  // Sends `signal` to the running tasks of `job_id` (`attempt` 0 = any; `step` nullopt = every
+  // step); 0 terminates (SIGTERM, SIGKILL after `grace`). Returns how many tasks were signalled.
+  virtual int signal(int64_t job_id, int attempt, int signal, std::chrono::milliseconds grace,
+                     std::optional<int> step = std::nullopt) = 0;
   // Every task known: running ones and ended ones not yet acknowledged.
   virtual std::vector<TaskInfo> tasks() const = 0;
   // The ended tasks not yet acknowledged.
@@ -145,9 +154,10 @@ class TaskRunner : public Tasks {
   bool record_ended(const TaskKey& key, int exit_code, int signal) override;
 
   // Sends `signal` to the process groups of the running tasks of `job_id` (`attempt` 0 = any
-  // attempt). Signal 0 terminates: SIGTERM now, then SIGKILL after `grace` to whatever is
-  // left. Returns how many tasks were signalled.
-  int signal(int64_t job_id, int attempt, int signal, std::chrono::milliseconds grace) override;
+  // attempt; `step` nullopt = every step). Signal 0 terminates: SIGTERM now, then SIGKILL after
+  // `grace` to whatever is left. Returns how many tasks were signalled.
+  int signal(int64_t job_id, int attempt, int signal, std::chrono::milliseconds grace,
+             std::optional<int> step = std::nullopt) override;
 
   // Every task known: running ones and ended ones not yet acknowledged.
   std::vector<TaskInfo> tasks() const override;

@@ -17,12 +17,15 @@ std::string_view stop_text(StopCause cause) {
       return "cancel";
     case StopCause::kTimeout:
       return "timeout";
+    case StopCause::kFailed:
+      return "failed";
   }
   return "";
 }
 
 Result<StopCause> parse_stop_cause(std::string_view text) {
-  for (StopCause c : {StopCause::kNone, StopCause::kCancel, StopCause::kTimeout})
+  for (StopCause c :
+       {StopCause::kNone, StopCause::kCancel, StopCause::kTimeout, StopCause::kFailed})
     if (stop_text(c) == text) return c;
   return fail(Error::Code::kInternal, "unknown stop cause '" + std::string(text) + "'");
 }
@@ -78,7 +81,7 @@ const std::string_view kJobColumns =
     "share, time_limit, argv, cwd, stdout_path, stderr_path, env, state, reason, submit_time, "
     "start_time, end_time, expected_start, attempt, nodes, box_anchor, box_extents, exit_code, "
     "signal, stop, seconds_frozen, hold, node_failures, partition_name, array_job, array_task, "
-    "array_limit, dependency, kill_on_invalid_dep, script_id";
+    "array_limit, dependency, kill_on_invalid_dep, script_id, tasks";
 
 Result<StoredJob> read_job(const Session& db, const Rows& rows, size_t r) {
   StoredJob j;
@@ -131,6 +134,9 @@ Result<StoredJob> read_job(const Session& db, const Rows& rows, size_t r) {
   j.dependency = rows.text(r, 36);
   j.kill_on_invalid_dep = rows.integer(r, 37) != 0;
   j.script_id = rows.int64(r, 38);
+  Result<TaskRequest> tasks = decode_task_request(rows.text(r, 39));
+  if (!tasks) return bad("tasks");
+  j.tasks = *tasks;
   return j;
 }
 

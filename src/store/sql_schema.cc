@@ -143,8 +143,48 @@ CREATE INDEX jobs_by_array ON jobs (array_job) WHERE array_job <> 0;
 CREATE INDEX jobs_by_uid_name ON jobs (uid, name);
 )sql";
 
-constexpr std::array<Migration, 5> kMigrations{
-    {{1, kSchemaV1}, {2, kSchemaV2}, {3, kSchemaV3}, {4, kSchemaV4}, {5, kSchemaV5}}};
+// Version 6: a job's tasks (ranks): how many, how placed on its nodes, how they wire up
+// (core/task_request.h's text; '' = one task per node, PMI-1); and the steps a job runs itself
+// (`trellis run` inside it), each on some of its nodes, with each node's exit.
+constexpr const char* kSchemaV6 = R"sql(
+ALTER TABLE jobs ADD COLUMN tasks TEXT NOT NULL DEFAULT '';
+
+CREATE TABLE steps (
+  job_id {int64} NOT NULL REFERENCES jobs (id),
+  attempt INTEGER NOT NULL,
+  step_id INTEGER NOT NULL,
+  argv TEXT NOT NULL,              -- JSON list of strings
+  nodes TEXT NOT NULL,             -- its node ids, as id ranges ("0-3,8")
+  tasks TEXT NOT NULL,             -- core/task_request.h's text
+  ntasks INTEGER NOT NULL,
+  state TEXT NOT NULL,             -- R CG CD F CA
+  stop TEXT NOT NULL DEFAULT '',   -- '', cancel, failed
+  reason TEXT NOT NULL DEFAULT '',
+  exit_code INTEGER NOT NULL DEFAULT 0,
+  signal INTEGER NOT NULL DEFAULT 0,
+  start_time {real} NOT NULL,
+  end_time {real} NOT NULL DEFAULT 0,
+  PRIMARY KEY (job_id, attempt, step_id)
+);
+CREATE TABLE step_nodes (
+  job_id {int64} NOT NULL,
+  attempt INTEGER NOT NULL,
+  step_id INTEGER NOT NULL,
+  node_id {int64} NOT NULL REFERENCES nodes (id),
+  exited INTEGER NOT NULL DEFAULT 0,
+  exit_code INTEGER NOT NULL DEFAULT 0,
+  signal INTEGER NOT NULL DEFAULT 0,
+  reason TEXT NOT NULL DEFAULT '',
+  PRIMARY KEY (job_id, attempt, step_id, node_id)
+) {without_rowid};
+)sql";
+
+constexpr std::array<Migration, 6> kMigrations{{{1, kSchemaV1},
+                                                {2, kSchemaV2},
+                                                {3, kSchemaV3},
+                                                {4, kSchemaV4},
+                                                {5, kSchemaV5},
+                                                {6, kSchemaV6}}};
 static_assert(kMigrations.back().version == kStoreSchemaVersion,
               "the last migration step must bring a store to kStoreSchemaVersion");
 

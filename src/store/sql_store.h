@@ -19,7 +19,8 @@
 // read-only that is not at this build's version. Tables: meta, nodes, jobs, allocations (a node
 // holds at most one exclusive allocation, and none beside a shared one: a unique index and a
 // trigger refuse it; each allocation records its node's exit), events (append-only, gap-free seq
-// in commit order), leases (the scheduler role).
+// in commit order), leases (the scheduler role), steps and step_nodes (a job's own steps and
+// their nodes' exits).
 #pragma once
 
 #include <memory>
@@ -68,6 +69,16 @@ class SqlStore final : public StateStore {
                                            Seconds now) override;
   Result<std::optional<std::string>> core_state() override;
   Result<bool> release_job(JobId job, Seconds now) override;
+
+  // Steps: sql_steps.cc.
+  Result<int> add_step(const StoredStep& step, int first_id, Seconds now) override;
+  Result<std::vector<StoredStep>> list_steps(JobId job) override;
+  Result<JobState> stop_step(JobId job, int attempt, int step, StopCause cause,
+                             std::string_view reason, Seconds now) override;
+  Result<std::vector<StepEnd>> record_step_exits(const std::vector<StepExit>& exits,
+                                                 Seconds now) override;
+  Result<std::vector<StepEnd>> end_steps(JobId job, int attempt, std::string_view reason,
+                                         Seconds now) override;
 
   Result<std::vector<StoredNode>> list_nodes() override;
   Result<std::vector<RunningTask>> register_nodes(const std::vector<std::string>& names,

@@ -58,9 +58,9 @@ Result<Statement> insert_job(Session& db, const StoredJob& job) {
       "INSERT INTO jobs (uid, gid, user_name, name, request_nodes, request_shape, "
       "request_rotate, request_mode, share, time_limit, argv, cwd, stdout_path, stderr_path, "
       "env, state, reason, partition_name, array_job, array_task, array_limit, dependency, "
-      "kill_on_invalid_dep, script_id, submit_time, start_time, end_time, expected_start, "
+      "kill_on_invalid_dep, script_id, tasks, submit_time, start_time, end_time, expected_start, "
       "attempt, nodes, box_anchor, box_extents, exit_code, signal) VALUES (?, ?, ?, ?, ?, ?, ?, "
-      "?, ?, ?, ?, ?, ?, ?, ?, 'PD', ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, 0, 0, 0, '', '[]', '[]', 0, "
+      "?, ?, ?, ?, ?, ?, ?, ?, 'PD', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, 0, 0, 0, '', '[]', '[]', 0, "
       "0) RETURNING id",
       {job.uid,
        job.gid,
@@ -85,7 +85,8 @@ Result<Statement> insert_job(Session& db, const StoredJob& job) {
        job.dependency,
        job.kill_on_invalid_dep ? 1 : 0,
        job.script_id,
-       0.0}};
+       encode_task_request(job.tasks),
+       0.0}};  // submit_time last: add_jobs() sets it
 }
 
 }  // namespace sql
@@ -304,7 +305,7 @@ Result<std::vector<JobEnd>> SqlStore::record_exits(const std::vector<TaskExit>& 
     if (ids.empty()) return ended;
     const sql::Dialect& d = db.dialect();
     std::vector<sql::Statement> batch;
-    batch.push_back({"SELECT id, state, attempt, share, stop FROM jobs WHERE id" +
+    batch.push_back({"SELECT id, state, attempt, share, stop, reason FROM jobs WHERE id" +
                          std::string(d.ints_in) + " ORDER BY id" + std::string(d.for_update),
                      {encode_ints(ids)}});
     for (const TaskExit& exit : exits) {
@@ -323,6 +324,7 @@ Result<std::vector<JobEnd>> SqlStore::record_exits(const std::vector<TaskExit>& 
     Result<std::vector<Rows>> done = db.query_batch(batch);
     if (!done) return done.error();
     std::map<JobId, JobStatus> status_of;
+    std::map<JobId, std::string> stopped_reason;  // the reason a stopped job was given
     const Rows& jobs = done->front();
     for (size_t r = 0; r < jobs.size(); ++r) {
       Result<StopCause> stop = sql::parse_stop_cause(jobs.text(r, 4));
@@ -332,6 +334,7 @@ Result<std::vector<JobEnd>> SqlStore::record_exits(const std::vector<TaskExit>& 
                        "job " + jobs.text(r, 0) + " has a malformed state or stop cause");
       status_of[jobs.int64(r, 0)] =
           JobStatus{jobs.int64(r, 0), *state, jobs.integer(r, 2), jobs.integer(r, 3) != 0, *stop};
+      if (*stop != StopCause::kNone) stopped_reason[jobs.int64(r, 0)] = jobs.text(r, 5);
     }
     std::set<JobId> touched;
     for (size_t i = 0; i < exits.size(); ++i)
@@ -343,7 +346,8 @@ Result<std::vector<JobEnd>> SqlStore::record_exits(const std::vector<TaskExit>& 
       JobId id = left.int64(r, 0);
       if (!touched.count(id) || left.int64(r, 1) != 0) continue;  // nodes still running it
       const JobStatus& status = status_of[id];
-      JobEnd end = rule(id, status.attempt, status.stop, left.integer(r, 2), left.integer(r, 3));
+      JobEnd end = rule(id, status.attempt, status.stop, left.integer(r, 2), left.integer(r, 3),
+                        stopped_reason[id]);
       end.job = id;
       end.attempt = status.attempt;
       Result<bool> over = sql::end_attempt(db, status, end, now);

@@ -29,6 +29,7 @@
 #include "core/node_set.h"
 #include "core/request.h"
 #include "core/result.h"
+#include "core/task_request.h"
 
 namespace trellis {
 
@@ -52,7 +53,9 @@ Result<JobState> parse_job_state(std::string_view text);
 bool is_final(JobState state);
 
 // Why a job that holds nodes is being stopped (stop_job()); it ends when its processes are gone.
-enum class StopCause { kNone, kCancel, kTimeout };
+// kFailed: one of its tasks failed (a rank exited non-zero, was killed, or aborted), and the
+// others are being killed; the job's reason, set when it was stopped, names that task.
+enum class StopCause { kNone, kCancel, kTimeout, kFailed };
 
 // A job as the store keeps it: what was asked, and what has happened to it.
 struct StoredJob {
@@ -69,6 +72,7 @@ struct StoredJob {
   std::string output;  // stdout path; "%j" stands for the job id (replaced at launch)
   std::string error;   // stderr path; empty = the output file
   std::map<std::string, std::string> env;
+  TaskRequest tasks;  // its tasks (ranks): how many, where, how they wire up
 
   JobState state = JobState::kPending;
   std::string reason;  // why it waits, or why it ended
@@ -226,11 +230,56 @@ struct TaskExit {
   int signal = 0;
 };
 
+// A job step: a command run on some of a running job's nodes, with its own tasks (`trellis run`
+// / srun inside the job). A command job's own command is its step 0, which the job's row holds;
+// the steps table holds the steps a job launches itself (1, 2, ... in a command job; 0, 1, ... in
+// a batch job, whose script is the "batch" step). Each runs while its job's attempt runs.
+struct StoredStep {
+  JobId job = 0;
+  int attempt = 0;
+  int step = 0;  // given by add_step()
+  std::vector<std::string> argv;
+  std::vector<NodeId> nodes;  // a subset of the job's, ascending
+  TaskRequest tasks;
+  int ntasks = 0;
+  JobState state = JobState::kRunning;  // R, CG; then CD, F or CA
+  StopCause stop = StopCause::kNone;
+  std::string reason;
+  int exit_code = 0;
+  int signal = 0;
+  Seconds start_time = 0;
+  Seconds end_time = 0;
+};
+
+// One node's tasks of a step ended (an agent's report).
+struct StepExit {
+  JobId job = 0;
+  int attempt = 0;
+  int step = 0;
+  NodeId node = 0;
+  int exit_code = 0;
+  int signal = 0;
+  std::string reason;  // why it failed there, as its job shell said ("" = it did not say)
+};
+
+// How a step ended: CD (every node 0), F (a failure: the first one's reason), CA (cancelled, or
+// its job ended first).
+struct StepEnd {
+  JobId job = 0;
+  int attempt = 0;
+  int step = 0;
+  JobState state = JobState::kCompleted;
+  int exit_code = 0;
+  int signal = 0;
+  std::string reason;
+};
+
 // How a job whose processes are all gone ends, from why it was stopped and what its processes
-// returned (the highest exit code; a signal if one was killed by one). The controller's policy,
+// returned (the highest exit code; a signal if one was killed by one), and the reason it was
+// given when it was stopped (`stopped_reason`, "" when it was not). The controller's policy,
 // applied by the store in the transaction that records the last exit.
-using EndRule =
-    std::function<JobEnd(JobId job, int attempt, StopCause stop, int exit_code, int signal)>;
+using EndRule = std::function<JobEnd(JobId job, int attempt, StopCause stop, int exit_code,
+                                     int signal, const std::string& stopped_reason)>;
 
 class StateStore {
  public:
@@ -314,6 +363,29 @@ class StateStore {
   // Lets a held pending job be scheduled again (logs "release"). False, changing nothing, when
   // the job is not held; not found when there is no such job.
   virtual Result<bool> release_job(JobId job, Seconds now) = 0;
+
+  // --- Steps (StoredStep)
+  // Records a new step of a running job's current attempt (`step.attempt`) on some of its
+  // nodes, and returns its id: one more than the job's last step, or `first_id` for its first.
+  // Refused (kDoesNotFitNow) when the job does not run that attempt; kInvalidArgument when a node
+  // is not the job's. Logs "step".
+  virtual Result<int> add_step(const StoredStep& step, int first_id, Seconds now) = 0;
+  // The steps of a job (every attempt), by attempt then id.
+  virtual Result<std::vector<StoredStep>> list_steps(JobId job) = 0;
+  // Asks a running step to stop (CG) for `cause` with `reason`; anything else is left as it is.
+  // Returns its state afterwards; not found when there is no such step.
+  virtual Result<JobState> stop_step(JobId job, int attempt, int step, StopCause cause,
+                                     std::string_view reason, Seconds now) = 0;
+  // Records that steps' tasks ended on nodes; a step whose last node reported ends (CD, or F
+  // with the reason it was stopped for or its first failure, or CA when cancelled), in the same
+  // transaction. Reports for a step that is over, or a node not its own, change nothing. Logs
+  // "step_end" for each step that ended; returns them.
+  virtual Result<std::vector<StepEnd>> record_step_exits(const std::vector<StepExit>& exits,
+                                                         Seconds now) = 0;
+  // Ends the steps of attempt `attempt` of `job` that still run (CA with `reason`): its job has
+  // ended. Returns them.
+  virtual Result<std::vector<StepEnd>> end_steps(JobId job, int attempt, std::string_view reason,
+                                                 Seconds now) = 0;
 
   // --- Nodes
   virtual Result<std::vector<StoredNode>> list_nodes() = 0;

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 
+#include "shell/shell_options.h"
 #include "trellis/v1/trellis.pb.h"
 
 namespace trellis {
@@ -22,12 +23,22 @@ v1::LaunchRequest good_launch() {
   request.set_nodelist("n[1,5]");
   request.set_nnodes(2);
   (*request.mutable_node_ids())["n1"] = 0;
+  (*request.mutable_node_ids())["n5"] = 1;
   request.add_argv("sleep");
   request.add_argv("1");
   request.set_cwd("/tmp");
   (*request.mutable_env())["MINE"] = "x";
   (*request.mutable_env())["TRELLIS_JOB_ID"] = "999";
   return request;
+}
+
+ShellSetup shell_setup() {
+  ShellSetup shell;
+  shell.binary = "/opt/trellis/trellis-shell";
+  shell.socket = "trellis-agent-shells-x";
+  shell.slurm_commands = "/opt/trellis/slurm-commands";
+  shell.controllers = {"c1:6817", "c2:6817"};
+  return shell;
 }
 
 std::string error_of(const v1::LaunchRequest& request) {
@@ -38,20 +49,64 @@ std::string error_of(const v1::LaunchRequest& request) {
 TEST(AgentRequestsTest, AGoodLaunchAndItsTask) {
   v1::LaunchRequest request = good_launch();
   EXPECT_EQ(error_of(request), "");
-  TaskSpec spec = task_spec(request, "n1", {"PATH=/bin", "MINE=agent", "junk"});
+  TaskSpec spec = task_spec(request, "n1", {"PATH=/bin", "MINE=agent", "junk"}, shell_setup());
   EXPECT_EQ(spec.key.job_id, 7);
   EXPECT_EQ(spec.key.attempt, 2);
-  EXPECT_EQ(spec.argv, (std::vector<std::string>{"sleep", "1"}));
+  EXPECT_EQ(spec.key.step, 0);
+  // The task is the job shell, told the step's layout; the command comes after "--".
+  ASSERT_GE(spec.argv.size(), 3u);
+  EXPECT_EQ(spec.argv[0], "/opt/trellis/trellis-shell");
+  Result<ShellOptions> options =
+      parse_shell_options(std::vector<std::string>(spec.argv.begin() + 1, spec.argv.end()));
+  ASSERT_TRUE(options) << options.error().message;
+  EXPECT_EQ(options->argv, (std::vector<std::string>{"sleep", "1"}));
+  EXPECT_EQ(options->node, "n1");
+  EXPECT_EQ(options->node_index, 0);
+  EXPECT_EQ(options->agent, "trellis-agent-shells-x");
+  EXPECT_EQ(options->tasks_per_node, (std::vector<int>{1, 1}));
   auto has = [&](const std::string& entry) {
     return std::find(spec.env.begin(), spec.env.end(), entry) != spec.env.end();
   };
-  EXPECT_TRUE(has("PATH=/bin"));
+  EXPECT_TRUE(has("PATH=/opt/trellis/slurm-commands:/bin"));  // srun first, for MPI launchers
   EXPECT_TRUE(has("MINE=x"));            // the job's variable wins over the agent's
   EXPECT_TRUE(has("TRELLIS_JOB_ID=7"));  // and Trellis's win over the job's
   EXPECT_FALSE(has("TRELLIS_JOB_ID=999"));
   EXPECT_TRUE(has("TRELLIS_NODEID=0"));
   EXPECT_TRUE(has("TRELLIS_ATTEMPT=2"));
   EXPECT_TRUE(has("TRELLIS_NODELIST=n[1,5]"));
+  EXPECT_TRUE(has("TRELLIS_NTASKS=2"));
+  EXPECT_TRUE(has("TRELLIS_CONTROLLERS=c1:6817,c2:6817"));
+  // The names Open MPI's and MPICH's Slurm support look for.
+  for (const char* entry : {"SLURM_JOB_ID=7", "SLURM_JOBID=7", "SLURM_STEP_ID=0",
+                            "SLURM_NODELIST=n[1,5]", "SLURM_NNODES=2", "SLURM_NTASKS=2",
+                            "SLURM_NODEID=0", "SLURM_TASKS_PER_NODE=1(x2)", "SLURMD_NODENAME=n1"})
+    EXPECT_TRUE(has(entry)) << entry;
+}
+
+TEST(AgentRequestsTest, ATaskLayoutReachesTheShell) {
+  v1::LaunchRequest request = good_launch();
+  request.add_tasks_per_node(3);
+  request.add_tasks_per_node(2);
+  request.set_distribution("cyclic");
+  request.set_mpi("pmix");
+  request.set_label(true);
+  request.set_step(4);
+  request.set_kill_grace(2.5);
+  EXPECT_EQ(error_of(request), "");
+  TaskSpec spec = task_spec(request, "n1", {}, shell_setup());
+  EXPECT_EQ(spec.key.step, 4);
+  Result<ShellOptions> options =
+      parse_shell_options(std::vector<std::string>(spec.argv.begin() + 1, spec.argv.end()));
+  ASSERT_TRUE(options) << options.error().message;
+  EXPECT_EQ(options->step, 4);
+  EXPECT_EQ(options->tasks_per_node, (std::vector<int>{3, 2}));
+  EXPECT_EQ(options->distribution, Distribution::kCyclic);
+  EXPECT_EQ(options->mpi, MpiKind::kPmix);
+  EXPECT_TRUE(options->label);
+  EXPECT_DOUBLE_EQ(options->kill_grace, 2.5);
+  EXPECT_NE(std::find(spec.env.begin(), spec.env.end(), "SLURM_TASKS_PER_NODE=3,2"),
+            spec.env.end());
+  EXPECT_NE(std::find(spec.env.begin(), spec.env.end(), "TRELLIS_STEP_ID=4"), spec.env.end());
 }
 
 TEST(AgentRequestsTest, EachBadFieldIsNamed) {
@@ -67,6 +122,15 @@ TEST(AgentRequestsTest, EachBadFieldIsNamed) {
   EXPECT_NE(with([](auto& r) { r.add_nodes("n1"); }).find("twice"), std::string::npos);
   EXPECT_NE(with([](auto& r) { (*r.mutable_node_ids())["n1"] = 2; }).find("outside 0..1"),
             std::string::npos);
+  EXPECT_NE(with([](auto& r) { (*r.mutable_node_ids())["n5"] = 0; }).find("given twice"),
+            std::string::npos);
+  EXPECT_NE(with([](auto& r) { (*r.mutable_node_ids())["n9"] = 1; }).find("nodes named"),
+            std::string::npos);
+  EXPECT_NE(with([](auto& r) {
+              r.mutable_node_ids()->erase("n5");
+              (*r.mutable_node_ids())["a,b"] = 1;
+            }).find("not a node name"),
+            std::string::npos);
   EXPECT_NE(with([](auto& r) { r.clear_argv(); }).find("argv"), std::string::npos);
   EXPECT_NE(with([](auto& r) { r.set_cwd("tmp"); }).find("cwd"), std::string::npos);
   EXPECT_NE(with([](auto& r) { r.set_uid(-1); }).find("uid"), std::string::npos);
@@ -78,6 +142,23 @@ TEST(AgentRequestsTest, EachBadFieldIsNamed) {
             std::string::npos);
   EXPECT_NE(with([](auto& r) { r.set_launch_by(std::nan("")); }).find("launch_by"),
             std::string::npos);
+  EXPECT_NE(with([](auto& r) { r.add_tasks_per_node(1); }).find("tasks_per_node"),
+            std::string::npos);
+  EXPECT_NE(with([](auto& r) {
+              r.add_tasks_per_node(1);
+              r.add_tasks_per_node(3);
+              r.set_distribution("cyclic");
+            }).find("cyclic"),
+            std::string::npos);
+  EXPECT_NE(with([](auto& r) { r.set_distribution("plane"); }).find("distribution"),
+            std::string::npos);
+  EXPECT_NE(with([](auto& r) { r.set_mpi("pmi3"); }).find("mpi"), std::string::npos);
+  EXPECT_NE(with([](auto& r) { r.set_step(-1); }).find("step"), std::string::npos);
+  EXPECT_NE(with([](auto& r) { r.set_exchange_fanout(65); }).find("exchange_fanout"),
+            std::string::npos);
+  EXPECT_NE(with([](auto& r) { r.set_kill_grace(std::nan("")); }).find("kill_grace"),
+            std::string::npos);
+  EXPECT_NE(with([](auto& r) { r.add_step_agents(""); }).find("step_agents"), std::string::npos);
 }
 
 // A huge grace period overflowed its conversion to milliseconds (undefined behaviour, which

@@ -239,6 +239,8 @@ TEST_F(AgentTest, LaunchSetsTheEnvironmentOnEveryNode) {
   (*request.mutable_node_ids())["n1"] = 4;  // ranks need not follow the names
   (*request.mutable_node_ids())["n2"] = 0;
   (*request.mutable_node_ids())["n3"] = 2;
+  (*request.mutable_node_ids())["m0"] = 1;  // the job's nodes on other agents
+  (*request.mutable_node_ids())["m1"] = 3;
   request.set_nnodes(5);
   request.set_nodelist("m[0-1],n[1-3]");
   (*request.mutable_env())["EXTRA"] = "extra value";
@@ -607,7 +609,7 @@ TEST_F(AgentTest, ExitsEndedWhileTheAgentWasDownAreReportedAfterItsRestart) {
   stop_agent(SIGTERM);  // a clean stop leaves the job running
   std::ofstream(dir_ / "go61").put('\n');
   ASSERT_TRUE(
-      eventually([&] { return std::filesystem::exists(dir_ / "state/tasks/61.1.n0.exit"); }));
+      eventually([&] { return std::filesystem::exists(dir_ / "state/tasks/61.1.0.n0.exit"); }));
   EXPECT_TRUE(controller_->service().exits_of(61).empty());
   start_agent();
   ASSERT_TRUE(wait_exits(61, 1));

@@ -285,7 +285,7 @@ class GangSwitchTest : public ::testing::Test {
     });
     EXPECT_TRUE(status.ok()) << status.error_message();
     std::string pid_file = dir_ / ("agent-" + std::to_string(k) + "/tasks/" + std::to_string(job) +
-                                   ".1." + node + ".pid");
+                                   ".1.0." + node + ".pid");
     pid_t group = -1;
     eventually([&] {
       std::ifstream in(pid_file);

@@ -61,7 +61,7 @@ class LiveGangTest : public ::testing::Test {
         [&] {
           groups.clear();
           for (int node = 0; node < 4; ++node) {
-            std::ifstream in(cluster_.dir() / ("agent-0/tasks/" + std::to_string(job) + ".1.n" +
+            std::ifstream in(cluster_.dir() / ("agent-0/tasks/" + std::to_string(job) + ".1.0.n" +
                                                std::to_string(node) + ".pid"));
             pid_t shepherd = 0, group = 0;
             if (!(in >> shepherd >> group)) return false;

@@ -84,7 +84,7 @@ TEST_F(SqliteStoreTest, AStoreFromTheSchemaBeforeIsMigratedByAWriterAndKeepsItsJ
   store_.reset();
   {
     // Version 2 as it was: no seconds_frozen column (version 3), no hold or node_failures
-    // (version 4), nor schema 5's job model.
+    // (version 4), nor schema 5's job model, nor tasks and steps (version 6).
     RawDb raw(path_);
     ASSERT_EQ(raw.exec("ALTER TABLE jobs DROP COLUMN seconds_frozen"), SQLITE_OK);
     ASSERT_EQ(raw.exec("ALTER TABLE jobs DROP COLUMN hold"), SQLITE_OK);
@@ -97,6 +97,9 @@ TEST_F(SqliteStoreTest, AStoreFromTheSchemaBeforeIsMigratedByAWriterAndKeepsItsJ
       ASSERT_EQ(raw.exec(std::string("ALTER TABLE jobs DROP COLUMN ") + column), SQLITE_OK)
           << raw.message();
     ASSERT_EQ(raw.exec("DROP TABLE job_scripts"), SQLITE_OK);
+    ASSERT_EQ(raw.exec("ALTER TABLE jobs DROP COLUMN tasks"), SQLITE_OK);
+    ASSERT_EQ(raw.exec("DROP TABLE step_nodes"), SQLITE_OK);
+    ASSERT_EQ(raw.exec("DROP TABLE steps"), SQLITE_OK);
     ASSERT_EQ(raw.exec("UPDATE meta SET value = 2 WHERE key = 'schema_version'"), SQLITE_OK);
   }
   // A reader cannot migrate it: it says how.
@@ -117,6 +120,15 @@ TEST_F(SqliteStoreTest, AStoreFromTheSchemaBeforeIsMigratedByAWriterAndKeepsItsJ
   EXPECT_OK(store_->record_frozen_time(a, job.attempt + 1, 99));
   EXPECT_EQ(get(a).seconds_frozen, 12.5);
   EXPECT_FALSE(store_->record_frozen_time(a, job.attempt, -1));
+  // The job asks for the default tasks; it can run steps.
+  EXPECT_EQ(job.tasks, TaskRequest{});
+  StoredStep step;
+  step.job = a;
+  step.attempt = job.attempt;
+  step.argv = {"true"};
+  step.nodes = {2};
+  step.ntasks = 1;
+  EXPECT_EQ(value_of(store_->add_step(step, 1, 6)), 1);
   EXPECT_EQ(RawDb(path_).scalar("SELECT value FROM meta WHERE key = 'schema_version'"),
             std::to_string(kStoreSchemaVersion));
   // Schema 4's columns came with defaults: the job is no array task, has no dependency or script.

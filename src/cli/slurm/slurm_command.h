@@ -27,7 +27,7 @@ int scancel_main(const std::vector<std::string>& args);
 int sacct_main(const std::vector<std::string>& args);
 int sinfo_main(const std::vector<std::string>& args);
 int scontrol_main(const std::vector<std::string>& args);
-// One task inside a job; several are `trellis run` (cli/slurm/srun.cc).
+// One task inside a job runs here; anything else is `trellis run` (cli/slurm/srun.cc).
 int srun_main(const std::vector<std::string>& args);
 
 // Reports an error as Slurm's tools do ("squeue: error: ...") and returns the exit status: 2 for

@@ -1,8 +1,9 @@
-// srun inside a job, for one task: runs the command on this node (the job's first, where a batch
-// script runs), with the job's environment, and returns its exit status, as srun -n1 does. This
-// is what workflow managers run in their jobs (snakemake: srun -n1 --cpu-bind=q CMD...). Steps
-// of several tasks, or srun outside a job, are `trellis run` (issue 31, job steps): refused here
-// with that said.
+// srun, as Slurm's: one task inside a job runs the command right here (the job's first node,
+// where a batch script runs), exec'ed as given with the job's environment, as srun -n1 does; this
+// is what workflow managers run in their jobs (snakemake: srun -n1 --cpu-bind=q CMD...).
+// Everything else (several tasks or nodes, a node list, options only steps have, or srun outside
+// a job, which allocates and runs) is `trellis run`, a job step wired with PMI (issue 31): srun
+// execs this program as `trellis run` with its arguments unchanged.
 #include <getopt.h>
 #include <unistd.h>
 
@@ -16,7 +17,8 @@
 namespace trellis::cli::slurm {
 namespace {
 
-enum { kIgnored = 256, kIgnoredFlag };
+// kStep: an option only a step has (it sends srun to `trellis run`).
+enum { kIgnored = 256, kIgnoredFlag, kStep };
 
 const std::vector<LongOption> kOptions = {
     {"ntasks", required_argument, 'n'},
@@ -31,7 +33,7 @@ const std::vector<LongOption> kOptions = {
     {"quiet", no_argument, 'Q'},
     {"verbose", no_argument, 'v'},
     {"kill-on-bad-exit", optional_argument, 'K'},
-    {"mpi", required_argument, kIgnored},
+    {"mpi", required_argument, kStep},
     {"label", no_argument, 'l'},
 };
 
@@ -40,20 +42,31 @@ bool one(const std::string& value) {
   return first == "1";
 }
 
+// Replaces this process with `trellis run ARGS...` (this same binary, called as trellis).
+int exec_trellis_run(const std::vector<std::string>& args) {
+  std::vector<std::string> argv = {"trellis", "run"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  std::vector<char*> pointers;
+  for (std::string& a : argv) pointers.push_back(a.data());
+  pointers.push_back(nullptr);
+  execv("/proc/self/exe", pointers.data());
+  std::cerr << "srun: error: cannot run trellis run: " << strerror(errno) << "\n";
+  return 1;
+}
+
 }  // namespace
 
 int srun_main(const std::vector<std::string>& args) {
   Result<ParsedArgs> parsed = parse_options(args, "+n:N:c:J:QvK::l", kOptions);
-  if (!parsed) return report_error("srun", parsed.error());
-  for (const Parsed& o : parsed->options) {
-    if ((o.id == 'n' || o.id == 'N') && !one(o.value))
-      return report_error("srun", fail("steps of several tasks or nodes (" + o.word + " " +
-                                       o.value + ") are `trellis run` (job steps)"));
+  bool here = parsed.has_value() && !parsed->rest.empty() &&
+              (std::getenv("SLURM_JOB_ID") || std::getenv("TRELLIS_JOB_ID"));
+  if (here) {
+    for (const Parsed& o : parsed->options) {
+      if (((o.id == 'n' || o.id == 'N') && !one(o.value)) || o.id == 'l' || o.id == kStep)
+        here = false;
+    }
   }
-  if (parsed->rest.empty()) return report_error("srun", fail("no command to run"));
-  if (!std::getenv("SLURM_JOB_ID") && !std::getenv("TRELLIS_JOB_ID"))
-    return report_error("srun", fail("not inside a job: use `trellis run` to allocate and run, "
-                                     "or sbatch"));
+  if (!here) return exec_trellis_run(args);
   std::vector<std::string> argv = parsed->rest;
   std::vector<char*> pointers;
   for (std::string& a : argv) pointers.push_back(a.data());

@@ -61,10 +61,19 @@ Status check_tree_body(const v1::TreeBody& body) {
     case v1::TreeBody::kSignal:
     case v1::TreeBody::kPing:
       return Ok{};
+    case v1::TreeBody::kPmiExchange: {
+      const v1::PmiExchange& x = body.pmi_exchange();
+      if (x.job_id() <= 0 || x.attempt() <= 0 || x.step() < 0 || x.round() == 0)
+        return fail("pmi_exchange: job_id, attempt and round must be positive, step not negative");
+      if (x.from().empty() || x.from().size() > kMaxTreeAddressBytes)
+        return fail("pmi_exchange.from: empty or longer than " +
+                    std::to_string(kMaxTreeAddressBytes) + " bytes");
+      return Ok{};
+    }
     case v1::TreeBody::OP_NOT_SET:
       break;
   }
-  return fail("op: none (gang_switch, launch, signal or ping)");
+  return fail("op: none (gang_switch, launch, signal, ping or pmi_exchange)");
 }
 
 void merge_tree_reply(const v1::TreeReply& child, v1::TreeReply& into) {
@@ -120,6 +129,11 @@ std::string tree_op_name(const v1::TreeBody& body) {
              std::to_string(body.signal().job_id());
     case v1::TreeBody::kPing:
       return "ping";
+    case v1::TreeBody::kPmiExchange:
+      return "pmi exchange of job " + std::to_string(body.pmi_exchange().job_id()) + " step " +
+             std::to_string(body.pmi_exchange().step()) + " barrier " +
+             std::to_string(body.pmi_exchange().round()) +
+             (body.pmi_exchange().complete() ? " (down)" : " (up)");
     case v1::TreeBody::OP_NOT_SET:
       break;
   }

@@ -1,0 +1,98 @@
+#include "shell/rank_process.h"
+
+#include <fcntl.h>
+#include <sched.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <memory>
+#include <sstream>
+
+namespace trellis {
+namespace {
+
+// Between clone and exec the child only makes system calls: a small stack is plenty.
+constexpr size_t kStackBytes = 64 * 1024;
+
+struct Prepared {
+  const RankProcess& rank;
+  std::vector<char*> argv, env, candidates;
+};
+
+std::vector<char*> pointers(const std::vector<std::string>& strings) {
+  std::vector<char*> out;
+  out.reserve(strings.size() + 1);
+  for (const std::string& s : strings) out.push_back(const_cast<char*>(s.c_str()));
+  out.push_back(nullptr);
+  return out;
+}
+
+void write_text(int fd, const char* text) {
+  size_t length = std::strlen(text);
+  while (length > 0) {
+    ssize_t n = ::write(fd, text, length);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;
+    text += n;
+    length -= static_cast<size_t>(n);
+  }
+}
+
+[[noreturn]] void run_rank(const Prepared& p) {
+  struct sigaction action {};
+  action.sa_handler = SIG_DFL;
+  sigemptyset(&action.sa_mask);
+  for (int s = 1; s < NSIG; ++s) ::sigaction(s, &action, nullptr);
+  sigset_t none;
+  sigemptyset(&none);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);
+  // The child has its own descriptor table (no CLONE_FILES): these changes are its alone.
+  if (p.rank.stdout_fd >= 0) ::dup2(p.rank.stdout_fd, 1);
+  if (p.rank.stderr_fd >= 0) ::dup2(p.rank.stderr_fd, 2);
+  if (p.rank.inherit_fd >= 0) ::fcntl(p.rank.inherit_fd, F_SETFD, 0);
+  int error = ENOENT;
+  for (char* const* candidate = p.candidates.data(); *candidate != nullptr; ++candidate) {
+    ::execve(*candidate, p.argv.data(), p.env.data());
+    if (errno == EACCES || errno == ENOEXEC || error == ENOENT) error = errno;
+  }
+  write_text(2, p.rank.label.c_str());
+  write_text(2, "cannot run '");
+  write_text(2, p.argv[0]);
+  write_text(2, "': ");
+  const char* reason = strerrordesc_np(error);
+  write_text(2, reason ? reason : "unknown error");
+  write_text(2, "\n");
+  ::_exit(error == EACCES || error == ENOEXEC ? 126 : 127);
+}
+
+}  // namespace
+
+std::vector<std::string> exec_candidates(const std::string& command, const std::string& path) {
+  std::vector<std::string> out;
+  if (command.find('/') != std::string::npos) {
+    out.push_back(command);
+    return out;
+  }
+  std::istringstream dirs(path.empty() ? "/usr/local/bin:/usr/bin:/bin" : path);
+  for (std::string dir; std::getline(dirs, dir, ':');)
+    out.push_back((dir.empty() ? "." : dir) + "/" + command);
+  if (out.empty()) out.push_back(command);
+  return out;
+}
+
+Result<pid_t> start_rank(const RankProcess& rank) {
+  if (rank.argv.empty()) return fail("rank: no command");
+  Prepared prepared{rank, pointers(rank.argv), pointers(rank.env), pointers(rank.candidates)};
+  std::unique_ptr<char[]> stack(new char[kStackBytes]);
+  pid_t pid =
+      ::clone([](void* argument) -> int { run_rank(*static_cast<const Prepared*>(argument)); },
+              stack.get() + kStackBytes, CLONE_VM | CLONE_VFORK | SIGCHLD, &prepared);
+  if (pid < 0)
+    return fail(Error::Code::kUnavailable,
+                std::string("cannot start a rank: clone: ") + std::strerror(errno));
+  return pid;
+}
+
+}  // namespace trellis
