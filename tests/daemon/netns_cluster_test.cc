@@ -161,7 +161,7 @@ std::vector<pid_t> task_groups(const NetnsCluster& cluster, int64_t id) {
   std::vector<pid_t> groups;
   for (int k = 0; k < 4; ++k) {
     std::ifstream in(cluster.dir() / ("agent-" + std::to_string(k) + "/tasks/" +
-                                      std::to_string(id) + ".1.n" + std::to_string(k) + ".pid"));
+                                      std::to_string(id) + ".1.0.n" + std::to_string(k) + ".pid"));
     pid_t shepherd = 0, group = 0;
     if (in >> shepherd >> group) groups.push_back(group);
   }
