@@ -129,18 +129,12 @@ TaskLayout launch_layout(const v1::LaunchRequest& request) {
                 : *TaskLayout::plan(std::max(request.nnodes(), 1), 0, 0, Distribution::kBlock);
 }
 
-TaskSpec task_spec(const v1::LaunchRequest& request, const std::string& node,
-                   const std::vector<std::string>& agent_env, const ShellSetup& shell) {
-  TaskSpec spec;
-  spec.key = {request.job_id(), request.attempt(), node, request.step()};
-  TaskLayout layout = launch_layout(request);
-  int node_id = request.node_ids().at(node);
+LaunchCommon::LaunchCommon(const v1::LaunchRequest& request, const ShellSetup& shell)
+    : layout(launch_layout(request)), tasks_per_node(layout.slurm_tasks_per_node()) {
   ShellOptions options;
   options.job = request.job_id();
   options.attempt = request.attempt();
   options.step = request.step();
-  options.node = node;
-  options.node_index = node_id;
   // The step's node names in node-id order (node_ids maps each to its place).
   options.nodes.assign(static_cast<size_t>(request.nnodes()), "");
   for (const auto& [name, id] : request.node_ids())
@@ -156,13 +150,38 @@ TaskSpec task_spec(const v1::LaunchRequest& request, const std::string& node,
   options.argv.assign(request.argv().begin(), request.argv().end());
   // A batch job's script is its batch step: one process on the job's first node, started as
   // given, with no job shell and no PMI (daemon/batch_task.h turns it into the script's copy).
-  const bool batch = !request.script().empty();
-  if (batch) {
-    spec.argv = options.argv;
-  } else {
-    spec.argv.push_back(shell.binary);
-    for (std::string& a : options.to_arguments()) spec.argv.push_back(std::move(a));
+  if (!request.script().empty()) {
+    argv = options.argv;
+    node_at = node_index_at = argv.size();  // nothing to fill in
+    return;
   }
+  argv.push_back(shell.binary);
+  for (std::string& a : options.to_arguments()) argv.push_back(std::move(a));
+  // The options end with "--" and the command: the first "--node" and "--node-index" before it
+  // are the shell's own.
+  const auto end = std::find(argv.begin(), argv.end(), "--");
+  node_at = static_cast<size_t>(std::find(argv.begin(), end, "--node") - argv.begin()) + 1;
+  node_index_at =
+      static_cast<size_t>(std::find(argv.begin(), end, "--node-index") - argv.begin()) + 1;
+}
+
+TaskSpec task_spec(const v1::LaunchRequest& request, const std::string& node,
+                   const std::vector<std::string>& agent_env, const ShellSetup& shell) {
+  return task_spec(request, node, agent_env, shell, LaunchCommon(request, shell));
+}
+
+TaskSpec task_spec(const v1::LaunchRequest& request, const std::string& node,
+                   const std::vector<std::string>& agent_env, const ShellSetup& shell,
+                   const LaunchCommon& common) {
+  TaskSpec spec;
+  spec.key = {request.job_id(), request.attempt(), node, request.step()};
+  const bool batch = !request.script().empty();
+  const TaskLayout& layout = common.layout;
+  int node_id = request.node_ids().at(node);
+  spec.argv = common.argv;
+  if (common.node_at < spec.argv.size()) spec.argv[common.node_at] = node;
+  if (common.node_index_at < spec.argv.size())
+    spec.argv[common.node_index_at] = std::to_string(node_id);
   spec.cwd = request.cwd();
   spec.output = request.output();
   spec.error = request.error();
@@ -218,7 +237,7 @@ TaskSpec task_spec(const v1::LaunchRequest& request, const std::string& node,
   // The names Slurm gives them, which MPI libraries (Open MPI's schizo/ras/plm, MPICH's hydra)
   // and tools read.
   const std::string job_id = std::to_string(request.job_id());
-  const std::string tasks_per_node = layout.slurm_tasks_per_node();
+  const std::string& tasks_per_node = common.tasks_per_node;
   env["SLURM_JOB_ID"] = env["SLURM_JOBID"] = job_id;
   env["SLURM_STEP_ID"] = env["SLURM_STEPID"] = step_id;
   env["SLURM_JOB_NODELIST"] = job_nodelist;

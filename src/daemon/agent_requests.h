@@ -53,6 +53,20 @@ struct ShellSetup {
 TaskSpec task_spec(const v1::LaunchRequest& request, const std::string& node,
                    const std::vector<std::string>& agent_env, const ShellSetup& shell);
 
+// What task_spec() works out once per request rather than once per node (each is as long as the
+// step's nodes: a launch of 4,096 of a 16,384-node job's nodes would redo them 4,096 times).
+struct LaunchCommon {
+  explicit LaunchCommon(const v1::LaunchRequest& request, const ShellSetup& shell);
+  TaskLayout layout;
+  std::string tasks_per_node;  // SLURM_TASKS_PER_NODE's text
+  // The shell's command line, with its --node and --node-index values to fill in per node.
+  std::vector<std::string> argv;
+  size_t node_at = 0, node_index_at = 0;
+};
+TaskSpec task_spec(const v1::LaunchRequest& request, const std::string& node,
+                   const std::vector<std::string>& agent_env, const ShellSetup& shell,
+                   const LaunchCommon& common);
+
 // The step's task layout of a checked request.
 TaskLayout launch_layout(const v1::LaunchRequest& request);
 

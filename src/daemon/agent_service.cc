@@ -152,8 +152,9 @@ grpc::Status Agent::Service::launch(const v1::LaunchRequest& request, bool wait)
   shell.munge_socket = agent_.config_.munge_socket;
   std::vector<TaskSpec> specs;
   specs.reserve(static_cast<size_t>(request.nodes_size()));
+  const LaunchCommon common(request, shell);
   for (const std::string& node : request.nodes()) {
-    TaskSpec spec = task_spec(request, node, agent_.base_env_, shell);
+    TaskSpec spec = task_spec(request, node, agent_.base_env_, shell, common);
     if (!request.script().empty()) {
       if (Status batch = prepare_batch_task(agent_.config_.state_dir, request, node, spec);
           !batch) {

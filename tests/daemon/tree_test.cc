@@ -389,6 +389,23 @@ TEST(TreeBodyTest, ChecksNameTheFieldAtFault) {
   EXPECT_EQ(field([](v1::TreeBody& b) { b.clear_op(); }), "op");
   EXPECT_EQ(field([](v1::TreeBody& b) { b.mutable_gang_switch()->add_freeze()->set_job_id(-1); }),
             "gang_switch.freeze");
+  // A step's PMI exchange (daemon/pmi_tree_link.h): a good one, then each field spoilt.
+  auto exchange = [](v1::TreeBody& b) -> v1::PmiExchange& {
+    v1::PmiExchange& x = *b.mutable_pmi_exchange();
+    x.set_job_id(7);
+    x.set_attempt(1);
+    x.set_round(1);
+    x.set_from("h:2");
+    return x;
+  };
+  EXPECT_EQ(field([&](v1::TreeBody& b) { exchange(b); }), "ok");
+  EXPECT_EQ(field([&](v1::TreeBody& b) { exchange(b).set_job_id(0); }), "pmi_exchange");
+  EXPECT_EQ(field([&](v1::TreeBody& b) { exchange(b).set_attempt(0); }), "pmi_exchange");
+  EXPECT_EQ(field([&](v1::TreeBody& b) { exchange(b).set_step(-1); }), "pmi_exchange");
+  EXPECT_EQ(field([&](v1::TreeBody& b) { exchange(b).set_round(0); }), "pmi_exchange");
+  EXPECT_EQ(field([&](v1::TreeBody& b) { exchange(b).clear_from(); }), "pmi_exchange.from");
+  EXPECT_EQ(field([&](v1::TreeBody& b) { exchange(b).set_from(std::string(300, 'x')); }),
+            "pmi_exchange.from");
 }
 
 }  // namespace
