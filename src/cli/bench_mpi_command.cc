@@ -66,8 +66,7 @@ struct Sample {
 };
 
 double wall_now() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
 int failed_with(const std::string& message) {
@@ -115,8 +114,8 @@ std::string read_all(const std::string& path) {
 Sample run_on_trellis(LiveClient& client, const Flavour& f, const std::string& binary,
                       const std::string& dir, int nodes, int ntasks, int64_t& job_id) {
   Sample s;
-  std::string out = dir + "/" + f.name + "-" + std::to_string(ntasks) + "-" +
-                    std::to_string(nodes) + ".out";
+  std::string out =
+      dir + "/" + f.name + "-" + std::to_string(ntasks) + "-" + std::to_string(nodes) + ".out";
   fs::remove(out);
   v1::JobSpec spec;
   spec.set_nodes(nodes);
@@ -168,8 +167,7 @@ Sample run_on_trellis(LiveClient& client, const Flavour& f, const std::string& b
   return s;
 }
 
-Sample run_reference(const Flavour& f, const std::string& binary, const std::string& dir,
-                     int n) {
+Sample run_reference(const Flavour& f, const std::string& binary, const std::string& dir, int n) {
   Sample s;
   std::string out = dir + "/" + f.name + "-reference-" + std::to_string(n) + ".out";
   std::vector<std::string> args = {f.launcher};
@@ -264,15 +262,21 @@ int run_bench_mpi(const BenchMpiArgs& args) {
   const std::string cluster = dir + "/cluster";
   std::cout << "bench mpi: a local cluster of " << most_nodes << " nodes, one agent each ("
             << cluster << ")" << std::endl;
-  if (std::string error = run_capture(self + " cluster up --machine flat:" +
-                                      std::to_string(most_nodes) + " --agents " +
-                                      std::to_string(most_nodes) + " --dir " + cluster);
+  if (std::string error =
+          run_capture(self + " cluster up --machine flat:" + std::to_string(most_nodes) +
+                      " --agents " + std::to_string(most_nodes) + " --dir " + cluster);
       !error.empty())
     return failed_with("cluster up: " + error);
+  // The cluster goes down before its directory is removed (cluster down finds its processes
+  // there), on every way out.
   struct Down {
-    std::string self, cluster;
-    ~Down() { (void)run_capture(self + " cluster down --dir " + cluster); }
-  } down{self, cluster};
+    std::string self, cluster, remove;
+    ~Down() {
+      (void)run_capture(self + " cluster down --dir " + cluster);
+      std::error_code ignored;
+      if (!remove.empty()) fs::remove_all(remove, ignored);
+    }
+  } down{self, cluster, !args.keep && args.dir.empty() ? dir : ""};
   Result<LiveClient> client = connect_to_cluster(cluster + "/trellis.toml");
   if (!client) return failed_with(client.error().message);
   const int fanout = client->config.controller.pmi_fanout;
@@ -289,7 +293,8 @@ int run_bench_mpi(const BenchMpiArgs& args) {
             << "library" << std::right << std::setw(10) << "init s" << std::setw(10) << "end s"
             << std::setw(12) << "ref init s" << std::setw(11) << "ref end s" << std::setw(12)
             << "init ratio" << std::setw(11) << "end ratio" << std::setw(8) << "agents"
-            << std::setw(8) << "height" << std::setw(10) << "barriers" << "\n";
+            << std::setw(8) << "height" << std::setw(10) << "barriers"
+            << "\n";
   bool all_ok = true;
   for (const Row& row : rows) {
     for (const Flavour& f : flavours) {
@@ -343,11 +348,8 @@ int run_bench_mpi(const BenchMpiArgs& args) {
                "end: to the job's end (or the launcher's exit); medians of "
             << args.repeat << " runs; ratios are Trellis over the launcher on one host.\n"
             << "A barrier crosses the agents' tree up and down: 2 x height round trips "
-               "(fan-out " << fanout << ").\n";
-  if (!args.keep && args.dir.empty()) {
-    std::error_code ignored;
-    fs::remove_all(dir, ignored);
-  }
+               "(fan-out "
+            << fanout << ").\n";
   return all_ok ? kExitOk : kExitFailure;
 }
 
