@@ -58,7 +58,7 @@ int exec_trellis_run(const std::vector<std::string>& args) {
 
 int srun_main(const std::vector<std::string>& args) {
   Result<ParsedArgs> parsed = parse_options(args, "+n:N:c:J:QvK::l", kOptions);
-  bool here = parsed.has_value() && !parsed->rest.empty() &&
+  bool here = parsed.ok() && !parsed->rest.empty() &&
               (std::getenv("SLURM_JOB_ID") || std::getenv("TRELLIS_JOB_ID"));
   if (here) {
     for (const Parsed& o : parsed->options) {
