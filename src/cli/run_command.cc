@@ -47,8 +47,8 @@ struct RunArgs {
   std::string name;
   // srun options MPI launchers and workflow tools pass that change nothing here (a failed task
   // always ends its step; stdin is always /dev/null; no CPU binding; the whole environment is
-  // always passed on).
-  std::string kill_on_bad_exit, input, cpu_bind, exported;
+  // always passed on; nodes are allocated whole, with all their CPUs and memory).
+  std::string kill_on_bad_exit, input, cpu_bind, exported, cpus_per_task, mem;
   bool quiet = false, exclusive = false, overlap = false;
   std::vector<std::string> command;
 };
@@ -333,8 +333,9 @@ void add_run_command(CLI::App& app, int& status) {
       "Inside a job (TRELLIS_JOB_ID / SLURM_JOB_ID set) the command runs as a step on the job's "
       "nodes (all of them, -N of them, or --nodelist) and this returns with the step's status "
       "when every task has ended. Outside a job it allocates nodes and runs in one go. Called "
-      "as `srun` it is this command. Accepted and without effect: --kill-on-bad-exit (a failed "
-      "task always ends its step), --input (stdin is /dev/null), --cpu-bind, --export, "
+      "as `srun` with several tasks, or outside a job, it is this command. Accepted and without "
+      "effect: --kill-on-bad-exit (a failed "
+      "task always ends its step), --input (stdin is /dev/null), --cpu-bind, -c, --mem, --export, "
       "--exclusive, --overlap, --quiet.");
   r->prefix_command();  // options end at the command: `srun -n1 python3 -m x` keeps its -m
   add_conf_option(*r, args->conf);
@@ -359,6 +360,8 @@ void add_run_command(CLI::App& app, int& status) {
   r->add_option("-K,--kill-on-bad-exit", args->kill_on_bad_exit)->expected(0, 1);
   r->add_option("-i,--input", args->input);
   r->add_option("--cpu-bind,--cpu_bind", args->cpu_bind);
+  r->add_option("-c,--cpus-per-task", args->cpus_per_task);
+  r->add_option("--mem,--mem-per-cpu", args->mem);
   r->add_option("--export", args->exported);
   r->add_flag("-Q,--quiet", args->quiet);
   r->add_flag("--exclusive", args->exclusive);

@@ -87,9 +87,10 @@ void add_submit_command(CLI::App& app, int& status) {
   text("--export", &SubmitOptions::export_env,
        "Environment to pass: ALL, NONE (the default here) or NAME[=VALUE],... after ALL or NONE");
   s->add_option_function<std::vector<std::string>>(
-      "--env",
-      [o](const std::vector<std::string>& v) { o->env.insert(o->env.end(), v.begin(), v.end()); },
-      "NAME=VALUE for the job's environment (repeatable)");
+       "--env",
+       [o](const std::vector<std::string>& v) { o->env.insert(o->env.end(), v.begin(), v.end()); },
+       "NAME=VALUE for the job's environment (repeatable)")
+      ->allow_extra_args(false);  // one value per --env: `--env A=1 -- sh -c x` ends at "--"
   s->add_option_function<int>(
        "-n,--ntasks", [o](const int& n) { o->ntasks = n; },
        "Tasks (ranks) in all (default: one per node); without -N, one node per task")
