@@ -1,7 +1,9 @@
 #include "daemon/agent_launcher.h"
 
 #include <algorithm>
+#include <chrono>
 #include <csignal>
+#include <thread>
 
 #include "daemon/agent.h"
 
@@ -10,6 +12,11 @@ namespace {
 
 // Tasks started with the launch held at a time: a gang switch waits for at most these.
 constexpr int kTasksPerHold = 16;
+// Attempts remembered as ended (a late launch of one of them starts nothing).
+constexpr size_t kEndedAttemptsKept = 4096;
+// How long a launch on whole nodes waits for the leftovers it killed to be gone (an adopted task's
+// exit is seen at the runner's next poll).
+constexpr auto kLeftoverWait = std::chrono::seconds(15);
 
 }  // namespace
 
@@ -35,12 +42,17 @@ AgentLauncher::~AgentLauncher() {
 }
 
 std::shared_future<AgentLauncher::Outcome> AgentLauncher::accept(int64_t job, int attempt,
-                                                                 std::vector<TaskSpec> tasks) {
+                                                                 std::vector<TaskSpec> tasks,
+                                                                 bool whole_nodes) {
   auto launch = std::make_unique<Launch>();
   launch->job = job;
   launch->attempt = attempt;
+  launch->whole_nodes = whole_nodes;
   launch->outcome.tasks = static_cast<int>(tasks.size());
-  for (TaskSpec& spec : tasks) launch->tasks.push_back(std::move(spec));
+  for (TaskSpec& spec : tasks) {
+    if (whole_nodes) launch->nodes.insert(spec.key.node);
+    launch->tasks.push_back(std::move(spec));
+  }
   std::shared_future<Outcome> done = launch->promise.get_future().share();
   {
     std::lock_guard lock(mutex_);
@@ -52,11 +64,15 @@ std::shared_future<AgentLauncher::Outcome> AgentLauncher::accept(int64_t job, in
   return done;
 }
 
-int AgentLauncher::drop(int64_t job, int attempt, int signal) {
+int AgentLauncher::drop(int64_t job, int attempt, int signal, bool attempt_over) {
   std::vector<TaskKey> dropped;
   {
     std::lock_guard lock(mutex_);
     drops_.push_back({accepted_, job, attempt, signal});
+    if (attempt_over && attempt != 0) {
+      ended_attempts_.emplace_back(job, attempt);
+      if (ended_attempts_.size() > kEndedAttemptsKept) ended_attempts_.pop_front();
+    }
     for (std::unique_ptr<Launch>& launch : queue_) {
       if (launch->job != job || (attempt != 0 && launch->attempt != attempt)) continue;
       for (const TaskSpec& spec : launch->tasks) dropped.push_back(spec.key);
@@ -91,7 +107,50 @@ int AgentLauncher::dropped(const Launch& launch) const {
     if (d.job == launch.job && (d.attempt == 0 || d.attempt == launch.attempt) &&
         launch.seq <= d.seq)
       return d.signal;
+  const std::pair<int64_t, int> key{launch.job, launch.attempt};
+  if (std::find(ended_attempts_.rbegin(), ended_attempts_.rend(), key) != ended_attempts_.rend())
+    return SIGKILL;
   return 0;
+}
+
+bool AgentLauncher::clear_nodes(const Launch& launch) {
+  auto leftovers = [&] {
+    std::set<std::pair<int64_t, int>> found;
+    for (const TaskInfo& task : runner_.tasks())
+      if (task.running && launch.nodes.contains(task.key.node) &&
+          (task.key.job_id != launch.job || task.key.attempt != launch.attempt))
+        found.emplace(task.key.job_id, task.key.attempt);
+    return found;
+  };
+  std::set<std::pair<int64_t, int>> found = leftovers();
+  if (found.empty()) return true;
+  for (const auto& [job, attempt] : found) {
+    agent_log("job " + std::to_string(job) + " attempt " + std::to_string(attempt) +
+              " still runs on nodes that job " + std::to_string(launch.job) + " attempt " +
+              std::to_string(launch.attempt) +
+              " is launched on (nodes are whole, so its attempt is over and its kill was lost): "
+              "killed");
+    switches_.before_signal(job, attempt);
+    (void)runner_.signal(job, attempt, SIGKILL, std::chrono::milliseconds(0));
+  }
+  const auto deadline = std::chrono::steady_clock::now() + kLeftoverWait;
+  while (!(found = leftovers()).empty() && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  return found.empty();
+}
+
+void AgentLauncher::fail_waiting(Launch& launch, const std::string& why) {
+  std::deque<TaskSpec> failed;
+  {
+    std::lock_guard lock(mutex_);
+    failed.swap(launch.tasks);
+    waiting_ -= failed.size();
+  }
+  agent_log("launch of job " + std::to_string(launch.job) + " attempt " +
+            std::to_string(launch.attempt) + ": " + std::to_string(failed.size()) +
+            " tasks not started: " + why);
+  if (launch.outcome.error.empty()) launch.outcome.error = why;
+  for (const TaskSpec& spec : failed) (void)runner_.record_ended(spec.key, 255, 0);
 }
 
 void AgentLauncher::start_some(Launch& launch) {
@@ -110,6 +169,7 @@ void AgentLauncher::start_some(Launch& launch) {
   }
   if (batch.empty()) return;
   switches_.thaw_for_launch(launch.job, launch.attempt);
+  int late = 0;  // tasks of an attempt that was over before they started
   for (TaskSpec& spec : batch) {
     // A drop that came while this batch was taken applies to it too.
     int signal = 0;
@@ -119,6 +179,7 @@ void AgentLauncher::start_some(Launch& launch) {
     }
     if (signal != 0) {
       (void)runner_.record_ended(spec.key, 0, signal);
+      ++late;
       continue;
     }
     Result<std::string> cgroup = switches_.cgroup_for(launch.job, launch.attempt);
@@ -133,6 +194,10 @@ void AgentLauncher::start_some(Launch& launch) {
     }
     launch.outcome.started += *started ? 1 : 0;
   }
+  if (late > 0)
+    agent_log("launch of job " + std::to_string(launch.job) + " attempt " +
+              std::to_string(launch.attempt) + ": " + std::to_string(late) +
+              " tasks not started, the attempt was signalled to end first");
   // A frozen job is frozen again, new tasks included.
   switches_.started(launch.job, launch.attempt);
 }
@@ -147,6 +212,13 @@ void AgentLauncher::run() {
     if (!launch.ended.empty()) {
       switches_.ended(launch.ended);
     } else {
+      if (launch.whole_nodes && !launch.cleared) {
+        launch.cleared = true;
+        if (!clear_nodes(launch))
+          fail_waiting(launch,
+                       "a task of another job on its nodes "
+                       "outlived SIGKILL");
+      }
       start_some(launch);
     }
     lock.lock();

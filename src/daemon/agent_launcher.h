@@ -9,7 +9,13 @@
 // requeued attempt) never start: they end at once as if killed by that signal, and are reported
 // like any exit, so that the controller hears of every node of every attempt. Cleaning up after
 // acknowledged exits (SwitchNode::ended) goes through the same thread, in order with the
-// launches.
+// launches. An attempt terminated or killed here (signal 0 or SIGKILL) is remembered: a launch of
+// it that comes later (a retry that took another route through the tree) starts nothing.
+//
+// A launch on whole nodes (no gang time-sharing) first kills what another job or attempt still
+// runs on its nodes: the controller gives a node away only once the attempt that held it has
+// ended, so such a task is a leftover whose kill was lost, and the new job must not share the
+// node with it. The launch waits (boundedly) until the leftovers are gone.
 //
 //   AgentLauncher launcher(runner, switch_node, [&] { wake_reporter(); });
 //   auto done = launcher.accept(job, attempt, std::move(specs));   // returns at once
@@ -24,6 +30,7 @@
 #include <future>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -51,11 +58,15 @@ class AgentLauncher {
 
   // Queues the tasks of one launch (all of one job attempt); the future is ready once they have
   // all been dealt with.
-  std::shared_future<Outcome> accept(int64_t job, int attempt, std::vector<TaskSpec> tasks);
+  // `whole_nodes`: the tasks' nodes are this attempt's alone (see above).
+  std::shared_future<Outcome> accept(int64_t job, int attempt, std::vector<TaskSpec> tasks,
+                                     bool whole_nodes = false);
 
   // Tasks of job `job` (`attempt` 0: any) not started yet never will: each ends as killed by
-  // `signal` (SIGTERM for a terminate) and is reported. Returns how many.
-  int drop(int64_t job, int attempt, int signal);
+  // `signal` (SIGTERM for a terminate) and is reported. `attempt_over` (a terminate or SIGKILL of
+  // one attempt): launches of that attempt accepted later start nothing either. Returns how many
+  // were dropped.
+  int drop(int64_t job, int attempt, int signal, bool attempt_over = false);
 
   // SwitchNode::ended for acknowledged tasks, after the launches accepted before.
   void ended(std::vector<TaskKey> keys);
@@ -68,6 +79,9 @@ class AgentLauncher {
     uint64_t seq = 0;  // order of acceptance
     int64_t job = 0;
     int attempt = 0;
+    bool whole_nodes = false;
+    bool cleared = false;  // the leftovers on its nodes are gone (whole_nodes)
+    std::set<std::string> nodes;
     std::deque<TaskSpec> tasks;
     Outcome outcome;
     std::promise<Outcome> promise;
@@ -86,6 +100,11 @@ class AgentLauncher {
   void start_some(Launch& launch);
   // The signal of a drop that applies to `launch`, or 0.
   int dropped(const Launch& launch) const;
+  // Kills the tasks of other attempts still running on `launch`'s nodes and waits until they are
+  // gone; false when some outlived the wait.
+  bool clear_nodes(const Launch& launch);
+  // Every task of `launch` still waiting ends at once (exit 255) because of `why`.
+  void fail_waiting(Launch& launch, const std::string& why);
 
   Tasks& runner_;
   SwitchNode& switches_;
@@ -95,7 +114,9 @@ class AgentLauncher {
   size_t waiting_ = 0;                         // tasks in queue_; guarded by mutex_
   uint64_t accepted_ = 0;                      // guarded by mutex_
   std::vector<Drop> drops_;                    // guarded by mutex_
-  bool stopping_ = false;                      // guarded by mutex_
+  // Attempts ended by a terminate or SIGKILL, newest last (bounded): never started later.
+  std::deque<std::pair<int64_t, int>> ended_attempts_;  // guarded by mutex_
+  bool stopping_ = false;                               // guarded by mutex_
   std::thread thread_;
 };
 

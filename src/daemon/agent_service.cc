@@ -178,8 +178,8 @@ grpc::Status Agent::Service::launch(const v1::LaunchRequest& request, bool wait)
   plan.local_nodes.insert(request.nodes().begin(), request.nodes().end());
   plan.uid = request.uid();
   agent_.exchange_->expect({request.job_id(), request.attempt(), request.step()}, std::move(plan));
-  std::shared_future<AgentLauncher::Outcome> done =
-      agent_.launcher_->accept(request.job_id(), request.attempt(), std::move(specs));
+  std::shared_future<AgentLauncher::Outcome> done = agent_.launcher_->accept(
+      request.job_id(), request.attempt(), std::move(specs), request.whole_nodes());
   if (!wait) return grpc::Status::OK;
   AgentLauncher::Outcome outcome = done.get();
   if (!outcome.error.empty()) return grpc::Status(StatusCode::UNAVAILABLE, outcome.error);
@@ -201,7 +201,8 @@ grpc::Status Agent::Service::signal(const v1::SignalRequest& request, v1::TreeRe
     // A step's signal leaves the job's other tasks waiting to start alone.
     if (ends && !step)
       dropped = agent_.launcher_->drop(request.job_id(), request.attempt(),
-                                       request.signal() == 0 ? SIGTERM : request.signal());
+                                       request.signal() == 0 ? SIGTERM : request.signal(),
+                                       request.signal() == 0 || request.signal() == SIGKILL);
     agent_.switch_node_->before_signal(request.job_id(), request.attempt());
     count =
         agent_.runner_->signal(request.job_id(), request.attempt(), request.signal(), *grace, step);

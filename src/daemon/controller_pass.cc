@@ -198,6 +198,7 @@ v1::LaunchRequest Controller::launch_request(const StoredJob& job, int attempt,
   request.set_label(job.tasks.label);
   request.set_exchange_fanout(config_.controller.pmi_fanout);
   request.set_kill_grace(config_.controller.kill_grace);
+  request.set_whole_nodes(!time_shares());
   // The agents in the order of their first node: the tree of the step's PMI exchange.
   std::set<std::string> seen;
   for (NodeId node : nodes) {

@@ -445,6 +445,60 @@ TEST_F(AgentTest, NewAttemptReplacesARunningOldOne) {
   EXPECT_EQ(read_lines(output(11)), std::vector<std::string>{"second"});
 }
 
+// Nodes are whole outside gang time-sharing, so a launch there first kills what an ended attempt
+// left on its nodes (its kill was lost: chaos runs saw two jobs' processes on one node at once),
+// and only on its nodes; a launch that shares nodes (gang) leaves the others alone.
+TEST_F(AgentTest, ALaunchOnWholeNodesKillsWhatAnotherAttemptLeftOnItsNodesFirst) {
+  ASSERT_TRUE(
+      launch(launch_request(40, {"n3"}, {"sh", "-c", "echo $$ > other.pid; exec sleep 1000"}))
+          .ok());
+  ASSERT_TRUE(
+      launch(launch_request(41, {"n1"}, {"sh", "-c", "echo $$ > left.pid; exec sleep 1000"})).ok());
+  pid_t other = pid_from(dir_ / "other.pid");
+  pid_t left = pid_from(dir_ / "left.pid");
+  ASSERT_GT(other, 0);
+  ASSERT_GT(left, 0);
+  // Sharing the node (a gang launch): nothing is killed.
+  ASSERT_TRUE(launch(launch_request(44, {"n1"}, {"true"})).ok());
+  ASSERT_TRUE(wait_exits(44, 1));
+  EXPECT_TRUE(process_running(left));
+  v1::LaunchRequest whole = launch_request(42, {"n1"}, {"sh", "-c", "echo started"});
+  whole.set_whole_nodes(true);
+  ASSERT_TRUE(launch(whole).ok());
+  // The leftover was gone before the launch started its task, and the other node's job runs on.
+  EXPECT_FALSE(process_running(left));
+  EXPECT_TRUE(process_running(other));
+  ASSERT_TRUE(wait_exits(41, 1));
+  EXPECT_EQ(controller_->service().exits_of(41)[0].signal(), SIGKILL);
+  ASSERT_TRUE(wait_exits(42, 1));
+  EXPECT_EQ(read_lines(output(42)), std::vector<std::string>{"started"});
+  EXPECT_NE(read_file(dir_ / "agent.log").find("job 41 attempt 1 still runs on nodes that job 42"),
+            std::string::npos);
+  ASSERT_TRUE(signal(40, SIGKILL, 0).ok());
+  ASSERT_TRUE(wait_exits(40, 1));
+}
+
+// The kill of an attempt can overtake its launch (a retried launch takes another route through
+// the tree): the late launch starts nothing, and ends as killed. A later attempt runs.
+TEST_F(AgentTest, ALaunchOfAnAttemptKilledBeforeItCameStartsNothing) {
+  v1::SignalRequest kill;
+  kill.set_job_id(51);
+  kill.set_attempt(1);
+  kill.set_signal(SIGKILL);
+  v1::SignalReply killed;
+  ASSERT_TRUE(call([&](grpc::ClientContext& context) {
+                return stub_->Signal(&context, kill, &killed);
+              }).ok());
+  ASSERT_TRUE(launch(launch_request(51, {"n0"}, {"sh", "-c", "echo ran"})).ok());
+  ASSERT_TRUE(wait_exits(51, 1));
+  EXPECT_EQ(controller_->service().exits_of(51)[0].signal(), SIGKILL);
+  v1::LaunchRequest next = launch_request(51, {"n0"}, {"sh", "-c", "echo attempt 2 ran"});
+  next.set_attempt(2);
+  ASSERT_TRUE(launch(next).ok());
+  ASSERT_TRUE(wait_exits(51, 2));
+  EXPECT_EQ(read_lines(output(51)), std::vector<std::string>{"attempt 2 ran"});
+}
+
 TEST_F(AgentTest, CancelKillsTheWholeProcessGroup) {
   ASSERT_TRUE(launch(launch_request(21, {"n2"},
                                     {"sh", "-c", "sleep 1000 & echo $! > grandchild.pid; wait"}))
