@@ -141,6 +141,9 @@ pid_t spin_group(const std::string& cgroup_procs) {
 }
 
 void freezes_and_thaws(Freezer freezer) {
+  // Timing-checked (nothing may be seen on a CPU within 100 ms of a freeze): never beside the
+  // tests that fork thousands of processes.
+  testing::ExclusiveHostLock exclusive;
   SCOPED_TRACE(std::string(freeze_method_name(freezer.method())));
   Result<std::string> procs = freezer.prepare("41.1");
   ASSERT_TRUE(procs) << procs.error().message;

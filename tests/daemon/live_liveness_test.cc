@@ -38,7 +38,10 @@ TEST(LiveLivenessTest, AFullMachineJobOf4096NodesOnFourAgentsRunsAtAttemptOne) {
 }
 
 TEST(LiveLivenessTest, AnAgentStoppedPastTheLimitHoldsTheJobAndDrainsItsNodesWithReasons) {
-  // agent-0 serves n[0-1], agent-1 n[2-3]; pings every 0.2 s.
+  // Pings every 0.2 s: timing-checked, so never beside tests that fork thousands of processes (an
+  // agent starved for 8 s beside the 4,096-node test was declared down).
+  testing::ExclusiveHostLock exclusive;
+  // agent-0 serves n[0-1], agent-1 n[2-3].
   LiveCluster cluster(
       "--machine flat:4 --agents 2 --heartbeat 0.2 --max-requeue 2 --node-failure-drain 2");
   ASSERT_EQ(cluster.up().status, 0) << cluster.up().output;
@@ -104,6 +107,9 @@ TEST(LiveLivenessTest, AnAgentStoppedPastTheLimitHoldsTheJobAndDrainsItsNodesWit
     return again["state"] == "R" && again["attempt"] == 3;
   })) << cluster.trellis("show job " + std::to_string(id)).output;
   EXPECT_EQ(cluster.trellis("cancel " + std::to_string(id)).status, 0);
+  if (HasFailure())
+    for (const char* log : {"trellisd.log", "agent-0.log", "agent-1.log"})
+      ADD_FAILURE() << log << ":\n" << testing::read_file(cluster.dir() / log);
 }
 
 }  // namespace

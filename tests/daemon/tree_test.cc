@@ -11,6 +11,7 @@
 #include <future>
 #include <map>
 #include <set>
+#include <thread>
 
 #include <gtest/gtest.h>
 
@@ -124,6 +125,7 @@ class TreeTest : public ::testing::Test {
     std::unique_ptr<TreeNode> node;
     std::string address;
     std::atomic<int> parts{0};
+    std::atomic<int> stall_ms{0};  // its part takes this long (a stopped agent: no answer)
   };
   Node& add_node() {
     nodes_.push_back(std::make_unique<Node>());
@@ -141,14 +143,15 @@ class TreeTest : public ::testing::Test {
         });
     EXPECT_TRUE(port) << port.error().message;
     n.address = "127.0.0.1:" + std::to_string(*port);
-    n.node = std::make_unique<TreeNode>(n.address, *n.verifier, *n.channel,
-                                        [&n, number](const v1::TreeBody&) {
-                                          ++n.parts;
-                                          v1::TreeReply reply;
-                                          reply.set_agents(1);
-                                          reply.set_processes(number);
-                                          return reply;
-                                        });
+    n.node = std::make_unique<TreeNode>(
+        n.address, *n.verifier, *n.channel, [&n, number](const v1::TreeBody&) {
+          ++n.parts;
+          std::this_thread::sleep_for(std::chrono::milliseconds(n.stall_ms.load()));
+          v1::TreeReply reply;
+          reply.set_agents(1);
+          reply.set_processes(number);
+          return reply;
+        });
     ready->store(n.node.get());
     return n;
   }
@@ -322,6 +325,24 @@ TEST_F(TreeTest, ADeadInteriorAgentIsReportedAndItsSubtreeReachedInANewTree) {
   EXPECT_EQ(whole.unreached_size(), 0);
   EXPECT_EQ(nodes_[2]->parts.load(), 1);  // reached only by the second send's new tree
   EXPECT_EQ(nodes_[4]->parts.load(), 2);  // reached by both sends' first trees
+}
+
+// A child that takes its connection and never answers (a stopped agent) costs its parent its own
+// share of the deadline only: the parent answers in time, naming the child. (The channel's thread
+// slept through the child's deadline until other traffic woke it, up to a second, so the parent
+// answered late and was reported lost itself: liveness declared a healthy agent down.)
+TEST_F(TreeTest, ASilentChildIsReportedByItsParentWhichAnswersInTime) {
+  add_node();
+  Node& child = add_node();
+  child.stall_ms = 3000;
+  const std::vector<std::string> all = addresses();
+  for (int round = 0; round < 3; ++round) {
+    v1::TreeReply reply = sender_->send_once(ping(), all, {.fanout = 2, .deadline_seconds = 0.4});
+    EXPECT_EQ(reply.agents(), 1) << "round " << round;
+    ASSERT_EQ(reply.failed_size(), 1) << "round " << round;
+    EXPECT_EQ(reply.failed(0), all[1]) << "round " << round;
+    EXPECT_EQ(reply.unreached_size(), 0) << "round " << round;
+  }
 }
 
 TEST_F(TreeTest, HostileMessagesAreRefusedWithTheReasonAndTheNodeKeepsServing) {

@@ -203,6 +203,7 @@ void TreeChannel::run() {
       std::lock_guard lock(mutex_);
       for (const auto& [id, pending] : pending_)
         timeout = std::min(timeout, millis_until(pending.deadline) + 1);
+      wakes_at_ = SystemClock::now() + std::chrono::milliseconds(timeout);
     }
     int n = ::epoll_wait(epoll_, events.data(), static_cast<int>(events.size()), timeout);
     if (n < 0 && errno != EINTR) break;
@@ -211,7 +212,12 @@ void TreeChannel::run() {
     std::vector<std::shared_ptr<Connection>> batch;
     for (int i = 0; i < n; ++i) {
       void* tag = events[i].data.ptr;
-      if (tag == nullptr) continue;  // the wake-up: `stopping_` is looked at next
+      if (tag == nullptr) {  // the wake-up: `stopping_` and the deadlines are looked at next
+        uint64_t count = 0;
+        ssize_t ignored = ::read(wake_, &count, sizeof count);
+        (void)ignored;
+        continue;
+      }
       if (tag == &listener_) {
         for (;;) {
           sockaddr_storage from{};
@@ -469,9 +475,19 @@ void TreeChannel::send(const std::string& agent, const v1::TreeMessage& message,
       done(grpc::Status(grpc::StatusCode::UNAVAILABLE, connection.error().message), {});
       return;
     }
+    bool sooner = false;
     {
       std::lock_guard lock(mutex_);
       pending_[id] = Pending{std::move(done), deadline, *connection};
+      sooner = deadline < wakes_at_;
+    }
+    // The channel's thread sleeps until the earliest deadline it knew of: one sooner wakes it, so
+    // that this request expires on time (a parent waiting for a stopped child answers its own
+    // parent before that one's deadline, instead of up to a second late and as lost itself).
+    if (sooner) {
+      const uint64_t one = 1;
+      ssize_t ignored = ::write(wake_, &one, sizeof one);
+      (void)ignored;
     }
     if (Status wrote = write_frame(**connection, frame, deadline); !wrote) {
       close(*connection, wrote.error().message);

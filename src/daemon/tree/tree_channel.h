@@ -86,7 +86,7 @@ class TreeChannel {
   void work();
 
   int epoll_ = -1;
-  int wake_ = -1;  // an eventfd: stop
+  int wake_ = -1;  // an eventfd: stop, or a deadline sooner than the thread's next wake-up
   int listener_ = -1;
   Handler handler_;
   std::atomic<bool> stopping_{false};
@@ -96,6 +96,7 @@ class TreeChannel {
   std::map<const Connection*, std::shared_ptr<Connection>> connections_;
   std::map<std::string, std::shared_ptr<Connection>> outgoing_;  // by agent address
   std::map<uint64_t, Pending> pending_;
+  std::chrono::system_clock::time_point wakes_at_;  // when the channel's thread next wakes
   int accepted_ = 0;
 
   std::mutex connect_mutex_;  // one connection attempt at a time (per channel)
