@@ -339,7 +339,9 @@ void add_run_command(CLI::App& app, int& status) {
       "--exclusive, --overlap, --quiet.");
   r->prefix_command();  // options end at the command: `srun -n1 python3 -m x` keeps its -m
   add_conf_option(*r, args->conf);
-  r->add_option("-n,--ntasks", args->ntasks, "Tasks (ranks) in all (default: one per node)")
+  r->add_option("-n,--ntasks", args->ntasks,
+                "Tasks (ranks) in all (default: inside a job without -N, the job's tasks; else one "
+                "per node)")
       ->check(CLI::Range(1, kMaxTasks));
   r->add_option("-N,--nodes", args->nodes, "Nodes (default: all the job's, or one per task)")
       ->check(CLI::Range(1, 1 << 30));

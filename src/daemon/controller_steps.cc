@@ -105,6 +105,14 @@ Result<v1::RunStepReply> Controller::run_step(const v1::RunStepRequest& request,
   tasks.per_node = request.ntasks_per_node();
   tasks.distribution = *distribution;
   tasks.label = request.label();
+  // Neither a size nor a node list: the job's own tasks, as srun in an allocation runs them
+  // (sbatch -N 2 -n 4 script: its plain `srun cmd` is 4 tasks, not one per node).
+  if (request.nodelist().empty() && request.nodes() == 0 && request.ntasks() == 0 &&
+      request.ntasks_per_node() == 0) {
+    tasks.ntasks = job->tasks.ntasks;
+    tasks.per_node = job->tasks.per_node;
+    if (request.distribution().empty()) tasks.distribution = job->tasks.distribution;
+  }
   tasks.mpi = job->tasks.mpi;
   if (!request.mpi().empty()) {
     Result<MpiKind> kind = parse_mpi_kind(request.mpi());

@@ -99,8 +99,18 @@ TEST(LiveLivenessTest, AnAgentStoppedPastTheLimitHoldsTheJobAndDrainsItsNodesWit
   std::this_thread::sleep_for(std::chrono::seconds(2));
   EXPECT_EQ(cluster.job(id)["attempt"], 2);
   EXPECT_EQ(cluster.state(id), "PD");
+  // As Slurm's commands show and release it.
+  const std::string slurm =
+      "TRELLIS_CONF=" + (cluster.dir() / "trellis.toml") +
+      " PATH=" + (std::filesystem::path(TRELLIS_BINARY).parent_path() / "slurm-bin").string() +
+      ":$PATH ";
+  test::CommandRun squeue = test::run_command(slurm + "squeue -h -o '%i %t %r'");
+  EXPECT_EQ(squeue.output, std::to_string(id) + " PD JobHeldAdmin\n") << squeue.output;
   // Released, and its nodes back in service: it runs again.
-  ASSERT_EQ(cluster.trellis("release " + std::to_string(id)).status, 0);
+  test::CommandRun released = test::run_command(slurm + "scontrol release " + std::to_string(id));
+  ASSERT_EQ(released.status, 0) << released.output;
+  test::CommandRun again = cluster.trellis("release " + std::to_string(id));
+  EXPECT_NE(again.output.find("was not held"), std::string::npos) << again.output;
   ASSERT_EQ(cluster.trellis("resume 'n[2-3]'").status, 0);
   EXPECT_TRUE(eventually([&] {
     nlohmann::json again = cluster.job(id);

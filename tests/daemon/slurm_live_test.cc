@@ -86,6 +86,35 @@ TEST(SlurmLiveTest, DirectivesApplyAndTheCommandLineOverridesThem) {
   EXPECT_EQ(job["nodes"], 3);
   EXPECT_EQ(job["name"], "fromscript");
   EXPECT_EQ(job["time_limit"], 180);
+  // Tasks from directives: -n and --ntasks-per-node lay out the job, and the script's srun runs
+  // that many tasks (a step of the job, on its nodes).
+  write_file(cluster.dir() / "tasks.sh",
+             "#!/bin/sh\n"
+             "#SBATCH -N 2\n"
+             "#SBATCH -n 4 -o tasks-%j.out\n"
+             "echo \"batch $SLURM_NTASKS\"\n"
+             "srun sh -c 'echo \"task $SLURM_PROCID of $SLURM_NTASKS on $SLURMD_NODENAME\"'\n");
+  CommandRun t = slurm(cluster, dir, "sbatch --parsable tasks.sh");
+  int64_t tasks = job_id_of(t);
+  ASSERT_GT(tasks, 0) << t.output;
+  ASSERT_TRUE(eventually([&] { return cluster.state(tasks) == "CD"; }))
+      << cluster.job(tasks).dump();
+  job = cluster.job(tasks);
+  EXPECT_EQ(job["nodes"], 2);
+  EXPECT_EQ(job["ntasks"], 4);
+  std::vector<std::string> lines =
+      testing::read_lines(cluster.dir() / ("tasks-" + std::to_string(tasks) + ".out"));
+  std::sort(lines.begin(), lines.end());
+  ASSERT_EQ(lines.size(), 5u) << test::read_text(cluster.dir() /
+                                                 ("tasks-" + std::to_string(tasks) + ".out"));
+  EXPECT_EQ(lines[0], "batch 4");
+  // Ranks 0..3 once each, two per node (block).
+  for (int rank = 0; rank < 4; ++rank)
+    EXPECT_EQ(lines[1 + rank].rfind("task " + std::to_string(rank) + " of 4 on n", 0), 0u)
+        << lines[1 + rank];
+  EXPECT_EQ(lines[1].substr(lines[1].rfind(' ')), lines[2].substr(lines[2].rfind(' ')));
+  EXPECT_EQ(lines[3].substr(lines[3].rfind(' ')), lines[4].substr(lines[4].rfind(' ')));
+  EXPECT_NE(lines[1].substr(lines[1].rfind(' ')), lines[3].substr(lines[3].rfind(' ')));
   // An option Trellis does not support is an error that names it.
   CommandRun bad = slurm(cluster, dir, "sbatch --hold job.sh");
   EXPECT_EQ(bad.status, 2);

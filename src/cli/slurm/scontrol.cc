@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <iostream>
+#include <set>
 #include <sstream>
 
 #include "cli/job_rows.h"
@@ -308,8 +309,31 @@ int scontrol_main(const std::vector<std::string>& args) {
     if (!status.ok()) return report_error("scontrol", from_grpc(status, command));
     return 0;
   }
-  return report_error(
-      "scontrol", fail("'" + command + "' is not supported by Trellis (show, suspend, resume)"));
+  if (command == "release") {
+    // Lets held jobs be scheduled again; one that was not held is said so, as Slurm does.
+    if (words.size() < 2) return report_error("scontrol", fail("release: give job ids"));
+    Result<std::vector<int64_t>> ids = resolve_job_ids(*client, split_list(words[1]));
+    if (!ids) return report_error("scontrol", ids.error());
+    v1::ReleaseRequest request;
+    for (int64_t id : *ids) request.add_job_ids(id);
+    v1::ReleaseReply reply;
+    grpc::Status status =
+        client->controllers->call([&](v1::Controller::Stub& stub, grpc::ClientContext& c) {
+          return stub.Release(&c, request, &reply);
+        });
+    if (!status.ok()) return report_error("scontrol", from_grpc(status, command));
+    std::set<int64_t> released(reply.released().begin(), reply.released().end());
+    int code = 0;
+    for (int64_t id : *ids)
+      if (!released.contains(id)) {
+        std::cerr << "scontrol: error: job " << id << " is not held\n";
+        code = 1;
+      }
+    return code;
+  }
+  return report_error("scontrol", fail("'" + command +
+                                       "' is not supported by Trellis (show, suspend, resume, "
+                                       "release)"));
 }
 
 }  // namespace trellis::cli::slurm

@@ -105,6 +105,9 @@ std::string exit_code(const v1::JobInfo& job) {
 std::string reason(const v1::JobInfo& job) {
   switch (job.state()) {
     case v1::PENDING: {
+      // Held by the system (requeued max_requeue times after node failures) until an
+      // administrator or the owner releases it: Slurm's reason for a job held that way.
+      if (!job.hold().empty()) return "JobHeldAdmin";
       std::string text = job.reason().substr(0, job.reason().find(' '));
       return text.empty() ? "None" : text;
     }

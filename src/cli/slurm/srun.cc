@@ -1,9 +1,10 @@
 // srun, as Slurm's: one task inside a job runs the command right here (the job's first node,
 // where a batch script runs), exec'ed as given with the job's environment, as srun -n1 does; this
 // is what workflow managers run in their jobs (snakemake: srun -n1 --cpu-bind=q CMD...).
-// Everything else (several tasks or nodes, a node list, options only steps have, or srun outside
-// a job, which allocates and runs) is `trellis run`, a job step wired with PMI (issue 31): srun
-// execs this program as `trellis run` with its arguments unchanged.
+// Everything else is `trellis run`, a job step wired with PMI (issue 31): several tasks or nodes
+// (without -n or -N, as many as the job has, as Slurm's srun inside an allocation), a node list,
+// options only steps have, or srun outside a job (which allocates and runs). srun execs this
+// program as `trellis run` with its arguments unchanged.
 #include <getopt.h>
 #include <unistd.h>
 
@@ -54,6 +55,14 @@ int exec_trellis_run(const std::vector<std::string>& args) {
   return 1;
 }
 
+// The job's own task count, from its environment: a step without -n or -N runs that many, as
+// Slurm's srun does inside an allocation (sbatch -n 4 script: its plain `srun cmd` runs 4 tasks).
+bool job_has_one_task() {
+  for (const char* name : {"SLURM_NTASKS", "TRELLIS_NTASKS", "SLURM_JOB_NUM_NODES"})
+    if (const char* value = std::getenv(name); value && *value) return one(value);
+  return true;
+}
+
 }  // namespace
 
 int srun_main(const std::vector<std::string>& args) {
@@ -61,10 +70,13 @@ int srun_main(const std::vector<std::string>& args) {
   bool here = parsed.ok() && !parsed->rest.empty() &&
               (std::getenv("SLURM_JOB_ID") || std::getenv("TRELLIS_JOB_ID"));
   if (here) {
+    bool sized = false;  // -n or -N given
     for (const Parsed& o : parsed->options) {
+      if (o.id == 'n' || o.id == 'N') sized = true;
       if (((o.id == 'n' || o.id == 'N') && !one(o.value)) || o.id == 'l' || o.id == kStep)
         here = false;
     }
+    if (!sized && !job_has_one_task()) here = false;
   }
   if (!here) return exec_trellis_run(args);
   std::vector<std::string> argv = parsed->rest;
