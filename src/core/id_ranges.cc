@@ -39,9 +39,13 @@ Result<std::vector<int>> parse_id_ranges(std::string_view text, int64_t limit) {
                   ? number(piece, first) && ((last = first), true)
                   : number(piece.substr(0, dash), first) && number(piece.substr(dash + 1), last) &&
                         first <= last;
-    if (!ok)
-      return fail("'" + std::string(piece) + "' in the id ranges '" + std::string(text) +
-                  "' is not an id or a range a-b (a <= b)");
+    if (!ok) {
+      // Built by appending: GCC 12 warns (-Wrestrict, wrongly) on "'" + std::string(...).
+      std::string message = "'";
+      message.append(piece).append("' in the id ranges '").append(text);
+      message.append("' is not an id or a range a-b (a <= b)");
+      return fail(message);
+    }
     total += int64_t{last} - first + 1;
     if (total > limit)
       return fail("the id ranges '" + std::string(text.substr(0, 60)) + "' hold more than " +

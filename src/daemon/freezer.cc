@@ -338,16 +338,35 @@ void Freezer::remove_root() {
   ::rmdir(root_.c_str());
 }
 
-void Freezer::remove(std::string_view group) {
-  if (method_ == FreezeMethod::kSignals) return;
+int Freezer::remove(std::string_view group) {
+  if (method_ == FreezeMethod::kSignals) return 0;
   std::string dir = group_dir(group);
   {
     std::lock_guard lock(made_->mutex);
     made_->dirs.erase(dir);
   }
-  if (!file_exists(dir)) return;
+  if (!file_exists(dir)) return 0;
   (void)thaw(group, {});
+  // Every task of the group has ended, so what is still in its cgroup left its task's process
+  // group (setsid, a daemon) and would outlive the job: it is killed, as Slurm's cgroup plugin
+  // does at a step's end. cgroup.kill (Linux 5.14) kills forks in flight too; without it each
+  // process is sent SIGKILL, again while new ones appear.
+  std::optional<std::vector<pid_t>> left = processes(group);
+  const int killed = left ? static_cast<int>(left->size()) : 0;
+  const bool kill_file = method_ == FreezeMethod::kCgroupV2 && file_exists(dir + "/cgroup.kill");
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+  while (left && !left->empty() && std::chrono::steady_clock::now() < give_up) {
+    if (kill_file) {
+      (void)write_control(dir + "/cgroup.kill", "1");
+    } else {
+      for (pid_t pid : *left) ::kill(pid, SIGKILL);
+    }
+    // rmdir refuses the cgroup until the kernel has taken the killed processes out of it.
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    left = processes(group);
+  }
   ::rmdir(dir.c_str());
+  return killed;
 }
 
 }  // namespace trellis

@@ -23,7 +23,7 @@
 //   Result<std::string> procs = freezer.prepare("12.1");   // -> ShepherdPlan::cgroup_procs
 //   freezer.freeze("12.1", {process_group_n3, process_group_n4});
 //   freezer.thaw("12.1", {process_group_n3, process_group_n4});
-//   freezer.remove("12.1");                                 // once its tasks have ended
+//   freezer.remove("12.1");              // once its tasks have ended: kills what escaped them
 #pragma once
 
 #include <sys/types.h>
@@ -80,9 +80,11 @@ class Freezer {
   // Removes the groups' cgroups that have no process left, and the agent's own cgroup if that
   // leaves it empty (when the agent stops; jobs that keep running keep theirs).
   void remove_root();
-  // Removes the group's cgroup once its processes are gone (thawed first, so that nothing that
-  // might still join it is frozen). Errors are ignored (busy: a task still runs).
-  void remove(std::string_view group);
+  // Removes the group's cgroup once every task of it has ended (thawed first, so that nothing
+  // that might still join it is frozen). What is still in the cgroup then left its task's process
+  // group (setsid, a daemonising rank) and is killed first; returns how many such processes there
+  // were. With signals nothing can be found this way: 0.
+  int remove(std::string_view group);
 
  private:
   Freezer(FreezeMethod method, std::string root, Options options)

@@ -105,7 +105,9 @@ void SwitchNode::ended(const std::vector<TaskKey>& tasks) {
   for (const Key& key : jobs) {
     if (!left[key].empty()) continue;
     frozen_.erase(key);
-    freezer_.remove(group_name(key));
+    if (int escaped = freezer_.remove(group_name(key)); escaped > 0)
+      agent_log("job " + group_name(key) + ": " + std::to_string(escaped) +
+                " process(es) outlived its tasks here (they left their process groups): killed");
   }
 }
 

@@ -499,6 +499,26 @@ TEST_F(AgentTest, ALaunchOfAnAttemptKilledBeforeItCameStartsNothing) {
   EXPECT_EQ(read_lines(output(51)), std::vector<std::string>{"attempt 2 ran"});
 }
 
+// A process that left its task's process group (setsid, as a daemonising rank does) escapes the
+// shepherd's kill of the group, but not the job's cgroup: it is killed once the job's tasks here
+// have ended, and the agent says so.
+TEST_F(AgentTest, AProcessThatLeftItsTasksGroupIsKilledWhenTheTasksEnd) {
+  ASSERT_TRUE(
+      launch(launch_request(61, {"n2"}, {"sh", "-c", "setsid sleep 1000 & echo $! > escaped.pid"}))
+          .ok());
+  pid_t escaped = pid_from(dir_ / "escaped.pid");
+  ASSERT_GT(escaped, 0);
+  ASSERT_TRUE(wait_exits(61, 1));
+  if (read_file(dir_ / "agent.log").find("freeze with signals") != std::string::npos)
+    GTEST_SKIP() << "no cgroup on this host: nothing holds the process";
+  EXPECT_TRUE(eventually([&] { return !process_running(escaped); }));
+  EXPECT_TRUE(eventually([&] {
+    return read_file(dir_ / "agent.log").find("job 61.1: 1 process(es) outlived its tasks") !=
+           std::string::npos;
+  })) << read_file(dir_ / "agent.log");
+  if (process_running(escaped)) ::kill(escaped, SIGKILL);
+}
+
 TEST_F(AgentTest, CancelKillsTheWholeProcessGroup) {
   ASSERT_TRUE(launch(launch_request(21, {"n2"},
                                     {"sh", "-c", "sleep 1000 & echo $! > grandchild.pid; wait"}))

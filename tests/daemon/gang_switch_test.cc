@@ -170,6 +170,36 @@ TEST(FreezerTest, FreezesEveryProcessOfAGroupWithTheHostsBestMethod) {
   freezes_and_thaws(Freezer::open({.name = "test-" + std::to_string(::getpid())}));
 }
 
+// Every task of a group has ended, but a process that left its process group (setsid, a
+// daemonising rank) is still in the group's cgroup: remove() kills it rather than leave it
+// running after its job.
+TEST(FreezerTest, RemovingAGroupKillsWhatLeftItsProcessGroups) {
+  Freezer freezer = Freezer::open({.name = "escape-" + std::to_string(::getpid())});
+  if (freezer.method() == FreezeMethod::kSignals) GTEST_SKIP() << "no cgroup can be made here";
+  Result<std::string> procs = freezer.prepare("44.1");
+  ASSERT_TRUE(procs) << procs.error().message;
+  pid_t escaped = ::fork();
+  if (escaped == 0) {
+    std::ofstream(*procs) << "0" << std::flush;
+    ::setsid();
+    ::execl("/bin/sleep", "sleep", "1000", nullptr);
+    ::_exit(127);
+  }
+  ASSERT_TRUE(eventually([&] {
+    std::optional<std::vector<pid_t>> in = freezer.processes("44.1");
+    return in && in->size() == 1 && (*in)[0] == escaped;
+  }));
+  EXPECT_EQ(freezer.remove("44.1"), 1);
+  int status = 0;
+  ASSERT_TRUE(eventually([&] { return ::waitpid(escaped, &status, WNOHANG) == escaped; }));
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) << status;
+  EXPECT_FALSE(freezer.processes("44.1"));  // its cgroup is gone
+  // A group without such a process: nothing is killed.
+  ASSERT_TRUE(freezer.prepare("45.1"));
+  EXPECT_EQ(freezer.remove("45.1"), 0);
+  freezer.remove_root();
+}
+
 TEST(FreezerTest, FreezesEveryProcessOfAGroupWithSignals) {
   Freezer freezer = Freezer::open({.name = "sig", .force_signals = true});
   EXPECT_EQ(freezer.method(), FreezeMethod::kSignals);
