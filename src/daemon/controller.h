@@ -264,6 +264,11 @@ class Controller {
   // Steps (controller_steps.cc): signals a step's tasks; records step tasks' exits (a failure
   // stops the step); ends a finished job's steps that still run and kills them.
   void send_step_signal(const StoredStep& step, int signal);
+  // The job, when the caller may act on it (its owner or an administrator); else kNotFound or
+  // kPermissionDenied naming it. With mutex_ held.
+  Result<StoredJob> job_for(JobId id, const Caller& caller);
+  // Why a task that ended badly failed: its own reason, else its node and exit status.
+  static std::string failure_reason(const v1::TaskStatus& task);
   Status record_step_exits(const std::vector<const v1::TaskStatus*>& tasks, Seconds now);
   void end_job_steps(JobId id, int attempt, const std::vector<NodeId>& nodes, Seconds now);
   std::vector<PendingNote> pending_notes(Seconds now);

@@ -407,12 +407,7 @@ Status Controller::report_exits(const v1::ExitRequest& request, const Caller& ca
     // A task that failed ends its job: the others are stopped now (SIGTERM, then SIGKILL after
     // the kill grace), and the job's reason names the first failure (later ones are those kills).
     for (const v1::TaskStatus* task : failures) {
-      std::string reason = task->reason();
-      if (reason.empty())
-        reason =
-            "node " + task->node() +
-            (task->signal() != 0 ? " was killed by signal " + std::to_string(task->signal())
-                                 : " exited with exit code " + std::to_string(task->exit_code()));
+      const std::string reason = failure_reason(*task);
       Result<JobState> after =
           store_.stop_job(task->job_id(), task->attempt(), StopCause::kFailed, reason, now);
       if (!after) return after.error();

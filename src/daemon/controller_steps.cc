@@ -46,18 +46,29 @@ v1::StepInfo step_info(const StoredStep& s, int node_count) {
 
 }  // namespace
 
+Result<StoredJob> Controller::job_for(JobId id, const Caller& caller) {
+  Result<StoredJob> job = store_.job(id);
+  if (!job) return fail(Error::Code::kNotFound, "job " + std::to_string(id) + " does not exist");
+  if (job->uid != caller.uid && !is_admin(caller))
+    return fail(Error::Code::kPermissionDenied,
+                "permission denied: job " + std::to_string(job->id) + " belongs to " + job->user);
+  return job;
+}
+
+std::string Controller::failure_reason(const v1::TaskStatus& task) {
+  if (!task.reason().empty()) return task.reason();
+  return "node " + task.node() +
+         (task.signal() != 0 ? " was killed by signal " + std::to_string(task.signal())
+                             : " exited with exit code " + std::to_string(task.exit_code()));
+}
+
 Result<v1::RunStepReply> Controller::run_step(const v1::RunStepRequest& request,
                                               const Caller& caller, Seconds now) {
   if (request.argv_size() == 0 || request.argv(0).empty())
     return fail("argv: no command given (e.g. trellis run -n 4 -- ./app)");
   std::lock_guard lock(mutex_);
-  Result<StoredJob> job = store_.job(request.job_id());
-  if (!job)
-    return fail(Error::Code::kNotFound,
-                "job " + std::to_string(request.job_id()) + " does not exist");
-  if (job->uid != caller.uid && !is_admin(caller))
-    return fail(Error::Code::kPermissionDenied,
-                "permission denied: job " + std::to_string(job->id) + " belongs to " + job->user);
+  Result<StoredJob> job = job_for(request.job_id(), caller);
+  if (!job) return job.error();
   if (job->state != JobState::kRunning && job->state != JobState::kSuspended)
     return fail(Error::Code::kNeverFits, "job " + std::to_string(job->id) + " is " +
                                              std::string(state_name(job->state)) +
@@ -205,13 +216,8 @@ Status Controller::cancel_step(const v1::CancelStepRequest& request, const Calle
   if (request.signal() < 0 || request.signal() > 64)
     return fail("signal: " + std::to_string(request.signal()) + " is not a signal");
   std::lock_guard lock(mutex_);
-  Result<StoredJob> job = store_.job(request.job_id());
-  if (!job)
-    return fail(Error::Code::kNotFound,
-                "job " + std::to_string(request.job_id()) + " does not exist");
-  if (job->uid != caller.uid && !is_admin(caller))
-    return fail(Error::Code::kPermissionDenied,
-                "permission denied: job " + std::to_string(job->id) + " belongs to " + job->user);
+  Result<StoredJob> job = job_for(request.job_id(), caller);
+  if (!job) return job.error();
   Result<std::vector<StoredStep>> steps = store_.list_steps(job->id);
   if (!steps) return steps.error();
   for (const StoredStep& s : *steps) {
@@ -249,12 +255,7 @@ Status Controller::record_step_exits(const std::vector<const v1::TaskStatus*>& t
                      task->signal(), task->reason()});
     if (task->exit_code() == 0 && task->signal() == 0) continue;
     // The step's first failure stops its other tasks; its reason is the step's.
-    std::string reason = task->reason();
-    if (reason.empty())
-      reason =
-          "node " + task->node() +
-          (task->signal() != 0 ? " was killed by signal " + std::to_string(task->signal())
-                               : " exited with exit code " + std::to_string(task->exit_code()));
+    const std::string reason = failure_reason(*task);
     Result<JobState> after = store_.stop_step(task->job_id(), task->attempt(), task->step(),
                                               StopCause::kFailed, reason, now);
     if (!after || *after != JobState::kCompleting) continue;
