@@ -503,9 +503,14 @@ TEST_F(AgentTest, ALaunchOfAnAttemptKilledBeforeItCameStartsNothing) {
 // shepherd's kill of the group, but not the job's cgroup: it is killed once the job's tasks here
 // have ended, and the agent says so.
 TEST_F(AgentTest, AProcessThatLeftItsTasksGroupIsKilledWhenTheTasksEnd) {
-  ASSERT_TRUE(
-      launch(launch_request(61, {"n2"}, {"sh", "-c", "setsid sleep 1000 & echo $! > escaped.pid"}))
-          .ok());
+  // The task ends only once the escaped process has left the group: were it still inside, the
+  // shepherd's kill of the group at the task's end would take it, and nothing would escape.
+  ASSERT_TRUE(launch(launch_request(61, {"n2"},
+                                    {"sh", "-c",
+                                     "setsid sh -c 'echo $$ > escaped.tmp; mv escaped.tmp "
+                                     "escaped.pid; exec sleep 1000' & "
+                                     "while [ ! -e escaped.pid ]; do sleep 0.01; done"}))
+                  .ok());
   pid_t escaped = pid_from(dir_ / "escaped.pid");
   ASSERT_GT(escaped, 0);
   ASSERT_TRUE(wait_exits(61, 1));
