@@ -126,6 +126,9 @@ class TreeTest : public ::testing::Test {
     std::string address;
     std::atomic<int> parts{0};
     std::atomic<int> stall_ms{0};  // its part takes this long (a stopped agent: no answer)
+    // The channel goes first: its destructor waits for the workers still in `node`'s part (a
+    // stalled one outlives its test), which would otherwise run on a destroyed node.
+    ~Node() { channel.reset(); }
   };
   Node& add_node() {
     nodes_.push_back(std::make_unique<Node>());
