@@ -26,13 +26,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   v1::LaunchRequest request;
   if (!request.ParseFromArray(data + 1, static_cast<int>(size - 1))) return 0;
-  if (!check_launch_request(request, served)) return 0;
-  for (const std::string& node : request.nodes()) {
+  Result<std::vector<int>> mine = check_launch_request(request, served);
+  if (!mine) return 0;
+  for (int node_id : *mine) {
+    FUZZ_CHECK(node_id >= 0 && node_id < request.nodes_size(), request.ShortDebugString());
+    const std::string& node = request.nodes(node_id);
     FUZZ_CHECK(served.contains(node), node);
     ShellSetup shell;
     shell.binary = "/usr/libexec/trellis-shell";
     shell.socket = "trellis-agent-shells-fuzz";
-    TaskSpec spec = task_spec(request, node, agent_env, shell);
+    TaskSpec spec = task_spec(request, node_id, agent_env, shell);
     FUZZ_CHECK(spec.argv.size() > 1 && spec.argv[0] == shell.binary, request.ShortDebugString());
     Result<ShellOptions> options =
         parse_shell_options(std::vector<std::string>(spec.argv.begin() + 1, spec.argv.end()));
@@ -42,6 +45,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         options->argv == std::vector<std::string>(request.argv().begin(), request.argv().end()),
         request.ShortDebugString());
     FUZZ_CHECK(options->node == node, node);
+    FUZZ_CHECK(options->node_index == node_id, request.ShortDebugString());
     FUZZ_CHECK(spec.key.job_id > 0 && spec.key.attempt > 0, request.ShortDebugString());
     for (const std::string& entry : spec.env) {
       FUZZ_CHECK(entry.find('=') != std::string::npos && entry[0] != '=', entry);

@@ -133,10 +133,9 @@ class Nodes {
         request.set_job_id(job);
         request.set_attempt(1);
         std::string node = "n" + std::to_string(k);
-        request.add_nodes(node);
-        // Every node of the job has its place (the job shells lay ranks out over them).
-        for (size_t i = 0; i < stubs_.size(); ++i)
-          (*request.mutable_node_ids())["n" + std::to_string(i)] = static_cast<int>(i);
+        // Every node of the job, in node-id order (the job shells lay ranks out over them);
+        // this agent starts the one it serves.
+        for (size_t i = 0; i < stubs_.size(); ++i) request.add_nodes("n" + std::to_string(i));
         request.set_nodelist(node);
         request.set_nnodes(static_cast<int>(stubs_.size()));
         for (const std::string& a : argv) request.add_argv(a);

@@ -33,42 +33,29 @@ Distribution distribution_of(const v1::LaunchRequest& request) {
 
 }  // namespace
 
-Status check_launch_request(const v1::LaunchRequest& request, const std::set<std::string>& served) {
+Result<std::vector<int>> check_launch_request(const v1::LaunchRequest& request,
+                                              const std::set<std::string>& served) {
   if (request.job_id() <= 0)
     return invalid("job_id: must be positive, got " + std::to_string(request.job_id()));
   if (request.attempt() <= 0)
     return invalid("attempt: must be positive, got " + std::to_string(request.attempt()));
   if (request.nodes().empty()) return invalid("nodes: empty");
-  if (request.nnodes() <= 0)
-    return invalid("nnodes: must be positive, got " + std::to_string(request.nnodes()));
-  std::set<std::string> seen;
-  for (const std::string& node : request.nodes()) {
-    if (!served.contains(node))
-      return invalid("nodes: this agent does not serve node '" + node + "'");
-    if (!seen.insert(node).second) return invalid("nodes: '" + node + "' appears twice");
-    auto rank = request.node_ids().find(node);
-    if (rank == request.node_ids().end())
-      return invalid("node_ids: no rank for node '" + node + "'");
-    if (rank->second < 0 || rank->second >= request.nnodes()) {
-      return invalid("node_ids: rank " + std::to_string(rank->second) + " of node '" + node +
-                     "' is outside 0.." + std::to_string(request.nnodes() - 1));
-    }
-  }
   // Every node of the step, each with its own place: the job shells lay the ranks out over them.
-  if (request.node_ids_size() != request.nnodes())
-    return invalid("node_ids: " + std::to_string(request.node_ids_size()) + " nodes named for " +
-                   std::to_string(request.nnodes()) + " (nnodes)");
-  std::vector<bool> placed(static_cast<size_t>(request.nnodes()), false);
-  for (const auto& [name, id] : request.node_ids()) {
+  if (request.nnodes() != request.nodes_size())
+    return invalid("nnodes: " + std::to_string(request.nnodes()) + " for " +
+                   std::to_string(request.nodes_size()) + " nodes");
+  std::vector<int> mine;
+  std::set<std::string_view> seen;  // of this agent's: another agent checks its own
+  for (int id = 0; id < request.nodes_size(); ++id) {
+    const std::string& name = request.nodes(id);
     if (name.empty() || name.size() > 255 ||
         name.find_first_of(",[] \t\n", 0) != std::string::npos ||
         name.find('\0') != std::string::npos)
-      return invalid("node_ids: '" + name.substr(0, 64) +
+      return invalid("nodes: '" + name.substr(0, 64) +
                      "' is not a node name (empty, too long, or with ',', '[', ']' or a space)");
-    if (id < 0 || id >= request.nnodes() || placed[static_cast<size_t>(id)])
-      return invalid("node_ids: node '" + name + "' has rank " + std::to_string(id) +
-                     ", outside 0.." + std::to_string(request.nnodes() - 1) + " or given twice");
-    placed[static_cast<size_t>(id)] = true;
+    if (!served.contains(name)) continue;
+    if (!seen.insert(name).second) return invalid("nodes: '" + name + "' appears twice");
+    mine.push_back(id);
   }
   if (request.argv().empty() || request.argv(0).empty()) return invalid("argv: empty command");
   // exec takes C strings: a NUL inside one would cut it short without a word.
@@ -118,7 +105,7 @@ Status check_launch_request(const v1::LaunchRequest& request, const std::set<std
   if (request.job_nnodes() < 0) return invalid("job_nnodes: must not be negative");
   for (const std::string* text : {&request.nodelist(), &request.job_nodelist()})
     if (text->find('\0') != std::string::npos) return invalid("nodelist: a NUL byte");
-  return Ok{};
+  return mine;
 }
 
 TaskLayout launch_layout(const v1::LaunchRequest& request) {
@@ -129,18 +116,22 @@ TaskLayout launch_layout(const v1::LaunchRequest& request) {
                 : *TaskLayout::plan(std::max(request.nnodes(), 1), 0, 0, Distribution::kBlock);
 }
 
-LaunchCommon::LaunchCommon(const v1::LaunchRequest& request, const ShellSetup& shell)
+LaunchCommon::LaunchCommon(const v1::LaunchRequest& request, const ShellSetup& shell,
+                           bool with_shell)
     : layout(launch_layout(request)), tasks_per_node(layout.slurm_tasks_per_node()) {
+  // A batch job's script is its batch step: one process on the job's first node, started as
+  // given, with no job shell and no PMI (daemon/batch_task.h turns it into the script's copy).
+  if (!with_shell || !request.script().empty()) {
+    argv.assign(request.argv().begin(), request.argv().end());
+    node_at = node_index_at = argv.size();  // nothing to fill in
+    return;
+  }
   ShellOptions options;
   options.job = request.job_id();
   options.attempt = request.attempt();
   options.step = request.step();
-  // The step's node names in node-id order (node_ids maps each to its place).
-  options.nodes.assign(static_cast<size_t>(request.nnodes()), "");
-  for (const auto& [name, id] : request.node_ids())
-    if (id >= 0 && id < request.nnodes()) options.nodes[static_cast<size_t>(id)] = name;
-  for (size_t i = 0; i < options.nodes.size(); ++i)
-    if (options.nodes[i].empty()) options.nodes[i] = "node" + std::to_string(i);  // unnamed
+  // The step's node names in node-id order.
+  options.nodes.assign(request.nodes().begin(), request.nodes().end());
   options.tasks_per_node = layout.counts();
   options.distribution = layout.distribution();
   options.mpi = request.mpi().empty() ? MpiKind::kPmi1 : *parse_mpi_kind(request.mpi());
@@ -148,13 +139,6 @@ LaunchCommon::LaunchCommon(const v1::LaunchRequest& request, const ShellSetup& s
   options.kill_grace = request.kill_grace();
   options.agent = shell.socket;
   options.argv.assign(request.argv().begin(), request.argv().end());
-  // A batch job's script is its batch step: one process on the job's first node, started as
-  // given, with no job shell and no PMI (daemon/batch_task.h turns it into the script's copy).
-  if (!request.script().empty()) {
-    argv = options.argv;
-    node_at = node_index_at = argv.size();  // nothing to fill in
-    return;
-  }
   argv.push_back(shell.binary);
   for (std::string& a : options.to_arguments()) argv.push_back(std::move(a));
   // The options end with "--" and the command: the first "--node" and "--node-index" before it
@@ -165,19 +149,19 @@ LaunchCommon::LaunchCommon(const v1::LaunchRequest& request, const ShellSetup& s
       static_cast<size_t>(std::find(argv.begin(), end, "--node-index") - argv.begin()) + 1;
 }
 
-TaskSpec task_spec(const v1::LaunchRequest& request, const std::string& node,
+TaskSpec task_spec(const v1::LaunchRequest& request, int node_id,
                    const std::vector<std::string>& agent_env, const ShellSetup& shell) {
-  return task_spec(request, node, agent_env, shell, LaunchCommon(request, shell));
+  return task_spec(request, node_id, agent_env, shell, LaunchCommon(request, shell));
 }
 
-TaskSpec task_spec(const v1::LaunchRequest& request, const std::string& node,
+TaskSpec task_spec(const v1::LaunchRequest& request, int node_id,
                    const std::vector<std::string>& agent_env, const ShellSetup& shell,
                    const LaunchCommon& common) {
+  const std::string& node = request.nodes(node_id);
   TaskSpec spec;
   spec.key = {request.job_id(), request.attempt(), node, request.step()};
   const bool batch = !request.script().empty();
   const TaskLayout& layout = common.layout;
-  int node_id = request.node_ids().at(node);
   spec.argv = common.argv;
   if (common.node_at < spec.argv.size()) spec.argv[common.node_at] = node;
   if (common.node_index_at < spec.argv.size())

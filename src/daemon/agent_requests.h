@@ -3,9 +3,9 @@
 // functions of the request alone, so that the fuzzer (fuzz/fuzz_agent_requests.cc) drives them
 // with no agent, server or process.
 //
-//   if (Status ok = check_launch_request(request, served); !ok) return invalid(ok.error());
-//   for (const std::string& node : request.nodes())
-//     runner.launch(task_spec(request, node, env, shell));
+//   Result<std::vector<int>> mine = check_launch_request(request, served);
+//   if (!mine) return invalid(mine.error());
+//   for (int node_id : *mine) runner.launch(task_spec(request, node_id, env, shell));
 #pragma once
 
 #include <chrono>
@@ -24,10 +24,14 @@ class LaunchRequest;
 class SignalRequest;
 }  // namespace v1
 
-// Ok, or kInvalidArgument with a message naming the field: ids and ranks in range, every node
-// served by this agent (`served`) and named once, a command, an absolute cwd, sane ids and
-// environment names, a task layout that matches the nodes, a known MPI kind and distribution.
-Status check_launch_request(const v1::LaunchRequest& request, const std::set<std::string>& served);
+// The node ids (places in `request.nodes`) of the step's nodes that this agent serves
+// (`served`), in order; or kInvalidArgument with a message naming the field: ids in range, node
+// names that are names, each node served here named once, a command, an absolute cwd,
+// sane ids and environment names, a task layout that matches the nodes, a known MPI kind and
+// distribution. Empty when none of the nodes is this agent's. One pass over the nodes: a step may
+// have 110,592 of them.
+Result<std::vector<int>> check_launch_request(const v1::LaunchRequest& request,
+                                              const std::set<std::string>& served);
 
 // How this agent starts a step's part on a node: the job shell and what it tells it.
 struct ShellSetup {
@@ -42,7 +46,8 @@ struct ShellSetup {
   std::string munge_socket;
 };
 
-// The task to start on `node`, one of the nodes of a request that passed check_launch_request():
+// The task to start on the node of id `node_id` (request.nodes(node_id)), one that
+// check_launch_request() returned:
 // the job shell (trellis-shell), given the step's layout and the command; for a batch job (a
 // request with a script), the command itself, the batch step (SLURM_STEP_ID=batch, task 0),
 // which prepare_batch_task() completes. Its environment is the
@@ -50,20 +55,23 @@ struct ShellSetup {
 // user, the job's variables, then Trellis's (TRELLIS_JOB_ID, ...) and the Slurm-named ones MPI
 // libraries and tools look for (SLURM_JOB_ID, SLURM_NODELIST, ...), which the job cannot
 // override; the shell adds each rank's own (shell/shell.h).
-TaskSpec task_spec(const v1::LaunchRequest& request, const std::string& node,
+TaskSpec task_spec(const v1::LaunchRequest& request, int node_id,
                    const std::vector<std::string>& agent_env, const ShellSetup& shell);
 
 // What task_spec() works out once per request rather than once per node (each is as long as the
 // step's nodes: a launch of 4,096 of a 16,384-node job's nodes would redo them 4,096 times).
+// `with_shell` false: the tasks run the job's command itself, with no job shell (an emulating
+// agent's tasks, daemon/emulated_tasks.h), and the shell's command line is not built (its node
+// list is as long as the step: 110,592 names).
 struct LaunchCommon {
-  explicit LaunchCommon(const v1::LaunchRequest& request, const ShellSetup& shell);
+  LaunchCommon(const v1::LaunchRequest& request, const ShellSetup& shell, bool with_shell = true);
   TaskLayout layout;
   std::string tasks_per_node;  // SLURM_TASKS_PER_NODE's text
   // The shell's command line, with its --node and --node-index values to fill in per node.
   std::vector<std::string> argv;
   size_t node_at = 0, node_index_at = 0;
 };
-TaskSpec task_spec(const v1::LaunchRequest& request, const std::string& node,
+TaskSpec task_spec(const v1::LaunchRequest& request, int node_id,
                    const std::vector<std::string>& agent_env, const ShellSetup& shell,
                    const LaunchCommon& common);
 

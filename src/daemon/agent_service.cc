@@ -99,16 +99,13 @@ v1::TreeReply Agent::Service::tree_part(const v1::TreeBody& body) {
     case v1::TreeBody::kLaunch:
       for (const v1::LaunchRequest& request : body.launch().launches()) {
         v1::LaunchResult* result = reply.add_launches();
-        // Only the nodes this agent serves are its to start.
-        v1::LaunchRequest mine = request;
-        mine.clear_nodes();
-        for (const std::string& node : request.nodes())
-          if (agent_.served_.contains(node)) mine.add_nodes(node);
-        if (mine.nodes_size() == 0) continue;
-        grpc::Status status = launch(mine, /*wait=*/false);
+        // Only the nodes this agent serves are its to start (launch() finds them).
+        int here = -1;
+        grpc::Status status = launch(request, /*wait=*/false, &here);
+        if (here == 0) continue;  // none of its nodes is this agent's
         agent_log("launch of job " + std::to_string(request.job_id()) + " attempt " +
                   std::to_string(request.attempt()) + " from " + body.origin() + ": " +
-                  std::to_string(mine.nodes_size()) + " task(s) here " +
+                  std::to_string(here) + " task(s) here " +
                   (status.ok() ? "accepted" : "refused: " + status.error_message()));
         result->set_code(status.error_code());
         if (!status.ok()) result->set_message(self + ": " + status.error_message());
@@ -128,13 +125,17 @@ v1::TreeReply Agent::Service::tree_part(const v1::TreeBody& body) {
   return reply;
 }
 
-grpc::Status Agent::Service::launch(const v1::LaunchRequest& request, bool wait) {
-  if (Status valid = check_launch_request(request, agent_.served_); !valid)
-    return to_grpc(valid.error());
+grpc::Status Agent::Service::launch(const v1::LaunchRequest& request, bool wait, int* here) {
+  Result<std::vector<int>> mine = check_launch_request(request, agent_.served_);
+  if (!mine) return to_grpc(mine.error());
+  if (here) *here = static_cast<int>(mine->size());
+  if (mine->empty())
+    return grpc::Status(StatusCode::INVALID_ARGUMENT,
+                        "nodes: this agent serves none of the step's nodes");
   if (request.launch_by() > 0 && wall_seconds() > request.launch_by()) {
     agent_log("launch of job " + std::to_string(request.job_id()) + " attempt " +
-              std::to_string(request.attempt()) + " came after its deadline: " +
-              std::to_string(request.nodes_size()) + " tasks not started");
+              std::to_string(request.attempt()) +
+              " came after its deadline: " + std::to_string(mine->size()) + " tasks not started");
     return grpc::Status(StatusCode::DEADLINE_EXCEEDED,
                         "the launch came after its deadline (launch_by); not started");
   }
@@ -151,19 +152,18 @@ grpc::Status Agent::Service::launch(const v1::LaunchRequest& request, bool wait)
   shell.controllers = agent_.config_.controllers;
   shell.munge_socket = agent_.config_.munge_socket;
   std::vector<TaskSpec> specs;
-  specs.reserve(static_cast<size_t>(request.nodes_size()));
-  const LaunchCommon common(request, shell);
-  for (const std::string& node : request.nodes()) {
-    TaskSpec spec = task_spec(request, node, agent_.base_env_, shell, common);
+  specs.reserve(mine->size());
+  // Emulated tasks (daemon/emulated_tasks.h) act on the job's own command, not a shell's.
+  const LaunchCommon common(request, shell, /*with_shell=*/!agent_.config_.emulate);
+  for (int node_id : *mine) {
+    const std::string& node = request.nodes(node_id);
+    TaskSpec spec = task_spec(request, node_id, agent_.base_env_, shell, common);
     if (!request.script().empty()) {
-      if (Status batch = prepare_batch_task(agent_.config_.state_dir, request, node, spec);
+      if (Status batch = prepare_batch_task(agent_.config_.state_dir, request, node_id, spec);
           !batch) {
         agent_log("launch of " + spec.key.name() + " failed: " + batch.error().message);
         return to_grpc(batch.error());
       }
-    } else if (agent_.config_.emulate) {
-      // Emulated tasks (daemon/emulated_tasks.h) act on the job's own command, not a shell's.
-      spec.argv.assign(request.argv().begin(), request.argv().end());
     }
     spec.env.push_back("TRELLIS_RUNTIME_AREA=" +
                        runtime_area_name(request.job_id(), request.attempt(), node));
@@ -175,7 +175,7 @@ grpc::Status Agent::Service::launch(const v1::LaunchRequest& request, bool wait)
   plan.agents.assign(request.step_agents().begin(), request.step_agents().end());
   if (plan.agents.empty()) plan.agents.push_back(agent_.address_);
   plan.fanout = request.exchange_fanout() > 0 ? request.exchange_fanout() : 2;
-  plan.local_nodes.insert(request.nodes().begin(), request.nodes().end());
+  for (int node_id : *mine) plan.local_nodes.insert(request.nodes(node_id));
   plan.uid = request.uid();
   agent_.exchange_->expect({request.job_id(), request.attempt(), request.step()}, std::move(plan));
   std::shared_future<AgentLauncher::Outcome> done = agent_.launcher_->accept(

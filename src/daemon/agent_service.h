@@ -36,7 +36,9 @@ class Agent::Service final : public v1::Agent::Service {
  private:
   // Checks a launch of nodes this agent serves and hands its tasks to the launcher; with `wait`,
   // returns once they have started (direct calls), else at once (the tree).
-  grpc::Status launch(const v1::LaunchRequest& request, bool wait);
+  // Starts the tasks of the request's nodes that this agent serves; `here` (when given) is set to
+  // how many those are once the request is found valid (0: none, refused as such).
+  grpc::Status launch(const v1::LaunchRequest& request, bool wait, int* here = nullptr);
   // A signal to a job's tasks here; the count is added to `reply`.
   grpc::Status signal(const v1::SignalRequest& request, v1::TreeReply& reply);
   // A step's PMI exchange (daemon/pmi_tree_link.h): a child's contribution, or every node's

@@ -47,8 +47,8 @@ Status write_script(const std::string& path, const std::string& text, int uid, i
 }  // namespace
 
 Status prepare_batch_task(const std::string& state_dir, const v1::LaunchRequest& request,
-                          const std::string& node, TaskSpec& spec) {
-  if (request.node_ids().at(node) != 0) {
+                          int node_id, TaskSpec& spec) {
+  if (node_id != 0) {
     spec.argv = {"true"};  // not the first node: nothing of its own runs here
     return Ok{};
   }

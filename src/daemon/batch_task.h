@@ -19,8 +19,9 @@ namespace v1 {
 class LaunchRequest;
 }
 
-// Turns `spec` (task_spec() of a launch that carries a script) into the node's batch task.
+// Turns `spec` (task_spec() of a launch that carries a script) into the batch task of the node
+// of id `node_id` (the script on node 0).
 Status prepare_batch_task(const std::string& state_dir, const v1::LaunchRequest& request,
-                          const std::string& node, TaskSpec& spec);
+                          int node_id, TaskSpec& spec);
 
 }  // namespace trellis

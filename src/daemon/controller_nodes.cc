@@ -86,16 +86,12 @@ Result<v1::RegisterReply> Controller::register_agent(const v1::RegisterRequest& 
       std::set<NodeId> mine(known_ids.begin(), known_ids.end());
       for (const auto& [id, live] : running_) {
         if (listed.count(id) || live.stop != StopCause::kNone) continue;
-        std::vector<NodeId> here;
-        for (NodeId n : live.nodes)
-          if (mine.count(n)) here.push_back(n);
-        if (here.empty()) continue;
-        if (Result<StoredJob> job = store_.job(id); job && job->attempt == live.attempt) {
-          v1::LaunchRequest again = launch_request(*job, live.attempt, live.nodes);
-          again.clear_nodes();
-          for (NodeId n : here) again.add_nodes(node_name(n));
-          agents_.launch({request.address()}, again);
-        }
+        if (std::none_of(live.nodes.begin(), live.nodes.end(),
+                         [&](NodeId n) { return mine.count(n) > 0; }))
+          continue;
+        // The whole request: the agent starts the tasks of the nodes it serves.
+        if (Result<StoredJob> job = store_.job(id); job && job->attempt == live.attempt)
+          agents_.launch({request.address()}, launch_request(*job, live.attempt, live.nodes));
       }
     }
     std::vector<std::string> up;

@@ -174,10 +174,7 @@ v1::LaunchRequest Controller::launch_request(const StoredJob& job, int attempt,
   request.set_attempt(attempt);
   request.set_nodelist(format_hostlist(NodeSet::of(machine_.node_count(), nodes), kNodePrefix));
   request.set_nnodes(static_cast<int>(nodes.size()));
-  for (size_t rank = 0; rank < nodes.size(); ++rank) {
-    request.add_nodes(node_name(nodes[rank]));
-    (*request.mutable_node_ids())[node_name(nodes[rank])] = static_cast<int>(rank);
-  }
+  for (NodeId node : nodes) request.add_nodes(node_name(node));  // in node-id order
   for (const std::string& arg : job.argv) request.add_argv(arg);
   request.set_cwd(job.cwd);
   request.set_output(resolve_output_path(job.output, job));

@@ -19,11 +19,10 @@ v1::LaunchRequest good_launch() {
   v1::LaunchRequest request;
   request.set_job_id(7);
   request.set_attempt(2);
-  request.add_nodes("n1");
+  request.add_nodes("n1");  // node 0, this agent's
+  request.add_nodes("n5");  // node 1, another agent's
   request.set_nodelist("n[1,5]");
   request.set_nnodes(2);
-  (*request.mutable_node_ids())["n1"] = 0;
-  (*request.mutable_node_ids())["n5"] = 1;
   request.add_argv("sleep");
   request.add_argv("1");
   request.set_cwd("/tmp");
@@ -42,14 +41,15 @@ ShellSetup shell_setup() {
 }
 
 std::string error_of(const v1::LaunchRequest& request) {
-  Status checked = check_launch_request(request, kServed);
+  Result<std::vector<int>> checked = check_launch_request(request, kServed);
   return checked ? "" : checked.error().message;
 }
 
 TEST(AgentRequestsTest, AGoodLaunchAndItsTask) {
   v1::LaunchRequest request = good_launch();
   EXPECT_EQ(error_of(request), "");
-  TaskSpec spec = task_spec(request, "n1", {"PATH=/bin", "MINE=agent", "junk"}, shell_setup());
+  EXPECT_EQ(*check_launch_request(request, kServed), std::vector<int>{0});  // n1 only
+  TaskSpec spec = task_spec(request, 0, {"PATH=/bin", "MINE=agent", "junk"}, shell_setup());
   EXPECT_EQ(spec.key.job_id, 7);
   EXPECT_EQ(spec.key.attempt, 2);
   EXPECT_EQ(spec.key.step, 0);
@@ -93,7 +93,7 @@ TEST(AgentRequestsTest, ATaskLayoutReachesTheShell) {
   request.set_step(4);
   request.set_kill_grace(2.5);
   EXPECT_EQ(error_of(request), "");
-  TaskSpec spec = task_spec(request, "n1", {}, shell_setup());
+  TaskSpec spec = task_spec(request, 0, {}, shell_setup());
   EXPECT_EQ(spec.key.step, 4);
   Result<ShellOptions> options =
       parse_shell_options(std::vector<std::string>(spec.argv.begin() + 1, spec.argv.end()));
@@ -109,6 +109,26 @@ TEST(AgentRequestsTest, ATaskLayoutReachesTheShell) {
   EXPECT_NE(std::find(spec.env.begin(), spec.env.end(), "TRELLIS_STEP_ID=4"), spec.env.end());
 }
 
+// One list of every node of the step, in node-id order, goes to every agent: each finds its own
+// nodes and their ids (their places) in it; the others' are theirs to check.
+TEST(AgentRequestsTest, EachAgentFindsItsNodesAndTheirIdsInTheOneList) {
+  v1::LaunchRequest request = good_launch();
+  request.clear_nodes();
+  for (const char* node : {"m0", "n1", "m1", "n0", "m1"}) request.add_nodes(node);
+  request.set_nnodes(5);
+  Result<std::vector<int>> mine = check_launch_request(request, kServed);
+  ASSERT_TRUE(mine) << mine.error().message;
+  EXPECT_EQ(*mine, (std::vector<int>{1, 3}));
+  TaskSpec spec = task_spec(request, 3, {}, shell_setup());
+  EXPECT_EQ(spec.key.node, "n0");
+  EXPECT_NE(std::find(spec.env.begin(), spec.env.end(), "TRELLIS_NODEID=3"), spec.env.end());
+  EXPECT_NE(std::find(spec.env.begin(), spec.env.end(), "SLURMD_NODENAME=n0"), spec.env.end());
+  // An agent that serves none of them starts nothing (a tree message reaches every agent).
+  Result<std::vector<int>> none = check_launch_request(request, {"x0"});
+  ASSERT_TRUE(none) << none.error().message;
+  EXPECT_TRUE(none->empty());
+}
+
 TEST(AgentRequestsTest, EachBadFieldIsNamed) {
   auto with = [](auto change) {
     v1::LaunchRequest request = good_launch();
@@ -117,20 +137,18 @@ TEST(AgentRequestsTest, EachBadFieldIsNamed) {
   };
   EXPECT_NE(with([](auto& r) { r.set_job_id(0); }).find("job_id"), std::string::npos);
   EXPECT_NE(with([](auto& r) { r.set_attempt(0); }).find("attempt"), std::string::npos);
-  EXPECT_NE(with([](auto& r) { r.add_nodes("n9"); }).find("does not serve node 'n9'"),
+  // nnodes is the length of the node list.
+  EXPECT_NE(with([](auto& r) { r.add_nodes("n9"); }).find("nnodes: 2 for 3 nodes"),
             std::string::npos);
-  EXPECT_NE(with([](auto& r) { r.add_nodes("n1"); }).find("twice"), std::string::npos);
-  EXPECT_NE(with([](auto& r) { (*r.mutable_node_ids())["n1"] = 2; }).find("outside 0..1"),
-            std::string::npos);
-  EXPECT_NE(with([](auto& r) { (*r.mutable_node_ids())["n5"] = 0; }).find("given twice"),
-            std::string::npos);
-  EXPECT_NE(with([](auto& r) { (*r.mutable_node_ids())["n9"] = 1; }).find("nodes named"),
-            std::string::npos);
+  EXPECT_NE(with([](auto& r) { r.set_nnodes(1); }).find("nnodes"), std::string::npos);
   EXPECT_NE(with([](auto& r) {
-              r.mutable_node_ids()->erase("n5");
-              (*r.mutable_node_ids())["a,b"] = 1;
-            }).find("not a node name"),
+              r.add_nodes("n1");
+              r.set_nnodes(3);
+            }).find("'n1' appears twice"),
             std::string::npos);
+  EXPECT_NE(with([](auto& r) { r.set_nodes(1, "a,b"); }).find("not a node name"),
+            std::string::npos);
+  EXPECT_NE(with([](auto& r) { r.clear_nodes(); }).find("nodes: empty"), std::string::npos);
   EXPECT_NE(with([](auto& r) { r.clear_argv(); }).find("argv"), std::string::npos);
   EXPECT_NE(with([](auto& r) { r.set_cwd("tmp"); }).find("cwd"), std::string::npos);
   EXPECT_NE(with([](auto& r) { r.set_uid(-1); }).find("uid"), std::string::npos);

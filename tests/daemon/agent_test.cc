@@ -125,10 +125,7 @@ class AgentTest : public ::testing::Test {
     v1::LaunchRequest request;
     request.set_job_id(job);
     request.set_attempt(1);
-    for (size_t i = 0; i < nodes.size(); ++i) {
-      request.add_nodes(nodes[i]);
-      (*request.mutable_node_ids())[nodes[i]] = static_cast<int>(i);
-    }
+    for (const std::string& node : nodes) request.add_nodes(node);  // node ids 0, 1, ...
     request.set_nodelist("n[0-3]");
     request.set_nnodes(static_cast<int>(nodes.size()));
     for (const std::string& arg : argv) request.add_argv(arg);
@@ -236,11 +233,9 @@ TEST_F(AgentTest, LaunchSetsTheEnvironmentOnEveryNode) {
                      {"sh", "-c",
                       "echo \"$TRELLIS_JOB_ID $TRELLIS_NODEID $TRELLIS_NNODES $TRELLIS_NODENAME "
                       "$TRELLIS_NODELIST $TRELLIS_ATTEMPT $EXTRA\""});
-  (*request.mutable_node_ids())["n1"] = 4;  // ranks need not follow the names
-  (*request.mutable_node_ids())["n2"] = 0;
-  (*request.mutable_node_ids())["n3"] = 2;
-  (*request.mutable_node_ids())["m0"] = 1;  // the job's nodes on other agents
-  (*request.mutable_node_ids())["m1"] = 3;
+  // Node ids need not follow the names; m0 and m1 are the job's nodes on other agents.
+  request.clear_nodes();
+  for (const char* node : {"n2", "m0", "n3", "m1", "n1"}) request.add_nodes(node);
   request.set_nnodes(5);
   request.set_nodelist("m[0-1],n[1-3]");
   (*request.mutable_env())["EXTRA"] = "extra value";
@@ -618,13 +613,10 @@ TEST_F(AgentTest, BadLaunchesAreInvalidArgumentsNamingTheField) {
       {"attempt", [](v1::LaunchRequest& r) { r.set_attempt(0); }},
       {"attempt", [](v1::LaunchRequest& r) { r.set_attempt(-2); }},
       {"nodes", [](v1::LaunchRequest& r) { r.clear_nodes(); }},
-      {"nodes",
-       [](v1::LaunchRequest& r) {
-         r.set_nodes(0, "x9");
-         (*r.mutable_node_ids())["x9"] = 0;
-       }},
-      {"node_ids", [](v1::LaunchRequest& r) { r.clear_node_ids(); }},
+      {"nodes", [](v1::LaunchRequest& r) { r.set_nodes(0, "x9"); }},  // none of this agent's
+      {"nodes", [](v1::LaunchRequest& r) { r.set_nodes(0, "n0 n1"); }},
       {"nnodes", [](v1::LaunchRequest& r) { r.set_nnodes(0); }},
+      {"nnodes", [](v1::LaunchRequest& r) { r.set_nnodes(2); }},
       {"argv", [](v1::LaunchRequest& r) { r.clear_argv(); }},
       {"argv", [](v1::LaunchRequest& r) { r.set_argv(0, ""); }},
       {"cwd", [](v1::LaunchRequest& r) { r.set_cwd("relative/dir"); }},

@@ -303,7 +303,6 @@ class GangSwitchTest : public ::testing::Test {
     request.set_attempt(1);
     std::string node = "n" + std::to_string(k);
     request.add_nodes(node);
-    (*request.mutable_node_ids())[node] = 0;
     request.set_nodelist(node);
     request.set_nnodes(1);
     for (const char* arg : {"/bin/sh", "-c", "(while :; do :; done) & while :; do :; done"})

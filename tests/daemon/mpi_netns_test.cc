@@ -32,9 +32,9 @@ TEST(MpiNetnsTest, RanksOnAgentsOnSeparateHostsWireUp) {
                                              : "";
     for (const std::string layout : {"-N 4", "-N 2 -n 4"}) {
       std::string out = programs / (f->name + "-out-%j.txt");
-      test::CommandRun r = cluster.trellis("submit " + layout + " --mpi " + f->mpi + " " + extra +
-                                           " --wait -o " + out + " -D " + programs.path() +
-                                           " -- " + binary);
+      test::CommandRun r =
+          cluster.trellis("submit " + layout + " --mpi " + f->mpi + " " + extra + " --wait -o " +
+                          out + " -D " + programs.path() + " -- " + binary);
       size_t at = r.output.find("Submitted job ");
       ASSERT_NE(at, std::string::npos) << r.output;
       std::string id = std::to_string(std::stoll(r.output.substr(at + 14)));
