@@ -17,6 +17,8 @@
 #include <map>
 #include <memory>
 
+#include "core/write_all.h"
+
 namespace trellis {
 namespace {
 
@@ -38,20 +40,6 @@ size_t format_int(long long value, char* out) {
   if (negative) out[length++] = '-';
   while (n > 0) out[length++] = digits[--n];
   return length;
-}
-
-void write_all(int fd, const char* text, size_t length) {
-  while (length > 0) {
-    ssize_t n = ::write(fd, text, length);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;
-    text += n;
-    length -= static_cast<size_t>(n);
-  }
-}
-
-void write_text(int fd, const char* text) {
-  write_all(fd, text, std::strlen(text));
 }
 
 // Writes "A B\n" to `path` through `temporary` and a rename, so a reader sees all or nothing.

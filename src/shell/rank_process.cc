@@ -10,6 +10,8 @@
 #include <memory>
 #include <sstream>
 
+#include "core/write_all.h"
+
 namespace trellis {
 namespace {
 
@@ -27,17 +29,6 @@ std::vector<char*> pointers(const std::vector<std::string>& strings) {
   for (const std::string& s : strings) out.push_back(const_cast<char*>(s.c_str()));
   out.push_back(nullptr);
   return out;
-}
-
-void write_text(int fd, const char* text) {
-  size_t length = std::strlen(text);
-  while (length > 0) {
-    ssize_t n = ::write(fd, text, length);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;
-    text += n;
-    length -= static_cast<size_t>(n);
-  }
 }
 
 // The child runs on a small stack of its own between clone and exec. AddressSanitizer takes the

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "core/write_all.h"
 #include "shell/agent_channel.h"
 #include "shell/line_labeler.h"
 #include "shell/pmi1_server.h"
@@ -33,15 +34,6 @@ using Clock = std::chrono::steady_clock;
 constexpr auto kEndAckTimeout = std::chrono::seconds(2);
 // Once every rank has exited, how long output still written by what they left behind is read.
 constexpr auto kOutputDrain = std::chrono::seconds(1);
-
-void write_all(int fd, std::string_view text) {
-  while (!text.empty()) {
-    ssize_t n = ::write(fd, text.data(), text.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;
-    text.remove_prefix(static_cast<size_t>(n));
-  }
-}
 
 std::string signal_text(int signal) {
   const char* name = sigabbrev_np(signal);
