@@ -2,11 +2,13 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
@@ -34,6 +36,15 @@ using Clock = std::chrono::steady_clock;
 constexpr auto kEndAckTimeout = std::chrono::seconds(2);
 // Once every rank has exited, how long output still written by what they left behind is read.
 constexpr auto kOutputDrain = std::chrono::seconds(1);
+
+// The CPUs this process may run on (its affinity mask: a cpuset or taskset narrows it).
+int usable_cpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (::sched_getaffinity(0, sizeof set, &set) == 0) return CPU_COUNT(&set);
+  long online = ::sysconf(_SC_NPROCESSORS_ONLN);
+  return online > 0 ? static_cast<int>(online) : 1;
+}
 
 std::string signal_text(int signal) {
   const char* name = sigabbrev_np(signal);
@@ -100,6 +111,7 @@ class Shell {
   TaskLayout layout_;
   std::string name_;  // "12.0"
   std::vector<Rank> ranks_;
+  bool oversubscribed_ = false;  // more ranks here than CPUs this shell may run on
   std::unique_ptr<Pmi1Server> pmi_;
   std::unique_ptr<PmixServer> pmix_;
   int children_fd_ = -1;  // signalfd for SIGCHLD
@@ -137,6 +149,7 @@ Status Shell::start() {
     ranks_.push_back(std::move(r));
   }
   if (ranks_.empty()) return Ok{};
+  oversubscribed_ = static_cast<int>(ranks_.size()) > usable_cpus();
 
   std::vector<std::string> base;
   for (char** e = environ; e && *e; ++e) {
@@ -233,6 +246,13 @@ std::vector<std::string> Shell::rank_env(const Rank& r, const std::vector<std::s
     set("PMI_RANK", std::to_string(r.rank));
     set("PMI_SIZE", std::to_string(layout_.ntasks()));
   }
+  // Open MPI's ranks poll while they wait (for a fence, for a message) unless told to yield;
+  // mpirun tells them so when a node runs more ranks than it has CPUs, and so does the shell.
+  // A value the job set stays.
+  constexpr std::string_view kYield = "OMPI_MCA_mpi_yield_when_idle=";
+  if (oversubscribed_ && std::none_of(env.begin(), env.end(),
+                                      [&](const std::string& e) { return e.starts_with(kYield); }))
+    env.push_back(std::string(kYield) + "1");
   return env;
 }
 

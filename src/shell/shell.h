@@ -2,8 +2,9 @@
 // agent's shepherd as that node's task and running as the job's user, as Flux's job shell and
 // Slurm's slurmstepd do. It
 //   - starts the node's ranks of the step (shell/rank_process.h), each with its environment
-//     (TRELLIS_PROCID/LOCALID, SLURM_PROCID/LOCALID, PMI_RANK/SIZE/FD) and, unless the step asks
-//     for no PMI, a socketpair on PMI_FD;
+//     (TRELLIS_PROCID/LOCALID, SLURM_PROCID/LOCALID, PMI_RANK/SIZE/FD; and, as mpirun does,
+//     OMPI_MCA_mpi_yield_when_idle=1 when the node's ranks outnumber its CPUs, unless the job set
+//     it) and, unless the step asks for no PMI, a socketpair on PMI_FD;
 //   - serves PMI-1 on those sockets (shell/pmi1_server.h) and, for --mpi pmix, PMIx
 //     (shell/pmix_server.h), taking each barrier's cross-node half to its agent
 //     (shell/agent_channel.h), which merges the node's shells and exchanges along a tree of the

@@ -4,6 +4,7 @@
 // gets of the other nodes' keys. Also: --label, exit codes and signals passed on, and a rank's
 // failure ending the step on its node at once and on the other node when the agent drops the
 // step (as it does when the failed node's tasks end): no rank is left waiting in a barrier.
+#include <sched.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -206,6 +207,37 @@ TEST(JobShellTest, LabelsLinesWithTheRank) {
     EXPECT_EQ(got.count(std::string(rank) + ": bd"), 1u) << rank;
     EXPECT_EQ(got.count(std::string(rank) + ": c"), 1u) << rank;
   }
+}
+
+// More ranks on a node than CPUs to run them: like mpirun, the shell tells Open MPI's ranks to
+// yield while they wait instead of polling, unless the job chose; as many ranks as CPUs: nothing.
+TEST(JobShellTest, RanksThatOutnumberTheCpusAreToldToYield) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  ASSERT_EQ(::sched_getaffinity(0, sizeof set, &set), 0);
+  const int cpus = CPU_COUNT(&set);
+  auto yield_values = [&](int ranks, std::vector<std::string> command) {
+    TempDir dir;
+    FakeAgent agent({12, 1, 0}, {"n0"});
+    pid_t shell = agent.start_shell(
+        shell_arguments("n0", 0, agent.name(), command, std::to_string(ranks) + ",0"), dir / "out");
+    EXPECT_EQ(wait_for(shell), 0) << testing::read_file(dir / "out");
+    std::vector<std::string> lines = read_lines(dir / "out");
+    return std::multiset<std::string>(lines.begin(), lines.end());
+  };
+  auto copies = [](int n, const std::string& line) {
+    std::vector<std::string> lines(static_cast<size_t>(n), line);
+    return std::multiset<std::string>(lines.begin(), lines.end());
+  };
+  const std::vector<std::string> print = {"sh", "-c",
+                                          "echo \"yield=${OMPI_MCA_mpi_yield_when_idle-unset}\""};
+  EXPECT_EQ(yield_values(cpus + 1, print), copies(cpus + 1, "yield=1"));
+  EXPECT_EQ(yield_values(cpus, print), copies(cpus, "yield=unset"));
+  // The job's environment (the shell's own) chose: it stays.
+  ::setenv("OMPI_MCA_mpi_yield_when_idle", "0", 1);
+  std::multiset<std::string> chosen = yield_values(cpus + 1, print);
+  ::unsetenv("OMPI_MCA_mpi_yield_when_idle");
+  EXPECT_EQ(chosen, copies(cpus + 1, "yield=0"));
 }
 
 TEST(JobShellTest, AFailedRankEndsTheStepOnItsNodeWithItsStatus) {
