@@ -129,9 +129,14 @@ grpc::Status Agent::Service::launch(const v1::LaunchRequest& request, bool wait,
   Result<std::vector<int>> mine = check_launch_request(request, agent_.served_);
   if (!mine) return to_grpc(mine.error());
   if (here) *here = static_cast<int>(mine->size());
-  if (mine->empty())
+  if (mine->empty()) {
+    std::string named;  // the step's first few nodes
+    for (int i = 0; i < request.nodes_size() && i < 3; ++i)
+      named += (i > 0 ? "," : "") + request.nodes(i);
+    if (request.nodes_size() > 3) named += ",...";
     return grpc::Status(StatusCode::INVALID_ARGUMENT,
-                        "nodes: this agent serves none of the step's nodes");
+                        "nodes: this agent serves none of the step's nodes (" + named + ")");
+  }
   if (request.launch_by() > 0 && wall_seconds() > request.launch_by()) {
     agent_log("launch of job " + std::to_string(request.job_id()) + " attempt " +
               std::to_string(request.attempt()) +
