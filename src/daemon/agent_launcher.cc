@@ -89,9 +89,17 @@ int AgentLauncher::drop(int64_t job, int attempt, int signal, bool attempt_over)
 
 void AgentLauncher::ended(std::vector<TaskKey> keys) {
   auto cleanup = std::make_unique<Launch>();
-  cleanup->ended = std::move(keys);
   {
     std::lock_guard lock(mutex_);
+    for (const TaskKey& key : keys) {
+      std::tuple<int64_t, int, int> step{key.job_id, key.attempt, key.step};
+      if (std::find(finished_steps_.rbegin(), finished_steps_.rend(), step) !=
+          finished_steps_.rend())
+        continue;
+      finished_steps_.push_back(step);
+      if (finished_steps_.size() > kEndedAttemptsKept) finished_steps_.pop_front();
+    }
+    cleanup->ended = std::move(keys);
     queue_.push_back(std::move(cleanup));
   }
   wake_.notify_all();
@@ -111,6 +119,11 @@ int AgentLauncher::dropped(const Launch& launch) const {
   if (std::find(ended_attempts_.rbegin(), ended_attempts_.rend(), key) != ended_attempts_.rend())
     return SIGKILL;
   return 0;
+}
+
+bool AgentLauncher::finished_here(int64_t job, int attempt, int step) const {
+  const std::tuple<int64_t, int, int> key{job, attempt, step};
+  return std::find(finished_steps_.rbegin(), finished_steps_.rend(), key) != finished_steps_.rend();
 }
 
 bool AgentLauncher::clear_nodes(const Launch& launch) {
@@ -214,7 +227,14 @@ void AgentLauncher::run() {
     } else {
       if (launch.whole_nodes && !launch.cleared) {
         launch.cleared = true;
-        if (!clear_nodes(launch))
+        bool late_copy = false;  // of a launch that was dropped, or whose tasks already ran
+        {
+          std::lock_guard held(mutex_);
+          late_copy = dropped(launch) != 0 ||
+                      (!launch.tasks.empty() &&
+                       finished_here(launch.job, launch.attempt, launch.tasks.front().key.step));
+        }
+        if (!late_copy && !clear_nodes(launch))
           fail_waiting(launch,
                        "a task of another job on its nodes "
                        "outlived SIGKILL");

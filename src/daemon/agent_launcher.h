@@ -33,6 +33,7 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "daemon/switch_node.h"
@@ -116,7 +117,13 @@ class AgentLauncher {
   std::vector<Drop> drops_;                    // guarded by mutex_
   // Attempts ended by a terminate or SIGKILL, newest last (bounded): never started later.
   std::deque<std::pair<int64_t, int>> ended_attempts_;  // guarded by mutex_
-  bool stopping_ = false;                               // guarded by mutex_
+  // The (job, attempt, step)s whose tasks ran and ended here, newest last (bounded). A launch of
+  // one again is a late copy (a retried or reconciling launch that came after its tasks ran): it
+  // does not clear its nodes of the job that has them now (its tasks are known to the runner,
+  // which reports their exits again instead of starting them).
+  std::deque<std::tuple<int64_t, int, int>> finished_steps_;     // guarded by mutex_
+  bool finished_here(int64_t job, int attempt, int step) const;  // with mutex_ held
+  bool stopping_ = false;                                        // guarded by mutex_
   std::thread thread_;
 };
 

@@ -473,6 +473,31 @@ TEST_F(AgentTest, ALaunchOnWholeNodesKillsWhatAnotherAttemptLeftOnItsNodesFirst)
   ASSERT_TRUE(wait_exits(40, 1));
 }
 
+// A launch can come again after its tasks ran and ended (a retry that took another route, or the
+// launches a controller that took over sends to reconcile): the late copy starts nothing (its exit
+// is reported again) and does not clear its nodes of the job that has them now.
+TEST_F(AgentTest, ALateCopyOfALaunchWhoseTasksRanStartsNothingAndKillsNothing) {
+  v1::LaunchRequest first = launch_request(71, {"n1"}, {"sh", "-c", "echo ran"});
+  first.set_whole_nodes(true);
+  ASSERT_TRUE(launch(first).ok());
+  ASSERT_TRUE(wait_exits(71, 1));
+  ASSERT_TRUE(eventually([&] { return list_tasks().tasks_size() == 0; }));  // reported, forgotten
+  v1::LaunchRequest next =
+      launch_request(72, {"n1"}, {"sh", "-c", "echo $$ > next.pid; exec sleep 1000"});
+  next.set_whole_nodes(true);
+  ASSERT_TRUE(launch(next).ok());
+  pid_t now_there = pid_from(dir_ / "next.pid");
+  ASSERT_GT(now_there, 0);
+  ASSERT_TRUE(launch(first).ok());  // the late copy
+  EXPECT_TRUE(process_running(now_there));
+  EXPECT_EQ(read_file(dir_ / "agent.log").find("still runs on nodes that job 71"),
+            std::string::npos);
+  ASSERT_TRUE(wait_exits(71, 2));
+  EXPECT_EQ(read_lines(output(71)), std::vector<std::string>{"ran"});
+  ASSERT_TRUE(signal(72, SIGKILL, 0).ok());
+  ASSERT_TRUE(wait_exits(72, 1));
+}
+
 // The kill of an attempt can overtake its launch (a retried launch takes another route through
 // the tree): the late launch starts nothing, and ends as killed. A later attempt runs.
 TEST_F(AgentTest, ALaunchOfAnAttemptKilledBeforeItCameStartsNothing) {
