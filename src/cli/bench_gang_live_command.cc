@@ -126,18 +126,21 @@ class Nodes {
   Status launch(int64_t job, const std::vector<std::string>& argv, const std::string& cwd) {
     jobs_.push_back(job);
     std::vector<std::string> errors(stubs_.size());
+    // Every node of the job, in node-id order (the job shells lay ranks out over them), and as a
+    // hostlist; each agent starts the one node it serves.
+    std::vector<std::string> nodes;
+    for (size_t i = 0; i < stubs_.size(); ++i) nodes.push_back("n" + std::to_string(i));
+    const std::string nodelist =
+        nodes.size() == 1 ? nodes[0] : "n[0-" + std::to_string(nodes.size() - 1) + "]";
     std::vector<std::thread> threads;
     for (size_t k = 0; k < stubs_.size(); ++k) {
       threads.emplace_back([&, k] {
         v1::LaunchRequest request;
         request.set_job_id(job);
         request.set_attempt(1);
-        std::string node = "n" + std::to_string(k);
-        // Every node of the job, in node-id order (the job shells lay ranks out over them);
-        // this agent starts the one it serves.
-        for (size_t i = 0; i < stubs_.size(); ++i) request.add_nodes("n" + std::to_string(i));
-        request.set_nodelist(node);
-        request.set_nnodes(static_cast<int>(stubs_.size()));
+        for (const std::string& node : nodes) request.add_nodes(node);
+        request.set_nodelist(nodelist);
+        request.set_nnodes(static_cast<int>(nodes.size()));
         for (const std::string& a : argv) request.add_argv(a);
         request.set_cwd(cwd);
         request.set_output("/dev/null");
