@@ -116,61 +116,41 @@ TaskLayout launch_layout(const v1::LaunchRequest& request) {
                 : *TaskLayout::plan(std::max(request.nnodes(), 1), 0, 0, Distribution::kBlock);
 }
 
-LaunchCommon::LaunchCommon(const v1::LaunchRequest& request, const ShellSetup& shell,
-                           bool with_shell)
+LaunchCommon::LaunchCommon(const v1::LaunchRequest& request,
+                           const std::vector<std::string>& agent_env, const ShellSetup& shell,
+                           bool emulated)
     : layout(launch_layout(request)), tasks_per_node(layout.slurm_tasks_per_node()) {
+  const bool batch = !request.script().empty();
   // A batch job's script is its batch step: one process on the job's first node, started as
   // given, with no job shell and no PMI (daemon/batch_task.h turns it into the script's copy).
-  if (!with_shell || !request.script().empty()) {
+  if (emulated || batch) {
     argv.assign(request.argv().begin(), request.argv().end());
     node_at = node_index_at = argv.size();  // nothing to fill in
-    return;
+  } else {
+    ShellOptions options;
+    options.job = request.job_id();
+    options.attempt = request.attempt();
+    options.step = request.step();
+    // The step's node names in node-id order.
+    options.nodes.assign(request.nodes().begin(), request.nodes().end());
+    options.tasks_per_node = layout.counts();
+    options.distribution = layout.distribution();
+    options.mpi = request.mpi().empty() ? MpiKind::kPmi1 : *parse_mpi_kind(request.mpi());
+    options.label = request.label();
+    options.kill_grace = request.kill_grace();
+    options.agent = shell.socket;
+    options.argv.assign(request.argv().begin(), request.argv().end());
+    argv.push_back(shell.binary);
+    for (std::string& a : options.to_arguments()) argv.push_back(std::move(a));
+    // The options end with "--" and the command: the first "--node" and "--node-index" before
+    // it are the shell's own.
+    const auto end = std::find(argv.begin(), argv.end(), "--");
+    node_at = static_cast<size_t>(std::find(argv.begin(), end, "--node") - argv.begin()) + 1;
+    node_index_at =
+        static_cast<size_t>(std::find(argv.begin(), end, "--node-index") - argv.begin()) + 1;
   }
-  ShellOptions options;
-  options.job = request.job_id();
-  options.attempt = request.attempt();
-  options.step = request.step();
-  // The step's node names in node-id order.
-  options.nodes.assign(request.nodes().begin(), request.nodes().end());
-  options.tasks_per_node = layout.counts();
-  options.distribution = layout.distribution();
-  options.mpi = request.mpi().empty() ? MpiKind::kPmi1 : *parse_mpi_kind(request.mpi());
-  options.label = request.label();
-  options.kill_grace = request.kill_grace();
-  options.agent = shell.socket;
-  options.argv.assign(request.argv().begin(), request.argv().end());
-  argv.push_back(shell.binary);
-  for (std::string& a : options.to_arguments()) argv.push_back(std::move(a));
-  // The options end with "--" and the command: the first "--node" and "--node-index" before it
-  // are the shell's own.
-  const auto end = std::find(argv.begin(), argv.end(), "--");
-  node_at = static_cast<size_t>(std::find(argv.begin(), end, "--node") - argv.begin()) + 1;
-  node_index_at =
-      static_cast<size_t>(std::find(argv.begin(), end, "--node-index") - argv.begin()) + 1;
-}
+  if (emulated) return;  // no environment: nothing would read it
 
-TaskSpec task_spec(const v1::LaunchRequest& request, int node_id,
-                   const std::vector<std::string>& agent_env, const ShellSetup& shell) {
-  return task_spec(request, node_id, agent_env, shell, LaunchCommon(request, shell));
-}
-
-TaskSpec task_spec(const v1::LaunchRequest& request, int node_id,
-                   const std::vector<std::string>& agent_env, const ShellSetup& shell,
-                   const LaunchCommon& common) {
-  const std::string& node = request.nodes(node_id);
-  TaskSpec spec;
-  spec.key = {request.job_id(), request.attempt(), node, request.step()};
-  const bool batch = !request.script().empty();
-  const TaskLayout& layout = common.layout;
-  spec.argv = common.argv;
-  if (common.node_at < spec.argv.size()) spec.argv[common.node_at] = node;
-  if (common.node_index_at < spec.argv.size())
-    spec.argv[common.node_index_at] = std::to_string(node_id);
-  spec.cwd = request.cwd();
-  spec.output = request.output();
-  spec.error = request.error();
-  spec.uid = request.uid();
-  spec.gid = request.gid();
   std::map<std::string, std::string> env;
   for (const std::string& entry : agent_env) {
     size_t eq = entry.find('=');
@@ -211,8 +191,8 @@ TaskSpec task_spec(const v1::LaunchRequest& request, int node_id,
   env["TRELLIS_NODELIST"] = request.nodelist();
   env["TRELLIS_JOB_NODELIST"] = job_nodelist;
   env["TRELLIS_NNODES"] = std::to_string(request.nnodes());
-  env["TRELLIS_NODEID"] = std::to_string(node_id);
-  env["TRELLIS_NODENAME"] = node;
+  env["TRELLIS_NODEID"] = "";    // each node's (task_spec)
+  env["TRELLIS_NODENAME"] = "";  // each node's
   env["TRELLIS_NTASKS"] = std::to_string(layout.ntasks());
   // 1 the first time; a job requeued (node failure) runs again with the next attempt.
   env["TRELLIS_ATTEMPT"] = std::to_string(request.attempt());
@@ -221,7 +201,6 @@ TaskSpec task_spec(const v1::LaunchRequest& request, int node_id,
   // The names Slurm gives them, which MPI libraries (Open MPI's schizo/ras/plm, MPICH's hydra)
   // and tools read.
   const std::string job_id = std::to_string(request.job_id());
-  const std::string& tasks_per_node = common.tasks_per_node;
   env["SLURM_JOB_ID"] = env["SLURM_JOBID"] = job_id;
   env["SLURM_STEP_ID"] = env["SLURM_STEPID"] = step_id;
   env["SLURM_JOB_NODELIST"] = job_nodelist;
@@ -231,14 +210,48 @@ TaskSpec task_spec(const v1::LaunchRequest& request, int node_id,
   env["SLURM_NTASKS"] = env["SLURM_NPROCS"] = env["SLURM_STEP_NUM_TASKS"] =
       std::to_string(layout.ntasks());
   env["SLURM_TASKS_PER_NODE"] = env["SLURM_STEP_TASKS_PER_NODE"] = tasks_per_node;
-  env["SLURM_NODEID"] = std::to_string(node_id);
-  env["SLURMD_NODENAME"] = node;
+  env["SLURM_NODEID"] = "";     // each node's
+  env["SLURMD_NODENAME"] = "";  // each node's
   env["SLURM_DISTRIBUTION"] = std::string(distribution_name(layout.distribution()));
   if (batch) {  // the rank variables a job shell would have set: the script is task 0
     env["TRELLIS_PROCID"] = env["TRELLIS_LOCALID"] = "0";
     env["SLURM_PROCID"] = env["SLURM_LOCALID"] = "0";
   }
-  for (const auto& [name, value] : env) spec.env.push_back(name + "=" + value);
+  this->env.reserve(env.size());
+  for (const auto& [name, value] : env) {
+    if (name == "TRELLIS_NODEID") nodeid_at = this->env.size();
+    if (name == "TRELLIS_NODENAME") nodename_at = this->env.size();
+    if (name == "SLURM_NODEID") slurm_nodeid_at = this->env.size();
+    if (name == "SLURMD_NODENAME") slurmd_nodename_at = this->env.size();
+    this->env.push_back(name + "=" + value);
+  }
+}
+
+TaskSpec task_spec(const v1::LaunchRequest& request, int node_id,
+                   const std::vector<std::string>& agent_env, const ShellSetup& shell) {
+  return task_spec(request, node_id, LaunchCommon(request, agent_env, shell));
+}
+
+TaskSpec task_spec(const v1::LaunchRequest& request, int node_id, const LaunchCommon& common) {
+  const std::string& node = request.nodes(node_id);
+  TaskSpec spec;
+  spec.key = {request.job_id(), request.attempt(), node, request.step()};
+  spec.argv = common.argv;
+  if (common.node_at < spec.argv.size()) spec.argv[common.node_at] = node;
+  if (common.node_index_at < spec.argv.size())
+    spec.argv[common.node_index_at] = std::to_string(node_id);
+  spec.cwd = request.cwd();
+  spec.output = request.output();
+  spec.error = request.error();
+  spec.uid = request.uid();
+  spec.gid = request.gid();
+  if (common.env.empty()) return spec;  // emulated
+  spec.env = common.env;
+  const std::string id = std::to_string(node_id);
+  spec.env[common.nodeid_at] = "TRELLIS_NODEID=" + id;
+  spec.env[common.nodename_at] = "TRELLIS_NODENAME=" + node;
+  spec.env[common.slurm_nodeid_at] = "SLURM_NODEID=" + id;
+  spec.env[common.slurmd_nodename_at] = "SLURMD_NODENAME=" + node;
   return spec;
 }
 

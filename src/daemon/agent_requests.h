@@ -59,21 +59,27 @@ TaskSpec task_spec(const v1::LaunchRequest& request, int node_id,
                    const std::vector<std::string>& agent_env, const ShellSetup& shell);
 
 // What task_spec() works out once per request rather than once per node (each is as long as the
-// step's nodes: a launch of 4,096 of a 16,384-node job's nodes would redo them 4,096 times).
-// `with_shell` false: the tasks run the job's command itself, with no job shell (an emulating
-// agent's tasks, daemon/emulated_tasks.h), and the shell's command line is not built (its node
-// list is as long as the step: 110,592 names).
+// step's nodes, or as the environment: a launch of 4,096 of a 16,384-node job's nodes would redo
+// them 4,096 times). The environment is built once, in the order task_spec() gives it, and each
+// node's task fills in its own four variables (TRELLIS_NODEID, TRELLIS_NODENAME, SLURM_NODEID,
+// SLURMD_NODENAME).
+// `emulated`: the tasks are an emulating agent's (daemon/emulated_tasks.h), which act on the job's
+// own command and read nothing else: they get no job shell (its command line is as long as the
+// step: 110,592 names) and no environment.
 struct LaunchCommon {
-  LaunchCommon(const v1::LaunchRequest& request, const ShellSetup& shell, bool with_shell = true);
+  LaunchCommon(const v1::LaunchRequest& request, const std::vector<std::string>& agent_env,
+               const ShellSetup& shell, bool emulated = false);
   TaskLayout layout;
   std::string tasks_per_node;  // SLURM_TASKS_PER_NODE's text
   // The shell's command line, with its --node and --node-index values to fill in per node.
   std::vector<std::string> argv;
   size_t node_at = 0, node_index_at = 0;
+  // Every task's environment ("NAME=value", sorted by name; empty when emulated), with the
+  // places of the per-node variables to fill in.
+  std::vector<std::string> env;
+  size_t nodeid_at = 0, nodename_at = 0, slurm_nodeid_at = 0, slurmd_nodename_at = 0;
 };
-TaskSpec task_spec(const v1::LaunchRequest& request, int node_id,
-                   const std::vector<std::string>& agent_env, const ShellSetup& shell,
-                   const LaunchCommon& common);
+TaskSpec task_spec(const v1::LaunchRequest& request, int node_id, const LaunchCommon& common);
 
 // The step's task layout of a checked request.
 TaskLayout launch_layout(const v1::LaunchRequest& request);

@@ -158,11 +158,13 @@ grpc::Status Agent::Service::launch(const v1::LaunchRequest& request, bool wait,
   shell.munge_socket = agent_.config_.munge_socket;
   std::vector<TaskSpec> specs;
   specs.reserve(mine->size());
-  // Emulated tasks (daemon/emulated_tasks.h) act on the job's own command, not a shell's.
-  const LaunchCommon common(request, shell, /*with_shell=*/!agent_.config_.emulate);
+  // Emulated tasks (daemon/emulated_tasks.h) act on the job's own command, not a shell's, and
+  // have neither an environment nor a runtime area.
+  const bool emulated = agent_.config_.emulate;
+  const LaunchCommon common(request, agent_.base_env_, shell, emulated);
   for (int node_id : *mine) {
     const std::string& node = request.nodes(node_id);
-    TaskSpec spec = task_spec(request, node_id, agent_.base_env_, shell, common);
+    TaskSpec spec = task_spec(request, node_id, common);
     if (!request.script().empty()) {
       if (Status batch = prepare_batch_task(agent_.config_.state_dir, request, node_id, spec);
           !batch) {
@@ -170,8 +172,9 @@ grpc::Status Agent::Service::launch(const v1::LaunchRequest& request, bool wait,
         return to_grpc(batch.error());
       }
     }
-    spec.env.push_back("TRELLIS_RUNTIME_AREA=" +
-                       runtime_area_name(request.job_id(), request.attempt(), node));
+    if (!emulated)
+      spec.env.push_back("TRELLIS_RUNTIME_AREA=" +
+                         runtime_area_name(request.job_id(), request.attempt(), node));
     specs.push_back(std::move(spec));
   }
   // The step's barriers can complete here once its tasks run (a child's contribution that came

@@ -72,6 +72,7 @@ class EmulatedTasks : public Tasks {
   std::vector<TaskInfo> unacknowledged_exits() const override;
   void acknowledge(const std::vector<TaskKey>& keys) override;
   void set_frozen(int64_t job_id, int attempt, bool frozen) override;
+  bool has_processes() const override { return false; }
 
  private:
   using Clock = std::chrono::steady_clock;

@@ -93,9 +93,12 @@ void SwitchNode::ended(const std::vector<TaskKey>& tasks) {
   std::set<Key> jobs;
   {
     std::lock_guard lock(mutex_);
+    // Emulated tasks have no runtime area (no process was told of one).
+    const bool processes = runner_.has_processes();
     for (const TaskKey& task : tasks) {
       monitor_.forget(task.name());
-      (void)remove_runtime_area(runtime_area_name(task.job_id, task.attempt, task.node));
+      if (processes)
+        (void)remove_runtime_area(runtime_area_name(task.job_id, task.attempt, task.node));
       jobs.insert({task.job_id, task.attempt});
     }
   }
@@ -178,7 +181,9 @@ v1::SwitchReply SwitchNode::switch_here(const v1::GangSwitch& request) {
       }
       for (const TaskInfo& task : tasks[key]) {
         // (The monitor is thread-safe.)
-        std::string area = runtime_area_name(task.key.job_id, task.key.attempt, task.key.node);
+        std::string area = runner_.has_processes()
+                               ? runtime_area_name(task.key.job_id, task.key.attempt, task.key.node)
+                               : std::string();
         std::vector<pid_t> pids =
             in_cgroup ? by_group[task.process_group] : processes_in_group(task.process_group);
         // The task's leader is its job shell, which only waits for its ranks: what the job does

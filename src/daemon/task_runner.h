@@ -115,6 +115,9 @@ class Tasks {
   // agent's Freezer (daemon/freezer.h), so TaskRunner ignores this; emulated tasks stop their
   // clocks.
   virtual void set_frozen(int64_t /*job_id*/, int /*attempt*/, bool /*frozen*/) {}
+  // Whether the tasks are processes (false for emulated ones): only processes have runtime
+  // areas, cgroups and activity to look at or clean up.
+  virtual bool has_processes() const { return true; }
 };
 
 class TaskRunner : public Tasks {

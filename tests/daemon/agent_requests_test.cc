@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -127,6 +128,40 @@ TEST(AgentRequestsTest, EachAgentFindsItsNodesAndTheirIdsInTheOneList) {
   Result<std::vector<int>> none = check_launch_request(request, {"x0"});
   ASSERT_TRUE(none) << none.error().message;
   EXPECT_TRUE(none->empty());
+}
+
+// The environment is worked out once per launch (LaunchCommon): each node's task has its own
+// node variables, the rest as task_spec() alone would give it; an emulated task has neither a
+// shell nor an environment (nothing reads them).
+TEST(AgentRequestsTest, OneLaunchsTasksShareAllButTheirNodesVariables) {
+  v1::LaunchRequest request = good_launch();
+  request.clear_nodes();
+  for (const char* node : {"n0", "m1", "n1"}) request.add_nodes(node);
+  request.set_nnodes(3);
+  const std::vector<std::string> agent_env = {"PATH=/bin", "MINE=agent"};
+  const LaunchCommon common(request, agent_env, shell_setup());
+  for (int id : {0, 2}) {
+    TaskSpec shared = task_spec(request, id, common);
+    TaskSpec alone = task_spec(request, id, agent_env, shell_setup());
+    EXPECT_EQ(shared.env, alone.env);
+    EXPECT_EQ(shared.argv, alone.argv);
+    EXPECT_TRUE(std::is_sorted(shared.env.begin(), shared.env.end()));
+    const std::string node = request.nodes(id), index = std::to_string(id);
+    for (const std::string& entry : {"TRELLIS_NODEID=" + index, "TRELLIS_NODENAME=" + node,
+                                     "SLURM_NODEID=" + index, "SLURMD_NODENAME=" + node})
+      EXPECT_EQ(std::count(shared.env.begin(), shared.env.end(), entry), 1) << entry;
+    for (const char* name :
+         {"TRELLIS_NODEID=", "TRELLIS_NODENAME=", "SLURM_NODEID=", "SLURMD_NODENAME="})
+      EXPECT_EQ(std::count_if(shared.env.begin(), shared.env.end(),
+                              [&](const std::string& e) { return e.rfind(name, 0) == 0; }),
+                1)
+          << name;
+  }
+  const LaunchCommon emulated(request, agent_env, shell_setup(), /*emulated=*/true);
+  TaskSpec task = task_spec(request, 2, emulated);
+  EXPECT_EQ(task.key.node, "n1");
+  EXPECT_EQ(task.argv, (std::vector<std::string>{"sleep", "1"}));
+  EXPECT_TRUE(task.env.empty());
 }
 
 TEST(AgentRequestsTest, EachBadFieldIsNamed) {
