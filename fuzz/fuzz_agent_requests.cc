@@ -14,7 +14,7 @@ using namespace trellis;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
-  const std::set<std::string> served = {"n0", "n1", "n2", "gpu0"};
+  const std::unordered_set<std::string> served = {"n0", "n1", "n2", "gpu0"};
   const std::vector<std::string> agent_env = {"PATH=/usr/bin:/bin", "HOME=/root", "odd", "=x"};
   if (data[0] & 1) {
     v1::SignalRequest request;

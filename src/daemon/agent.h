@@ -49,6 +49,7 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <unordered_set>
 #include <vector>
 
 #include "core/result.h"
@@ -142,8 +143,8 @@ class Agent {
   void reap_steps();
 
   AgentConfig config_;
-  std::set<std::string> served_;
-  std::vector<std::string> base_env_;  // the agent's own environment, "NAME=value"
+  std::unordered_set<std::string> served_;  // its nodes' names
+  std::vector<std::string> base_env_;       // the agent's own environment, "NAME=value"
   std::unique_ptr<Authenticator> authenticator_;
   std::unique_ptr<ControllerClient> controllers_;
   std::unique_ptr<Tasks> runner_;

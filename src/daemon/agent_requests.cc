@@ -34,7 +34,7 @@ Distribution distribution_of(const v1::LaunchRequest& request) {
 }  // namespace
 
 Result<std::vector<int>> check_launch_request(const v1::LaunchRequest& request,
-                                              const std::set<std::string>& served) {
+                                              const std::unordered_set<std::string>& served) {
   if (request.job_id() <= 0)
     return invalid("job_id: must be positive, got " + std::to_string(request.job_id()));
   if (request.attempt() <= 0)
@@ -45,7 +45,7 @@ Result<std::vector<int>> check_launch_request(const v1::LaunchRequest& request,
     return invalid("nnodes: " + std::to_string(request.nnodes()) + " for " +
                    std::to_string(request.nodes_size()) + " nodes");
   std::vector<int> mine;
-  std::set<std::string_view> seen;  // of this agent's: another agent checks its own
+  std::unordered_set<std::string_view> seen;  // of this agent's: another agent checks its own
   for (int id = 0; id < request.nodes_size(); ++id) {
     const std::string& name = request.nodes(id);
     if (name.empty() || name.size() > 255 ||

@@ -11,6 +11,7 @@
 #include <chrono>
 #include <set>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "core/result.h"
@@ -29,9 +30,10 @@ class SignalRequest;
 // names that are names, each node served here named once, a command, an absolute cwd,
 // sane ids and environment names, a task layout that matches the nodes, a known MPI kind and
 // distribution. Empty when none of the nodes is this agent's. One pass over the nodes: a step may
-// have 110,592 of them.
+// have 110,592 of them, and every agent looks each one up in `served` (a hash set: a tree's
+// comparisons of names that share their first characters were most of the check).
 Result<std::vector<int>> check_launch_request(const v1::LaunchRequest& request,
-                                              const std::set<std::string>& served);
+                                              const std::unordered_set<std::string>& served);
 
 // How this agent starts a step's part on a node: the job shell and what it tells it.
 struct ShellSetup {

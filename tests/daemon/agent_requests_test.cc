@@ -14,7 +14,7 @@
 namespace trellis {
 namespace {
 
-const std::set<std::string> kServed = {"n0", "n1"};
+const std::unordered_set<std::string> kServed = {"n0", "n1"};
 
 v1::LaunchRequest good_launch() {
   v1::LaunchRequest request;
