@@ -22,7 +22,9 @@
 //
 // Nothing is kept on disk: an emulated agent that restarts has forgotten its tasks (the
 // controller's registration relaunches a running job whose tasks the agent lost). Tasks have no
-// process group (TaskInfo::process_group is 0), so freezers and activity samples find nothing.
+// process group (TaskInfo::process_group is 0), so freezers and activity samples find nothing,
+// and has_processes() is false: the agent gives them no environment (TaskSpec::env is empty; only
+// argv is read) and no runtime area, so that one costs a record here and nothing else.
 //
 // Thread-safe. One timer thread ends the tasks whose time is up and calls on_exit once per
 // round, as TaskRunner's monitor does.
