@@ -152,6 +152,22 @@ TEST(CliOptions, SimCompareChecksTheWholeGridBeforeAnyRun) {
 
 // --- C: help, version, messages ---
 
+// `trellis run -N 2 -- cmd` (as the issue and srun's users write it) reaches the command: CLI11
+// handed "--" and the words after it to `trellis`, which refused them as unexpected.
+TEST(CliOptions, RunTakesItsCommandAfterADoubleDash) {
+  TempDir dir;
+  const std::string conf = " --conf " + dir.str() + "/absent.toml";
+  for (const std::string& words : {"run -N 2" + conf + " -- sh -c 'exit 3'",
+                                   "run -N 2" + conf + " sh -c 'exit 3'"}) {
+    CommandRun r = run_trellis(words);
+    EXPECT_FALSE(contains(r, "not expected")) << words << ": " << r.output;
+    EXPECT_TRUE(contains(r, "absent.toml")) << words << ": " << r.output;
+  }
+  CommandRun none = run_trellis("run -N 2" + conf + " --");
+  EXPECT_EQ(none.status, 2) << none.output;
+  EXPECT_TRUE(contains(none, "no command")) << none.output;
+}
+
 TEST(CliHelp, VersionPrintsTheProjectVersion) {
   CommandRun r = run_trellis("--version");
   EXPECT_EQ(r.status, 0);

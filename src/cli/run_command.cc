@@ -338,6 +338,13 @@ void add_run_command(CLI::App& app, int& status) {
       "task always ends its step), --input (stdin is /dev/null), --cpu-bind, -c, --mem, --export, "
       "--exclusive, --overlap, --quiet.");
   r->prefix_command();  // options end at the command: `srun -n1 python3 -m x` keeps its -m
+  // The command, for the usage line. It takes no word itself (its check refuses every one, and
+  // refused positionals go to remaining() with the rest): it is here because without a
+  // positional, CLI11 hands a "--" and what follows it to `trellis`, which refuses them.
+  r->add_option("command", args->command, "The command and its arguments (after the options or --)")
+      ->check(CLI::Validator([](std::string&) { return std::string("kept for remaining()"); }, "",
+                             "command"));
+  r->validate_positionals();
   add_conf_option(*r, args->conf);
   r->add_option("-n,--ntasks", args->ntasks,
                 "Tasks (ranks) in all (default: inside a job without -N, the job's tasks; else one "

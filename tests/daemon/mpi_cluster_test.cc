@@ -126,7 +126,7 @@ TEST_F(MpiClusterTest, StepsOfAScriptAndTheLibrariesOwnLaunchersInsideAJob) {
   std::string script = dir + "/steps.sh";
   std::ofstream(script) << "#!/bin/sh\n"
                         << "srun -N 4 -o " << dir << "/step1.txt " << binaries_["mpich"] << "\n"
-                        << "srun -N 2 -n 4 --mpi=pmix -o " << dir << "/step2.txt "
+                        << "srun -N 2 -n 4 --mpi=pmix -o " << dir << "/step2.txt -- "
                         << binaries_["openmpi"] << "\n";
   ::chmod(script.c_str(), 0755);
   std::string ompi = " --env OMPI_MCA_pml=ob1 --env OMPI_MCA_btl=self,tcp";
