@@ -16,8 +16,9 @@ packages=(
   # A real Slurm client for the "Coming from Slurm" tests: snakemake 7.21's --slurm executor.
   snakemake
   # Real parallel programs (tests, `trellis bench mpi`): MPICH (PMI-1), Open MPI and the PMIx
-  # server library the job shell loads for it (libpmix-dev also has the headers it builds with).
-  mpich libmpich-dev openmpi-bin libopenmpi-dev libpmix-dev
+  # server library the job shell loads for it (libpmix-dev and libhwloc-dev: the headers of what
+  # the shell dlopens).
+  mpich libmpich-dev openmpi-bin libopenmpi-dev libpmix-dev libhwloc-dev
 )
 
 missing=()

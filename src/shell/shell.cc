@@ -21,6 +21,7 @@
 #include "core/write_all.h"
 #include "shell/agent_channel.h"
 #include "shell/line_labeler.h"
+#include "shell/node_topology.h"
 #include "shell/pmi1_server.h"
 #include "shell/pmix_server.h"
 #include "shell/rank_process.h"
@@ -80,6 +81,8 @@ class Shell {
 
  private:
   Status start();
+  // Points this process and its ranks (`base`) at the node's topology file (shell/node_topology.h).
+  void use_node_topology(std::vector<std::string>& base);
   std::vector<std::string> rank_env(const Rank& rank, const std::vector<std::string>& base);
   void loop();
   void reap();
@@ -162,6 +165,7 @@ Status Shell::start() {
   for (const std::string& e : base)
     if (e.starts_with("PATH=")) path = e.substr(5);
 
+  if (o_.mpi != MpiKind::kNone) use_node_topology(base);
   if (o_.mpi != MpiKind::kNone) {
     Pmi1Server::Options pmi;
     pmi.size = layout_.ntasks();
@@ -225,6 +229,23 @@ Status Shell::start() {
     r.running = true;
   }
   return Ok{};
+}
+
+void Shell::use_node_topology(std::vector<std::string>& base) {
+  // A job that names its own topology keeps it.
+  for (const std::string& e : base)
+    if (e.starts_with("HWLOC_XMLFILE=")) return;
+  // Without the file, each process discovers the topology itself, as it would anyway: slower,
+  // the same result, so nothing to report.
+  Result<std::string> file = node_topology_file();
+  if (!file) return;
+  // For libpmix's discovery in this process (PmixServer::start) and for the ranks. THISSYSTEM:
+  // the XML describes this very machine, so hwloc may bind with it.
+  ::setenv("HWLOC_XMLFILE", file->c_str(), 1);
+  ::setenv("HWLOC_THISSYSTEM", "1", 1);
+  std::erase_if(base, [](const std::string& e) { return e.starts_with("HWLOC_THISSYSTEM="); });
+  base.push_back("HWLOC_XMLFILE=" + *file);
+  base.push_back("HWLOC_THISSYSTEM=1");
 }
 
 std::vector<std::string> Shell::rank_env(const Rank& r, const std::vector<std::string>& base) {

@@ -240,6 +240,34 @@ TEST(JobShellTest, RanksThatOutnumberTheCpusAreToldToYield) {
   EXPECT_EQ(chosen, copies(cpus + 1, "yield=0"));
 }
 
+// An MPI step's ranks load the node's topology from the file the shell keeps
+// (shell/node_topology.h) instead of each discovering it; a step without MPI is left alone, and a
+// job that names its own file keeps it.
+TEST(JobShellTest, MpiRanksAreGivenTheNodesTopologyFile) {
+  auto seen = [&](const std::vector<std::string>& extra) {
+    TempDir dir;
+    FakeAgent agent({12, 1, 0}, {"n0"});
+    pid_t shell = agent.start_shell(
+        shell_arguments("n0", 0, agent.name(),
+                        {"sh", "-c", "echo \"${HWLOC_XMLFILE-unset} ${HWLOC_THISSYSTEM-unset}\""},
+                        "1,0", extra),
+        dir / "out");
+    EXPECT_EQ(wait_for(shell), 0) << testing::read_file(dir / "out");
+    std::vector<std::string> lines = read_lines(dir / "out");
+    return lines.size() == 1 ? lines[0] : "lines: " + std::to_string(lines.size());
+  };
+  std::string mpi = seen({});
+  ASSERT_TRUE(mpi.starts_with("/tmp/trellis-topology.") && mpi.ends_with(".xml 1")) << mpi;
+  std::string xml = testing::read_file(mpi.substr(0, mpi.size() - 2));
+  EXPECT_NE(xml.find("<topology"), std::string::npos) << xml.substr(0, 200);
+  EXPECT_NE(xml.find("type=\"PU\""), std::string::npos) << xml.substr(0, 200);
+  EXPECT_EQ(seen({"--mpi", "none"}), "unset unset");
+  ::setenv("HWLOC_XMLFILE", "/site/topology.xml", 1);
+  std::string own = seen({});
+  ::unsetenv("HWLOC_XMLFILE");
+  EXPECT_EQ(own, "/site/topology.xml unset");
+}
+
 TEST(JobShellTest, AFailedRankEndsTheStepOnItsNodeWithItsStatus) {
   TempDir dir;
   FakeAgent agent({12, 1, 0}, {"n0"});
