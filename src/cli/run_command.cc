@@ -63,10 +63,15 @@ int fail_with(const Error& error) {
              : kExitFailure;
 }
 
-// The path `fd` is open on, when it is a regular file; "" otherwise (a terminal, a pipe).
+// The path `fd` is open on, when it is a regular file opened for appending, so that the tasks may
+// append to the file themselves; "" otherwise (a terminal, a pipe, or a file written at this
+// process's own offset: `{ trellis run echo a; echo b; } > f` writes b at the offset where the
+// shell stands, over what the tasks appended, so their output is copied through our descriptor).
 std::string regular_file_of(int fd) {
   struct stat st {};
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return "";
+  int flags = ::fcntl(fd, F_GETFL);
+  if (flags < 0 || (flags & O_APPEND) == 0) return "";
   char path[4096];
   ssize_t n = ::readlink(("/proc/self/fd/" + std::to_string(fd)).c_str(), path, sizeof path - 1);
   if (n <= 0 || path[0] != '/') return "";

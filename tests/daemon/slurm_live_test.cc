@@ -126,6 +126,34 @@ TEST(SlurmLiveTest, DirectivesApplyAndTheCommandLineOverridesThem) {
       << bad_directive.output;
 }
 
+// srun outside a job runs its command and its output lands where srun's own would, in order with
+// what its caller writes next: into a file the caller truncated (the tasks must not write past
+// the caller's offset), a file opened for appending, and a pipe; with the command after "--".
+TEST(SlurmLiveTest, SrunsOutputLandsWhereItsCallersWould) {
+  LiveCluster cluster("--machine torus:2x2x2");
+  ASSERT_EQ(cluster.up().status, 0) << cluster.up().output;
+  const std::string dir = cluster.dir().path();
+  write_file(cluster.dir() / "truncated.sh",
+             "{ srun -N 2 -l -- sh -c 'echo rank$SLURM_PROCID'; echo after; } > truncated.txt\n");
+  CommandRun truncated = slurm(cluster, dir, "sh truncated.sh");
+  ASSERT_EQ(truncated.status, 0) << truncated.output;
+  std::vector<std::string> lines = testing::read_lines(cluster.dir() / "truncated.txt");
+  ASSERT_EQ(lines.size(), 3u) << testing::read_file(cluster.dir() / "truncated.txt");
+  std::sort(lines.begin(), lines.begin() + 2);
+  EXPECT_EQ(lines, (std::vector<std::string>{"0: rank0", "1: rank1", "after"}));
+
+  write_file(cluster.dir() / "appended.sh",
+             "echo before > appended.txt; srun -n 1 echo task >> appended.txt; "
+             "echo after >> appended.txt\n");
+  CommandRun appended = slurm(cluster, dir, "sh appended.sh");
+  ASSERT_EQ(appended.status, 0) << appended.output;
+  EXPECT_EQ(testing::read_file(cluster.dir() / "appended.txt"), "before\ntask\nafter\n");
+
+  CommandRun piped = slurm(cluster, dir, "srun -N 2 -- sh -c 'echo x$SLURM_NNODES' | sort");
+  EXPECT_EQ(piped.status, 0) << piped.output;
+  EXPECT_EQ(piped.output, "x2\nx2\n");
+}
+
 // Gated jobs, scripts, arrays and dependencies, with the controller killed and started again
 // while dependents wait and array tasks run.
 TEST(SlurmLiveTest, ScriptsArraysAndDependenciesHoldAcrossAControllerKill) {
