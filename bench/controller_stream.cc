@@ -226,7 +226,8 @@ Result<StreamResult> run_controller_stream(const StreamOptions& options) {
   const double database_before = options.database_cpu ? options.database_cpu() : 0;
   auto started_at = Clock::now();
   std::vector<std::thread> clients;
-  for (int client = 0; client < std::max(4, count); ++client) {
+  const int client_threads = options.clients > 0 ? options.clients : std::max(4, count);
+  for (int client = 0; client < client_threads; ++client) {
     clients.emplace_back([&, client, i = client % count] {
       std::mt19937 random(1000 + client);
       std::uniform_real_distribution<double> coin(0, 1);

@@ -28,7 +28,8 @@ struct StreamOptions {
   std::string machine = "torus:4x4x4";
   int controllers = 1;
   int64_t decisions = 100000;  // the stream stops once this many jobs have started
-  int backlog = 150;           // jobs kept in the system (a queue for passes), by 4+ clients
+  int backlog = 150;           // jobs kept in the system (a queue for passes)
+  int clients = 0;             // client threads submitting at once; 0: max(4, controllers)
   double cancel_fraction = 0.05;
   double handover_every = 5.0;  // seconds between forced handovers of the scheduler role; 0: none
   double scheduler_lease = 0.5;
