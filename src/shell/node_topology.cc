@@ -12,6 +12,7 @@
 #include <fstream>
 
 #include "core/write_all.h"
+#include "shell/library_symbol.h"
 
 namespace trellis {
 namespace {
@@ -43,9 +44,8 @@ Result<std::string> discover_xml() {
     return fail(Error::Code::kUnavailable,
                 std::string("cannot load libhwloc.so.15: ") + (why ? why : "not found"));
   }
-  auto load = [&](auto& fn, const char* name) {
-    fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(::dlsym(hwloc, name));
-    return fn != nullptr;
+  auto load = [&](auto& function, const char* name) {
+    return library_symbol(hwloc, function, name);
   };
   decltype(&hwloc_topology_init) init = nullptr;
   decltype(&hwloc_topology_set_io_types_filter) set_io_filter = nullptr;

@@ -13,6 +13,8 @@
 #include <pmix.h>
 #include <pmix_server.h>
 
+#include "shell/library_symbol.h"
+
 namespace trellis {
 namespace {
 
@@ -143,9 +145,8 @@ Result<std::unique_ptr<PmixServer>> PmixServer::start(const ShellOptions& o,
     return fail(
         Error::Code::kUnavailable,
         "--mpi pmix: cannot load libpmix (install libpmix2, or set TRELLIS_PMIX_LIBRARY):" + tried);
-  auto load = [&](auto& fn, const char* name) {
-    fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(::dlsym(lib.handle, name));
-    return fn != nullptr;
+  auto load = [&](auto& function, const char* name) {
+    return library_symbol(lib.handle, function, name);
   };
   if (!load(lib.server_init, "PMIx_server_init") ||
       !load(lib.server_finalize, "PMIx_server_finalize") ||
