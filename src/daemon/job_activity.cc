@@ -98,6 +98,17 @@ TaskActivity ActivityMonitor::sample(const std::string& task, pid_t process_grou
 
 TaskActivity ActivityMonitor::sample(const std::string& task, const std::vector<pid_t>& pids,
                                      const std::string& area_name) {
+  std::vector<pid_t> sorted = pids;
+  std::sort(sorted.begin(), sorted.end());
+  sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
+  std::vector<ProcStat> stats;
+  for (pid_t pid : sorted)
+    if (Result<ProcStat> stat = read_proc_stat(pid)) stats.push_back(std::move(*stat));
+  return sample(task, std::move(stats), area_name);
+}
+
+TaskActivity ActivityMonitor::sample(const std::string& task, std::vector<ProcStat> stats,
+                                     const std::string& area_name) {
   // Announcements by (pid, start time); slots of dead processes and of reused pids never match
   // a live process below.
   std::map<std::pair<pid_t, long long>, Announced> announced;
@@ -124,21 +135,23 @@ TaskActivity ActivityMonitor::sample(const std::string& task, const std::vector<
 
   TaskActivity activity;
   std::map<pid_t, Seen> now;
-  std::vector<pid_t> sorted = pids;
-  std::sort(sorted.begin(), sorted.end());
-  sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
-  for (pid_t pid : sorted) {
-    Result<ProcStat> stat = read_proc_stat(pid);
-    if (!stat || dead(stat->state)) continue;
+  std::sort(stats.begin(), stats.end(),
+            [](const ProcStat& a, const ProcStat& b) { return a.pid < b.pid; });
+  stats.erase(std::unique(stats.begin(), stats.end(),
+                          [](const ProcStat& a, const ProcStat& b) { return a.pid == b.pid; }),
+              stats.end());
+  for (const ProcStat& stat : stats) {
+    const pid_t pid = stat.pid;
+    if (dead(stat.state)) continue;
     ++activity.processes;
-    now[pid] = Seen{stat->start_time, stat->cpu_ticks};
+    now[pid] = Seen{stat.start_time, stat.cpu_ticks};
     auto before = previous.find(pid);
-    bool seen_before = before != previous.end() && before->second.start_time == stat->start_time;
+    bool seen_before = before != previous.end() && before->second.start_time == stat.start_time;
     long long used =
-        seen_before ? std::max(0LL, stat->cpu_ticks - before->second.cpu_ticks) : stat->cpu_ticks;
+        seen_before ? std::max(0LL, stat.cpu_ticks - before->second.cpu_ticks) : stat.cpu_ticks;
     activity.cpu_ticks += used;
 
-    auto slot = announced.find({pid, stat->start_time});
+    auto slot = announced.find({pid, stat.start_time});
     // A segment another user could write is believed only about that user's processes.
     if (slot != announced.end() && process_owner(pid) == area_owner) {
       activity.from_runtime = true;
@@ -151,7 +164,7 @@ TaskActivity ActivityMonitor::sample(const std::string& task, const std::vector<
         continue;
       }
     }
-    if (!seen_before || used > 0 || any_thread_runnable(*stat)) {
+    if (!seen_before || used > 0 || any_thread_runnable(stat)) {
       ++activity.running;
     } else {
       ++activity.waiting_input;

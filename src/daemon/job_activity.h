@@ -37,6 +37,7 @@
 #include <vector>
 
 #include "core/result.h"
+#include "daemon/proc_stat.h"
 
 namespace trellis {
 
@@ -81,6 +82,10 @@ class ActivityMonitor {
   // The same for an explicit list of pids (e.g. a freezer cgroup's cgroup.procs, which also
   // holds processes that left the task's process group). Pids that do not exist are skipped.
   TaskActivity sample(const std::string& task, const std::vector<pid_t>& pids,
+                      const std::string& area_name);
+  // The same for processes whose /proc/PID/stat the caller has just read (a gang switch reads
+  // each once, to sort the cgroup's processes by task).
+  TaskActivity sample(const std::string& task, std::vector<ProcStat> stats,
                       const std::string& area_name);
 
   // Drops what is kept about the task (once it has ended).

@@ -12,9 +12,10 @@
 namespace trellis {
 namespace {
 
-// A /proc file's text, or kNotFound. Plain read(2): a process that exits while its file is read
-// makes read fail with ESRCH.
-Result<std::string> read_proc_file(const std::string& path) {
+// A stat file's text, or kNotFound. Plain read(2): a process that exits while its file is read
+// makes read fail with ESRCH. The kernel makes a stat file's text whole at the first read, so a
+// read that does not fill the buffer has it all (no second read to see the end).
+Result<std::string> read_stat_file(const std::string& path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return fail(Error::Code::kNotFound, path + ": " + std::strerror(errno));
   std::string text;
@@ -26,6 +27,7 @@ Result<std::string> read_proc_file(const std::string& path) {
     if (n < 0) error = errno;
     if (n <= 0) break;
     text.append(buffer, static_cast<size_t>(n));
+    if (static_cast<size_t>(n) < sizeof buffer) break;
   }
   ::close(fd);
   if (error != 0) return fail(Error::Code::kNotFound, path + ": " + std::strerror(error));
@@ -95,7 +97,7 @@ Result<ProcStat> parse_proc_stat(std::string_view text) {
 
 Result<ProcStat> read_proc_stat(pid_t pid) {
   if (pid <= 0) return fail(Error::Code::kNotFound, "no process " + std::to_string(pid));
-  Result<std::string> text = read_proc_file("/proc/" + std::to_string(pid) + "/stat");
+  Result<std::string> text = read_stat_file("/proc/" + std::to_string(pid) + "/stat");
   if (!text) return text.error();
   return parse_proc_stat(*text);
 }
@@ -115,7 +117,7 @@ std::vector<ProcStat> read_thread_stats(pid_t pid) {
   if (pid <= 0) return threads;
   std::string task_dir = "/proc/" + std::to_string(pid) + "/task";
   for (pid_t tid : numeric_entries(task_dir)) {
-    Result<std::string> text = read_proc_file(task_dir + "/" + std::to_string(tid) + "/stat");
+    Result<std::string> text = read_stat_file(task_dir + "/" + std::to_string(tid) + "/stat");
     if (!text) continue;  // the thread ended
     Result<ProcStat> stat = parse_proc_stat(*text);
     if (stat) threads.push_back(std::move(*stat));

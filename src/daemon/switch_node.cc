@@ -166,17 +166,25 @@ v1::SwitchReply SwitchNode::switch_here(const v1::GangSwitch& request) {
       activity->set_job_id(key.first);
       activity->set_attempt(key.second);
       // The job's processes from its cgroup, when it has one: a scan of all of /proc per task
-      // was most of a switch's time on a host with many processes.
+      // was most of a switch's time on a host with many processes. Each one's /proc/PID/stat is
+      // read once, here, and handed to the monitor. A task's leader is its job shell, which only
+      // waits for its ranks: what the job does is what the ranks (and what they started) do, so
+      // the leaders are not read at all.
       std::optional<std::vector<pid_t>> in_cgroup = freezer_.processes(group_name(key));
-      std::map<pid_t, std::vector<pid_t>> by_group;
+      std::map<pid_t, std::vector<ProcStat>> by_group;
       if (in_cgroup) {
         for (pid_t pid : *in_cgroup) {
+          if (std::any_of(tasks[key].begin(), tasks[key].end(),
+                          [&](const TaskInfo& t) { return t.process_group == pid; }))
+            continue;  // a leader
           Result<ProcStat> stat = read_proc_stat(pid);
+          if (!stat) continue;  // gone
           // A process that left its task's process group is counted with the first task.
-          pid_t group = stat ? stat->process_group : 0;
-          bool known = std::any_of(tasks[key].begin(), tasks[key].end(),
-                                   [&](const TaskInfo& t) { return t.process_group == group; });
-          by_group[known ? group : tasks[key].front().process_group].push_back(pid);
+          bool known = std::any_of(tasks[key].begin(), tasks[key].end(), [&](const TaskInfo& t) {
+            return t.process_group == stat->process_group;
+          });
+          by_group[known ? stat->process_group : tasks[key].front().process_group].push_back(
+              std::move(*stat));
         }
       }
       for (const TaskInfo& task : tasks[key]) {
@@ -184,12 +192,14 @@ v1::SwitchReply SwitchNode::switch_here(const v1::GangSwitch& request) {
         std::string area = runner_.has_processes()
                                ? runtime_area_name(task.key.job_id, task.key.attempt, task.key.node)
                                : std::string();
-        std::vector<pid_t> pids =
-            in_cgroup ? by_group[task.process_group] : processes_in_group(task.process_group);
-        // The task's leader is its job shell, which only waits for its ranks: what the job does
-        // is what the ranks (and what they started) do.
-        std::erase(pids, task.process_group);
-        TaskActivity seen = monitor_.sample(task.key.name(), pids, area);
+        TaskActivity seen;
+        if (in_cgroup) {
+          seen = monitor_.sample(task.key.name(), std::move(by_group[task.process_group]), area);
+        } else {  // without the leader, as above
+          std::vector<pid_t> pids = processes_in_group(task.process_group);
+          std::erase(pids, task.process_group);
+          seen = monitor_.sample(task.key.name(), pids, area);
+        }
         activity->set_tasks(activity->tasks() + 1);
         activity->set_processes(activity->processes() + seen.processes);
         activity->set_running(activity->running() + seen.running);

@@ -265,6 +265,9 @@ void TreeChannel::read_from(const std::shared_ptr<Connection>& connection) {
     ssize_t got = ::read(connection->fd, chunk, sizeof chunk);
     if (got > 0) {
       connection->buffer.append(chunk, static_cast<size_t>(got));
+      // A read that does not fill the chunk took all there was: what comes later wakes epoll
+      // again (level-triggered), so no read is spent to hear EAGAIN.
+      if (static_cast<size_t>(got) < sizeof chunk) break;
       continue;
     }
     if (got < 0 && errno == EINTR) continue;
@@ -516,9 +519,11 @@ void TreeChannel::send(const std::string& agent, const v1::TreeMessage& message,
 }
 
 void TreeChannel::submit(std::function<void()> job) {
-  std::lock_guard lock(work_mutex_);
+  std::unique_lock lock(work_mutex_);
   jobs_.push_back(std::move(job));
   if (idle_ > 0) {
+    // Woken after the lock is let go, so that the worker does not wake only to wait for it.
+    lock.unlock();
     work_ready_.notify_one();
     return;
   }
