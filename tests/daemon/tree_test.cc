@@ -14,6 +14,8 @@
 #include <thread>
 
 #include <gtest/gtest.h>
+#include <openssl/evp.h>
+#include <openssl/rand.h>
 
 #include "daemon/auth.h"
 #include "daemon/munge_daemon.h"
@@ -389,6 +391,29 @@ TEST_F(TreeTest, HostileMessagesAreRefusedWithTheReasonAndTheNodeKeepsServing) {
   // And it still serves.
   EXPECT_EQ(sender_->send(ping(), {node.address}, {}).agents(), 1);
   EXPECT_EQ(node.parts.load(), 2);
+}
+
+TEST(TreeMacTest, IsOpenSslsHmacSha256OfThePartsOneAfterTheOther) {
+  for (int round = 0; round < 20; ++round) {
+    TreeSessionKey key;
+    ASSERT_EQ(RAND_bytes(key.key.data(), static_cast<int>(key.key.size())), 1);
+    std::string a(static_cast<size_t>(round * 37), 'a'), b = "part b", c(200, '\0');
+    ASSERT_EQ(RAND_bytes(reinterpret_cast<unsigned char*>(c.data()), 200), 1);
+    const std::string whole = a + b + c;
+    unsigned char expected[32];
+    size_t length = 0;
+    ASSERT_NE(EVP_Q_mac(nullptr, "HMAC", nullptr, "SHA256", nullptr, key.key.data(), key.key.size(),
+                        reinterpret_cast<const unsigned char*>(whole.data()), whole.size(),
+                        expected, sizeof expected, &length),
+              nullptr);
+    ASSERT_EQ(length, 32u);
+    const std::string want(reinterpret_cast<const char*>(expected), 32);
+    EXPECT_EQ(tree_mac(key, {a, b, c}), want) << "round " << round << ", key not prepared";
+    prepare_key(key);
+    EXPECT_EQ(tree_mac(key, {a, b, c}), want) << "round " << round;
+    EXPECT_EQ(tree_mac(key, {whole}), want) << "round " << round;  // and again, from the states
+    EXPECT_NE(tree_mac(key, {a, b, c + "x"}), want);
+  }
 }
 
 TEST(TreeBodyTest, ChecksNameTheFieldAtFault) {

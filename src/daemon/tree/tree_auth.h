@@ -55,8 +55,9 @@ constexpr size_t kMaxTreeSessions = 4096;
 struct TreeSessionKey {
   std::string session;  // 16 bytes
   std::array<unsigned char, 32> key{};
-  // The HMAC state keyed with `key`, made once per session (prepare_key()): each message's MAC
-  // starts from a copy of it instead of setting the key up again. Shared by copies.
+  // The SHA-256 states that have taken in the key's HMAC pads, made once per session
+  // (prepare_key()): each message's MAC copies them (two plain structs) and hashes on, instead
+  // of setting the key up again. Shared by copies.
   std::shared_ptr<void> keyed;
 };
 // Makes `key.keyed` from `key.key`.
