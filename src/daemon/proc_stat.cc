@@ -102,6 +102,27 @@ Result<ProcStat> read_proc_stat(pid_t pid) {
   return parse_proc_stat(*text);
 }
 
+int open_proc_stat(pid_t pid) {
+  if (pid <= 0) return -1;
+  return ::open(("/proc/" + std::to_string(pid) + "/stat").c_str(), O_RDONLY | O_CLOEXEC);
+}
+
+Result<ProcStat> read_open_proc_stat(int fd) {
+  char buffer[1024];
+  ssize_t n = ::pread(fd, buffer, sizeof buffer, 0);
+  while (n < 0 && errno == EINTR) n = ::pread(fd, buffer, sizeof buffer, 0);
+  if (n <= 0)
+    return fail(Error::Code::kNotFound,
+                "the process has gone" + (n < 0 ? ": " + std::string(std::strerror(errno)) : ""));
+  std::string text(buffer, static_cast<size_t>(n));
+  // (A stat line is far shorter than the buffer: a full one is read on to its end.)
+  for (char more[1024]; n == static_cast<ssize_t>(sizeof buffer);) {
+    n = ::pread(fd, more, sizeof more, static_cast<off_t>(text.size()));
+    if (n > 0) text.append(more, static_cast<size_t>(n));
+  }
+  return parse_proc_stat(text);
+}
+
 std::vector<pid_t> processes_in_group(pid_t process_group) {
   std::vector<pid_t> members;
   if (process_group <= 0) return members;

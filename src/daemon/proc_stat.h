@@ -43,6 +43,14 @@ Result<ProcStat> parse_proc_stat(std::string_view text);
 // process's). kNotFound when there is no such process, or it exits while being read.
 Result<ProcStat> read_proc_stat(pid_t pid);
 
+// /proc/PID/stat kept open, to be read again and again (a gang switch reads the same processes'
+// at every switch, and the open and its path look-up cost as much as the read). An open stat
+// file stays bound to its process: once that process has gone, reading fails (kNotFound), also
+// when its pid has been given to another process. -1 when there is no such process.
+int open_proc_stat(pid_t pid);
+// Reads an open_proc_stat() file afresh (from its start).
+Result<ProcStat> read_open_proc_stat(int fd);
+
 // The pids of the processes whose process group is `process_group`, ascending, zombies
 // included (look at `state`). Scans all of /proc: a few hundred microseconds on a quiet host.
 // Empty for a group <= 0 or one with no process left.

@@ -1,5 +1,7 @@
 #include "daemon/switch_node.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <optional>
@@ -23,6 +25,40 @@ SwitchNode::SwitchNode(Tasks& runner, Freezer freezer, std::string address)
 
 SwitchNode::~SwitchNode() {
   freezer_.remove_root();
+  for (auto& [key, files] : stat_files_)
+    for (auto& [pid, fd] : files) ::close(fd);
+}
+
+Result<ProcStat> SwitchNode::stat_of(const Key& key, pid_t pid) {
+  std::lock_guard lock(stat_mutex_);
+  std::map<pid_t, int>& files = stat_files_[key];
+  auto it = files.find(pid);
+  if (it == files.end()) {
+    int fd = open_proc_stat(pid);
+    if (fd < 0) return fail(Error::Code::kNotFound, "no process " + std::to_string(pid));
+    it = files.emplace(pid, fd).first;
+  }
+  Result<ProcStat> stat = read_open_proc_stat(it->second);
+  if (!stat) {  // gone: its file is of no more use
+    ::close(it->second);
+    files.erase(it);
+  }
+  return stat;
+}
+
+void SwitchNode::close_stats(const Key& key, const std::vector<pid_t>& keep) {
+  std::lock_guard lock(stat_mutex_);
+  auto files = stat_files_.find(key);
+  if (files == stat_files_.end()) return;
+  for (auto it = files->second.begin(); it != files->second.end();) {
+    if (std::find(keep.begin(), keep.end(), it->first) != keep.end()) {
+      ++it;
+      continue;
+    }
+    ::close(it->second);
+    it = files->second.erase(it);
+  }
+  if (files->second.empty()) stat_files_.erase(files);
 }
 
 std::string SwitchNode::group_name(const Key& key) {
@@ -108,6 +144,7 @@ void SwitchNode::ended(const std::vector<TaskKey>& tasks) {
   for (const Key& key : jobs) {
     if (!left[key].empty()) continue;
     frozen_.erase(key);
+    close_stats(key, {});
     if (int escaped = freezer_.remove(group_name(key)); escaped > 0)
       agent_log("job " + group_name(key) + ": " + std::to_string(escaped) +
                 " process(es) outlived its tasks here (they left their process groups): killed");
@@ -173,11 +210,12 @@ v1::SwitchReply SwitchNode::switch_here(const v1::GangSwitch& request) {
       std::optional<std::vector<pid_t>> in_cgroup = freezer_.processes(group_name(key));
       std::map<pid_t, std::vector<ProcStat>> by_group;
       if (in_cgroup) {
+        close_stats(key, *in_cgroup);  // those of processes that left the cgroup
         for (pid_t pid : *in_cgroup) {
           if (std::any_of(tasks[key].begin(), tasks[key].end(),
                           [&](const TaskInfo& t) { return t.process_group == pid; }))
             continue;  // a leader
-          Result<ProcStat> stat = read_proc_stat(pid);
+          Result<ProcStat> stat = stat_of(key, pid);
           if (!stat) continue;  // gone
           // A process that left its task's process group is counted with the first task.
           bool known = std::any_of(tasks[key].begin(), tasks[key].end(), [&](const TaskInfo& t) {

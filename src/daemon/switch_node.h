@@ -83,6 +83,15 @@ class SwitchNode {
   std::mutex launch_mutex_;  // see hold_for_launch()
   std::set<Key> frozen_;
   ActivityMonitor monitor_;
+  // The /proc/PID/stat files of each job's processes looked at by the last switch, kept open for
+  // the next (daemon/proc_stat.h: open_proc_stat). Closed once a process is gone from its job's
+  // cgroup or has ended, and when the job has ended here.
+  std::mutex stat_mutex_;
+  std::map<Key, std::map<pid_t, int>> stat_files_;  // guarded by stat_mutex_
+  // The stat of `pid` of `key`'s job, from its kept file (opened if need be).
+  Result<ProcStat> stat_of(const Key& key, pid_t pid);
+  // Closes `key`'s kept files but those of `keep` (all of them when `keep` is empty).
+  void close_stats(const Key& key, const std::vector<pid_t>& keep);
 };
 
 }  // namespace trellis

@@ -461,12 +461,17 @@ Status TreeChannel::write_frame(Connection& connection, const std::string& frame
 
 void TreeChannel::send(const std::string& agent, const v1::TreeMessage& message,
                        SystemClock::time_point deadline, Done done) {
+  send_serialized(agent, message.SerializeAsString(), deadline, std::move(done));
+}
+
+void TreeChannel::send_serialized(const std::string& agent, const std::string& message,
+                                  SystemClock::time_point deadline, Done done) {
   if (stopping_) {
     done(grpc::Status(grpc::StatusCode::UNAVAILABLE, "the channel is closing"), {});
     return;
   }
   const uint64_t id = next_id_++;
-  std::string frame = encode_frame(FrameKind::kRequest, id, message.SerializeAsString());
+  std::string frame = encode_frame(FrameKind::kRequest, id, message);
   auto deliver = [this, agent, id, deadline, frame = std::move(frame),
                   done = std::move(done)]() mutable {
     if (stopping_) {

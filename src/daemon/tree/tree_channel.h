@@ -61,6 +61,10 @@ class TreeChannel {
   // DEADLINE_EXCEEDED.
   void send(const std::string& agent, const v1::TreeMessage& message,
             std::chrono::system_clock::time_point deadline, Done done);
+  // The same with the message serialized already (an agent forwarding one message to its
+  // children serializes it once).
+  void send_serialized(const std::string& agent, const std::string& message,
+                       std::chrono::system_clock::time_point deadline, Done done);
 
  private:
   struct Connection;

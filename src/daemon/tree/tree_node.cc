@@ -1,6 +1,5 @@
 #include "daemon/tree/tree_node.h"
 
-#include <cmath>
 #include <condition_variable>
 #include <mutex>
 #include <vector>
@@ -21,7 +20,14 @@ grpc::Status TreeNode::handle(const v1::TreeMessage& message, v1::TreeAnswer* an
                             ? grpc::StatusCode::UNAVAILABLE
                             : grpc::StatusCode::UNAUTHENTICATED,
                         key.error().message);
-  v1::TreeBody body;
+  // The body (64 agents' addresses for a 64-agent tree) is parsed into an arena on the stack:
+  // its strings cost no allocation of their own.
+  alignas(8) char first_block[8192];
+  google::protobuf::ArenaOptions options;
+  options.initial_block = first_block;
+  options.initial_block_size = sizeof first_block;
+  google::protobuf::Arena arena(options);
+  v1::TreeBody& body = *google::protobuf::Arena::CreateMessage<v1::TreeBody>(&arena);
   if (!body.ParseFromString(message.body()))
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "body: not a TreeBody");
   if (Status ok = check_tree_body(body); !ok)
@@ -38,26 +44,29 @@ grpc::Status TreeNode::handle(const v1::TreeMessage& message, v1::TreeAnswer* an
   std::mutex mutex;
   std::condition_variable all_in;
   size_t answered = 0;
-  const double budget = body.deadline_seconds() * std::pow(0.75, position->depth + 1);
+  double budget = body.deadline_seconds() * 0.75;
+  for (int d = 0; d < position->depth; ++d) budget *= 0.75;
   const auto deadline = received + std::chrono::microseconds(static_cast<int64_t>(budget * 1e6));
   const TreeSessionKey& session = *key;
+  const std::string serialized = count > 0 ? message.SerializeAsString() : std::string();
   for (size_t i = 0; i < count; ++i) {
     const TreeChild& child = position->children[i];
-    channel_.send(child.agent, message, deadline,
-                  [&, i](const grpc::Status& status, const v1::TreeAnswer& child_answer) {
-                    v1::TreeReply reply;
-                    if (!status.ok()) {
-                      reply = lost_subtree(child.agent, child.subtree, status.error_message());
-                    } else if (!answer_is_signed(session, message.auth(), child_answer)) {
-                      reply = lost_subtree(child.agent, child.subtree,
-                                           "its answer is not signed with the session's key");
-                    } else if (!reply.ParseFromString(child_answer.body())) {
-                      reply = lost_subtree(child.agent, child.subtree, "its answer is malformed");
-                    }
-                    std::lock_guard lock(mutex);
-                    replies[i] = std::move(reply);
-                    if (++answered == count) all_in.notify_all();
-                  });
+    channel_.send_serialized(
+        child.agent, serialized, deadline,
+        [&, i](const grpc::Status& status, const v1::TreeAnswer& child_answer) {
+          v1::TreeReply reply;
+          if (!status.ok()) {
+            reply = lost_subtree(child.agent, child.subtree, status.error_message());
+          } else if (!answer_is_signed(session, message.auth(), child_answer)) {
+            reply = lost_subtree(child.agent, child.subtree,
+                                 "its answer is not signed with the session's key");
+          } else if (!reply.ParseFromString(child_answer.body())) {
+            reply = lost_subtree(child.agent, child.subtree, "its answer is malformed");
+          }
+          std::lock_guard lock(mutex);
+          replies[i] = std::move(reply);
+          if (++answered == count) all_in.notify_all();
+        });
   }
 
   v1::TreeReply reply = part_(body);
