@@ -246,9 +246,11 @@ Status Freezer::freeze(std::string_view group, const std::vector<pid_t>& process
   std::shared_ptr<Files> files = files_of(dir);
   const bool v2 = method_ == FreezeMethod::kCgroupV2;
   const std::string_view frozen = v2 ? "1" : "FROZEN";
-  if (!files || files->state < 0 || !write_open_control(files->state, frozen))
+  if (!files || files->state < 0 || !write_open_control(files->state, frozen)) {
+    // (No kept file, or it failed: by the path, which names the file in an error.)
     if (Status ok = write_control(dir + (v2 ? "/cgroup.freeze" : "/freezer.state"), frozen); !ok)
       return ok;
+  }
   auto give_up = std::chrono::steady_clock::now() + options_.confirm_timeout;
   auto too_long = [&] {
     return fail(Error::Code::kUnavailable,
