@@ -157,8 +157,8 @@ TEST(CliOptions, SimCompareChecksTheWholeGridBeforeAnyRun) {
 TEST(CliOptions, RunTakesItsCommandAfterADoubleDash) {
   TempDir dir;
   const std::string conf = " --conf " + dir.str() + "/absent.toml";
-  for (const std::string& words : {"run -N 2" + conf + " -- sh -c 'exit 3'",
-                                   "run -N 2" + conf + " sh -c 'exit 3'"}) {
+  for (const std::string& words :
+       {"run -N 2" + conf + " -- sh -c 'exit 3'", "run -N 2" + conf + " sh -c 'exit 3'"}) {
     CommandRun r = run_trellis(words);
     EXPECT_FALSE(contains(r, "not expected")) << words << ": " << r.output;
     EXPECT_TRUE(contains(r, "absent.toml")) << words << ": " << r.output;
