@@ -153,8 +153,17 @@ void freezes_and_thaws(Freezer freezer) {
 
   for (int round = 0; round < 5; ++round) {
     ASSERT_TRUE(freezer.freeze("41.1", {group}));
-    // Confirmed: from the moment freeze() returns, nothing of the group runs.
+    // Confirmed: once freeze() returns, no code of the group's runs, so its CPU time stands
+    // still. (A task that a thaw had woken but the scheduler had not yet run counts as frozen
+    // and may show 'R' until it gets a CPU, on a loaded host for a while: then it goes straight
+    // back into the freezer from the kernel. So 'R' is looked for once none shows, which a task
+    // left running never does, and the CPU time from the moment freeze() returned.)
+    const long long frozen_at = group_cpu(group);
+    EXPECT_TRUE(eventually([&] { return !seen_running(group, 1, std::chrono::milliseconds(0)); },
+                           std::chrono::seconds(2)))
+        << "round " << round;
     EXPECT_FALSE(seen_running(group, 20, std::chrono::milliseconds(5))) << "round " << round;
+    EXPECT_EQ(group_cpu(group), frozen_at) << "round " << round;
     ASSERT_TRUE(freezer.thaw("41.1", {group}));
     EXPECT_TRUE(eventually([&] { return seen_running(group, 5, std::chrono::milliseconds(5)); }));
   }
