@@ -40,6 +40,7 @@
 // mutex orders every event, so the core sees them in the order the store committed them.
 #pragma once
 
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -338,6 +339,15 @@ class Controller {
   std::map<NodeId, NodeFailures> node_failures_;
   bool pass_wanted_ = true;
   std::string reservations_text_;  // the core_state last committed
+
+  // The latest time a state change was recorded with (mutex_ held): callers take `now` before
+  // they get the lock, so a pass whose `now` was taken before an exit report committed could
+  // otherwise start a dependent job at a time before its dependency's end.
+  Seconds latest_now_ = 0;
+  Seconds not_before_latest(Seconds now) {
+    latest_now_ = std::max(latest_now_, now);
+    return latest_now_;
+  }
 
   std::string identity_;
   bool scheduler_ = false;

@@ -147,6 +147,7 @@ Result<std::vector<JobId>> Controller::cancel(const std::vector<JobId>& ids, int
   if (signal < 0 || signal > 64)
     return fail("signal: " + std::to_string(signal) + " is not a signal");
   std::lock_guard lock(mutex_);
+  now = not_before_latest(now);
   // Every id is checked before anything changes, so a refused call changes nothing.
   // An array's id names every task of the array, as with scancel.
   std::vector<StoredJob> targets;
@@ -435,6 +436,7 @@ std::vector<Result<Ok>> Controller::commit_exit_reports(std::vector<ExitReport>&
     now = std::max(now, report.now);
     exits.insert(exits.end(), report.exits.begin(), report.exits.end());
   }
+  now = not_before_latest(now);
   // Any controller may hear any agent: the store counts the nodes that have reported, and ends
   // the job with the last one, in one transaction.
   Result<std::vector<JobEnd>> ended = store_.record_exits(

@@ -18,6 +18,7 @@ namespace trellis {
 
 Result<std::vector<JobId>> Controller::run_pass(Seconds now) {
   std::lock_guard lock(mutex_);
+  now = not_before_latest(now);
   if (Status ok = sync(now); !ok) return ok.error();
   if (!scheduler_) return std::vector<JobId>{};
   pass_wanted_ = false;

@@ -313,5 +313,32 @@ TEST_F(HeartbeatTest, AJobIsHeldAfterMaxRequeueAndANodeThatFailsJobsIsDrained) {
   EXPECT_TRUE(controller_->release({id}, daemon_, t + 0.4)->empty());
 }
 
+// Callers take `now` before they get the controller's lock: a pass that took it just before an
+// exit report committed (at a later `now`) still starts the dependent job no earlier than its
+// dependency's end (SlurmLiveTest saw afterok start a few ms before the end it waited for).
+TEST_F(HeartbeatTest, ADependentJobNeverStartsBeforeItsDependencyEnded) {
+  JobId first = submit_both_nodes();
+  ASSERT_TRUE(controller_->run_pass(kStart + 0.1));
+  ASSERT_EQ(store_->job(first)->state, JobState::kRunning);
+  v1::JobSpec spec;
+  spec.set_nodes(2);
+  spec.add_argv("true");
+  spec.set_cwd("/tmp");
+  spec.set_dependency("afterok:" + std::to_string(first));
+  Result<JobId> second = controller_->submit(spec, daemon_, kStart + 0.2);
+  ASSERT_TRUE(second) << second.error().message;
+  v1::ExitRequest report;
+  for (v1::TaskStatus& task : running_on_both(first, 1)) {
+    task.set_running(false);
+    *report.add_tasks() = task;
+  }
+  ASSERT_TRUE(controller_->report_exits(report, daemon_, kStart + 5));
+  ASSERT_EQ(store_->job(first)->state, JobState::kCompleted);
+  ASSERT_TRUE(controller_->run_pass(kStart + 4.9));  // its `now` taken before the report came
+  StoredJob started = *store_->job(*second);
+  ASSERT_EQ(started.state, JobState::kRunning) << started.reason;
+  EXPECT_GE(started.start_time, store_->job(first)->end_time);
+}
+
 }  // namespace
 }  // namespace trellis
