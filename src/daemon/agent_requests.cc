@@ -151,79 +151,80 @@ LaunchCommon::LaunchCommon(const v1::LaunchRequest& request,
   }
   if (emulated) return;  // no environment: nothing would read it
 
-  std::map<std::string, std::string> env;
+  std::map<std::string, std::string> variables;
   for (const std::string& entry : agent_env) {
     size_t eq = entry.find('=');
-    if (eq != std::string::npos && eq > 0) env[entry.substr(0, eq)] = entry.substr(eq + 1);
+    if (eq != std::string::npos && eq > 0) variables[entry.substr(0, eq)] = entry.substr(eq + 1);
   }
   if (static_cast<uid_t>(request.uid()) != ::geteuid()) {
     std::vector<char> buffer(16384);
     struct passwd entry {};
     struct passwd* found = nullptr;
     if (::getpwuid_r(request.uid(), &entry, buffer.data(), buffer.size(), &found) == 0 && found) {
-      env["USER"] = env["LOGNAME"] = entry.pw_name;
-      env["HOME"] = entry.pw_dir;
+      variables["USER"] = variables["LOGNAME"] = entry.pw_name;
+      variables["HOME"] = entry.pw_dir;
     }
   }
-  for (const auto& [name, value] : request.env()) env[name] = value;
+  for (const auto& [name, value] : request.env()) variables[name] = value;
   // Where `trellis run` (and srun) inside the job find the cluster, unless the job names a config.
-  if (!env.contains("TRELLIS_CONF") && !shell.controllers.empty()) {
+  if (!variables.contains("TRELLIS_CONF") && !shell.controllers.empty()) {
     std::string controllers;
     for (const std::string& c : shell.controllers) {
       if (!controllers.empty()) controllers += ',';
       controllers += c;
     }
-    env["TRELLIS_CONTROLLERS"] = controllers;
-    if (!shell.munge_socket.empty()) env["TRELLIS_MUNGE_SOCKET"] = shell.munge_socket;
+    variables["TRELLIS_CONTROLLERS"] = controllers;
+    if (!shell.munge_socket.empty()) variables["TRELLIS_MUNGE_SOCKET"] = shell.munge_socket;
   }
   if (!shell.slurm_commands.empty()) {
-    auto path = env.find("PATH");
-    std::string rest = path == env.end() ? "/usr/local/bin:/usr/bin:/bin" : path->second;
-    env["PATH"] = shell.slurm_commands + ":" + rest;
+    auto path = variables.find("PATH");
+    std::string rest = path == variables.end() ? "/usr/local/bin:/usr/bin:/bin" : path->second;
+    variables["PATH"] = shell.slurm_commands + ":" + rest;
   }
   const std::string step_id =
       batch || request.step() == kBatchStep ? "batch" : std::to_string(request.step());
   const std::string job_nodelist =
       request.job_nodelist().empty() ? request.nodelist() : request.job_nodelist();
   const int job_nnodes = request.job_nnodes() > 0 ? request.job_nnodes() : request.nnodes();
-  env["TRELLIS_JOB_ID"] = std::to_string(request.job_id());
-  env["TRELLIS_STEP_ID"] = step_id;
-  env["TRELLIS_NODELIST"] = request.nodelist();
-  env["TRELLIS_JOB_NODELIST"] = job_nodelist;
-  env["TRELLIS_NNODES"] = std::to_string(request.nnodes());
-  env["TRELLIS_NODEID"] = "";    // each node's (task_spec)
-  env["TRELLIS_NODENAME"] = "";  // each node's
-  env["TRELLIS_NTASKS"] = std::to_string(layout.ntasks());
+  variables["TRELLIS_JOB_ID"] = std::to_string(request.job_id());
+  variables["TRELLIS_STEP_ID"] = step_id;
+  variables["TRELLIS_NODELIST"] = request.nodelist();
+  variables["TRELLIS_JOB_NODELIST"] = job_nodelist;
+  variables["TRELLIS_NNODES"] = std::to_string(request.nnodes());
+  variables["TRELLIS_NODEID"] = "";    // each node's (task_spec)
+  variables["TRELLIS_NODENAME"] = "";  // each node's
+  variables["TRELLIS_NTASKS"] = std::to_string(layout.ntasks());
   // 1 the first time; a job requeued (node failure) runs again with the next attempt.
-  env["TRELLIS_ATTEMPT"] = std::to_string(request.attempt());
+  variables["TRELLIS_ATTEMPT"] = std::to_string(request.attempt());
   // Nodes are allocated whole: the job has every CPU of its node (as Slurm's exclusive jobs).
-  env["SLURM_CPUS_ON_NODE"] = std::to_string(std::max(1u, std::thread::hardware_concurrency()));
+  variables["SLURM_CPUS_ON_NODE"] =
+      std::to_string(std::max(1u, std::thread::hardware_concurrency()));
   // The names Slurm gives them, which MPI libraries (Open MPI's schizo/ras/plm, MPICH's hydra)
   // and tools read.
   const std::string job_id = std::to_string(request.job_id());
-  env["SLURM_JOB_ID"] = env["SLURM_JOBID"] = job_id;
-  env["SLURM_STEP_ID"] = env["SLURM_STEPID"] = step_id;
-  env["SLURM_JOB_NODELIST"] = job_nodelist;
-  env["SLURM_JOB_NUM_NODES"] = std::to_string(job_nnodes);
-  env["SLURM_NODELIST"] = env["SLURM_STEP_NODELIST"] = request.nodelist();
-  env["SLURM_NNODES"] = env["SLURM_STEP_NUM_NODES"] = std::to_string(request.nnodes());
-  env["SLURM_NTASKS"] = env["SLURM_NPROCS"] = env["SLURM_STEP_NUM_TASKS"] =
+  variables["SLURM_JOB_ID"] = variables["SLURM_JOBID"] = job_id;
+  variables["SLURM_STEP_ID"] = variables["SLURM_STEPID"] = step_id;
+  variables["SLURM_JOB_NODELIST"] = job_nodelist;
+  variables["SLURM_JOB_NUM_NODES"] = std::to_string(job_nnodes);
+  variables["SLURM_NODELIST"] = variables["SLURM_STEP_NODELIST"] = request.nodelist();
+  variables["SLURM_NNODES"] = variables["SLURM_STEP_NUM_NODES"] = std::to_string(request.nnodes());
+  variables["SLURM_NTASKS"] = variables["SLURM_NPROCS"] = variables["SLURM_STEP_NUM_TASKS"] =
       std::to_string(layout.ntasks());
-  env["SLURM_TASKS_PER_NODE"] = env["SLURM_STEP_TASKS_PER_NODE"] = tasks_per_node;
-  env["SLURM_NODEID"] = "";     // each node's
-  env["SLURMD_NODENAME"] = "";  // each node's
-  env["SLURM_DISTRIBUTION"] = std::string(distribution_name(layout.distribution()));
+  variables["SLURM_TASKS_PER_NODE"] = variables["SLURM_STEP_TASKS_PER_NODE"] = tasks_per_node;
+  variables["SLURM_NODEID"] = "";     // each node's
+  variables["SLURMD_NODENAME"] = "";  // each node's
+  variables["SLURM_DISTRIBUTION"] = std::string(distribution_name(layout.distribution()));
   if (batch) {  // the rank variables a job shell would have set: the script is task 0
-    env["TRELLIS_PROCID"] = env["TRELLIS_LOCALID"] = "0";
-    env["SLURM_PROCID"] = env["SLURM_LOCALID"] = "0";
+    variables["TRELLIS_PROCID"] = variables["TRELLIS_LOCALID"] = "0";
+    variables["SLURM_PROCID"] = variables["SLURM_LOCALID"] = "0";
   }
-  this->env.reserve(env.size());
-  for (const auto& [name, value] : env) {
-    if (name == "TRELLIS_NODEID") nodeid_at = this->env.size();
-    if (name == "TRELLIS_NODENAME") nodename_at = this->env.size();
-    if (name == "SLURM_NODEID") slurm_nodeid_at = this->env.size();
-    if (name == "SLURMD_NODENAME") slurmd_nodename_at = this->env.size();
-    this->env.push_back(name + "=" + value);
+  env.reserve(variables.size());
+  for (const auto& [name, value] : variables) {
+    if (name == "TRELLIS_NODEID") nodeid_at = env.size();
+    if (name == "TRELLIS_NODENAME") nodename_at = env.size();
+    if (name == "SLURM_NODEID") slurm_nodeid_at = env.size();
+    if (name == "SLURMD_NODENAME") slurmd_nodename_at = env.size();
+    env.push_back(name + "=" + value);
   }
 }
 
