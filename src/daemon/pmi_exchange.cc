@@ -109,6 +109,12 @@ void PmiExchangeHub::contribute(const StepKey& key, uint32_t number, bool local,
       later.emplace_back(std::move(answer), fail(what + ": barriers are numbered from 1"));
     } else if (std::find(ended_.begin(), ended_.end(), key) != ended_.end()) {
       later.emplace_back(std::move(answer), fail(what + ": the step has ended on " + self_));
+    } else if (auto done = steps_.find(key); !local && done != steps_.end() &&
+                                             number <= done->second.completed_through &&
+                                             !done->second.rounds.contains(number)) {
+      // A child's resend of a contribution to a barrier that completed here, so its first copy
+      // arrived: the data has gone down the tree already.
+      later.emplace_back(std::move(answer), std::string());
     } else {
       Step& step = steps_[key];
       Round& round = step.rounds[number];
@@ -125,8 +131,13 @@ void PmiExchangeHub::contribute(const StepKey& key, uint32_t number, bool local,
         later.emplace_back(std::move(answer),
                            fail(what + ": not " + (local ? "a node of" : "a child of") + " " +
                                 self_ + " in this step"));
-      } else if (from.contains(who)) {
-        later.emplace_back(std::move(answer), fail(what + ": contributed twice"));
+      } else if (auto earlier = from.find(who); earlier != from.end()) {
+        // A child's resend whose first copy arrived (its answer came too late for the child) is
+        // the same bytes: taken again. Different bytes are a second contribution: refused.
+        if (!local && earlier->second == data)
+          round.answers.push_back(std::move(answer));
+        else
+          later.emplace_back(std::move(answer), fail(what + ": contributed twice"));
       } else {
         size_t total = data.size();
         for (const auto& [n, bytes] : round.local) total += bytes.size();
@@ -174,6 +185,7 @@ void PmiExchangeHub::advance(const StepKey& key, Step& step, uint32_t number, De
   if (!step.position.parent) {  // the root: the merge is everything
     std::vector<Answer> answers = std::move(round.answers);
     step.rounds.erase(it);
+    step.completed_through = std::max(step.completed_through, number);
     ++rounds_completed_;
     if (log_) {
       std::string line = "pmi exchange: step " + key.name() + " barrier " + std::to_string(number) +
@@ -212,6 +224,7 @@ void PmiExchangeHub::complete(const StepKey& key, uint32_t number, Result<std::s
     if (round == step->second.rounds.end()) return;
     answers = std::move(round->second.answers);
     step->second.rounds.erase(round);
+    step->second.completed_through = std::max(step->second.completed_through, number);
     if (all) ++rounds_completed_;
   }
   for (Answer& a : answers) a(all);

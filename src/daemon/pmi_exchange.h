@@ -18,8 +18,10 @@
 // A contribution may arrive before the launch that says what the step's tree is (the agents get
 // their launches in parallel): it waits, for at most kPlanTimeout. A step's state is dropped once
 // its tasks here have ended (finished()), and every answer still owed then gets an error, so a
-// barrier whose ranks died never leaves a caller waiting. Thread-safe; answers are called without
-// the hub's lock held, from whichever thread completed the round.
+// barrier whose ranks died never leaves a caller waiting. A child agent may send the same
+// contribution again (pmi_tree_link.h resends when its parent's answer is late): the same bytes
+// are taken as the first copy, before the round completes or after. Thread-safe; answers are called
+// without the hub's lock held, from whichever thread completed the round.
 #pragma once
 
 #include <chrono>
@@ -113,6 +115,7 @@ class PmiExchangeHub {
     std::optional<StepPlan> plan;
     ExchangeTreePosition position;
     std::map<uint32_t, Round> rounds;
+    uint32_t completed_through = 0;  // the highest round completed (or failed) here
   };
   using Deferred = std::vector<std::pair<Answer, Result<std::string>>>;
 

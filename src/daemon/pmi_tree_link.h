@@ -10,9 +10,11 @@
 //
 // Sends run on a few threads of the link's own (TreeSender blocks until the tree answers), never
 // on the thread that completed a barrier (a shell socket's, a tree worker). Each message has a
-// deadline of kDeadlineSeconds for its whole tree; a parent that cannot be reached or refuses
-// fails the sender's barrier with the reason (its shells then end the step); agents that a down
-// message could not reach are logged (their own steps end when their tasks do).
+// deadline of kDeadlineSeconds for its whole tree; the agents that did not answer in time are
+// sent it again, up to kAttempts sends in all (a host starved of CPU can delay one hop for
+// seconds; the hub takes a repeat as the first copy). A parent that refuses, or still does not
+// answer, fails the sender's barrier with the reason (its shells then end the step); agents that
+// a down message could not reach are logged (their own steps end when their tasks do).
 //
 //   PmiTreeLink link(channel, credentials, daemon_uid, "10.0.0.7:41234");
 //   link.send_up(parent, step, 3, bytes, [](const std::string& why) { fail the barrier });
@@ -44,14 +46,15 @@ namespace trellis {
 class PmiTreeLink {
  public:
   static constexpr int kSenders = 4;
-  static constexpr double kDeadlineSeconds = 10;
+  static constexpr double kDeadlineSeconds = 10;  // per attempt
+  static constexpr int kAttempts = 3;             // sends to agents that did not answer
 
   using Failed = std::function<void(const std::string& why)>;
 
   // `channel` and `credentials` must outlive the link (or its stop()); `self` is this agent's
-  // address in the trees.
+  // address in the trees; `deadline_seconds` is each send's (tests make it short).
   PmiTreeLink(TreeChannel& channel, const CredentialSource& credentials, int daemon_uid,
-              std::string self);
+              std::string self, double deadline_seconds = kDeadlineSeconds);
   ~PmiTreeLink();  // stop()
   PmiTreeLink(const PmiTreeLink&) = delete;
   PmiTreeLink& operator=(const PmiTreeLink&) = delete;
@@ -82,10 +85,13 @@ class PmiTreeLink {
   void queue(Send send);
   void run();
   void deliver(Send& send);
+  bool stopping();
+  static void fail_send(Send& send, const std::string& what, const std::string& why);
 
   TreeSigner signer_;
   TreeSender sender_;
   std::string self_;
+  const double deadline_seconds_;
   std::mutex mutex_;
   std::condition_variable ready_;
   std::deque<Send> queue_;  // guarded by mutex_

@@ -1,7 +1,7 @@
 // The agents' PMI exchange (daemon/pmi_exchange.h) with hubs wired to each other in memory, and
 // the tree it runs on (daemon/exchange_tree.h): every node gets every node's bytes back once per
 // barrier, whatever order contributions and launches arrive in; a step whose tasks end fails the
-// answers it owes; strangers and repeats are refused.
+// answers it owes; strangers and repeats with other bytes are refused, a child's resend is taken.
 #include "daemon/pmi_exchange.h"
 
 #include <gtest/gtest.h>
@@ -244,6 +244,78 @@ TEST(PmiExchangeTest, StrangersAndRepeatsAreRefused) {
   EXPECT_NE(errors[1].find("not a child of"), std::string::npos);
   EXPECT_NE(errors[2].find("twice"), std::string::npos);
   EXPECT_NE(errors[3].find("numbered from 1"), std::string::npos);
+}
+
+// A child whose parent answered too late sends its contribution again (pmi_tree_link.h): the
+// same bytes are taken as the first copy, whether the round is still open or has completed, and
+// the barrier completes once, with each node's bytes once. Other bytes are a second
+// contribution, refused.
+TEST(PmiExchangeTest, AChildsResendIsTakenAsTheFirstCopyBeforeAndAfterTheRoundCompletes) {
+  Network net(3);  // fanout 2: agent0 is the parent of agent1 and agent2
+  const StepKey step{4, 1, 0};
+  std::vector<std::string> downs;
+  net.hubs["agent0"]->set_send_down([&](const StepKey&, uint32_t, const std::string& data,
+                                        const StepPlan&) { downs.push_back(data); });
+  for (int a = 0; a < 3; ++a) {
+    StepPlan plan;
+    plan.agents = net.agents;
+    plan.fanout = 2;
+    plan.local_nodes = {numbered("n", a)};
+    net.hubs[net.agents[static_cast<size_t>(a)]]->expect(step, plan);
+  }
+  std::vector<std::string> errors;
+  int successes = 0;
+  auto record = [&](Result<std::string> r) {
+    if (r)
+      ++successes;
+    else
+      errors.push_back(r.error().message);
+  };
+  std::optional<std::string> root_answer;
+  net.hubs["agent0"]->contribute_local(step, 1, "n0", "[n0]", [&](Result<std::string> r) {
+    ASSERT_TRUE(r);
+    root_answer = *r;
+  });
+  net.hubs["agent1"]->contribute_local(step, 1, "n1", "[n1]", [](Result<std::string>) {});
+  net.hubs["agent2"]->contribute_local(step, 1, "n2", "[n2]", [](Result<std::string>) {});
+  ASSERT_EQ(net.in_flight.size(), 2u);  // agent1's and agent2's merges, on their way up
+  Network::Call first = net.in_flight[0];
+  // agent1's merge arrives twice while the round waits for agent2: taken once.
+  net.hubs["agent0"]->contribute_child(step, 1, first.from, first.data, record);
+  net.hubs["agent0"]->contribute_child(step, 1, first.from, first.data, record);
+  // The same child with other bytes is refused.
+  net.hubs["agent0"]->contribute_child(step, 1, first.from, first.data + "x", record);
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_NE(errors[0].find("twice"), std::string::npos);
+  EXPECT_FALSE(root_answer);
+  Network::Call second = net.in_flight[1];
+  net.hubs["agent0"]->contribute_child(step, 1, second.from, second.data, record);
+  ASSERT_TRUE(root_answer);
+  std::string sorted = *root_answer;
+  std::sort(sorted.begin(), sorted.end());
+  std::string expected = "[n0][n1][n2]";
+  std::sort(expected.begin(), expected.end());
+  EXPECT_EQ(sorted, expected);  // each node's bytes once
+  EXPECT_EQ(successes, 3);      // agent1's two copies and agent2's
+  ASSERT_EQ(downs.size(), 1u);
+  // After the round completed: agent2's resend is answered at once, with success, and opens no
+  // new round (nothing more goes down, nothing waits).
+  net.hubs["agent0"]->contribute_child(step, 1, second.from, second.data, record);
+  EXPECT_EQ(successes, 4);
+  EXPECT_EQ(errors.size(), 1u);
+  EXPECT_EQ(downs.size(), 1u);
+  EXPECT_EQ(net.hubs["agent0"]->rounds_completed(), 1);
+  // The next barrier is unaffected.
+  root_answer.reset();
+  net.hubs["agent0"]->contribute_local(step, 2, "n0", "<n0>", [&](Result<std::string> r) {
+    ASSERT_TRUE(r);
+    root_answer = *r;
+  });
+  net.hubs["agent0"]->contribute_child(step, 2, "agent1", "<n1>", record);
+  EXPECT_FALSE(root_answer);
+  net.hubs["agent0"]->contribute_child(step, 2, "agent2", "<n2>", record);
+  ASSERT_TRUE(root_answer);
+  EXPECT_EQ(root_answer->size(), 12u);
 }
 
 TEST(PmiExchangeTest, AContributionWithoutALaunchExpires) {

@@ -19,6 +19,7 @@
 
 #include "daemon/auth.h"
 #include "daemon/munge_daemon.h"
+#include "daemon/pmi_tree_link.h"
 #include "daemon/tree/tree_auth.h"
 #include "daemon/tree/tree_channel.h"
 #include "daemon/tree/tree_node.h"
@@ -348,6 +349,36 @@ TEST_F(TreeTest, ASilentChildIsReportedByItsParentWhichAnswersInTime) {
     EXPECT_EQ(reply.failed(0), all[1]) << "round " << round;
     EXPECT_EQ(reply.unreached_size(), 0) << "round " << round;
   }
+}
+
+// The PMI exchange's hop to a parent agent (daemon/pmi_tree_link.h): a parent slow past the
+// deadline (a host starved of CPU) is sent the contribution again and the barrier goes on; one
+// that never answers fails the barrier after kAttempts sends, naming the parent.
+TEST_F(TreeTest, APmiContributionIsSentAgainToASlowParentAndFailsOnlyWhenItNeverAnswers) {
+  Node& slow = add_node();
+  Node& stopped = add_node();
+  slow.stall_ms = 1500;
+  stopped.stall_ms = 4000;
+  TreeChannel channel;
+  PmiTreeLink link(channel, *credentials_, uid_, "127.0.0.1:1", /*deadline_seconds=*/0.4);
+  const StepKey step{5, 1, 0};
+  std::promise<std::string> slow_failed, stopped_failed;
+  link.send_up(slow.address, step, 1, "[n1]",
+               [&](const std::string& why) { slow_failed.set_value(why); });
+  // The first send is under way; the parent is quick again before the second.
+  ASSERT_TRUE(eventually([&] { return slow.parts.load() == 1; }));
+  slow.stall_ms = 0;
+  link.send_up(stopped.address, step, 1, "[n2]",
+               [&](const std::string& why) { stopped_failed.set_value(why); });
+  std::future<std::string> stopped_why = stopped_failed.get_future();
+  ASSERT_EQ(stopped_why.wait_for(std::chrono::seconds(20)), std::future_status::ready);
+  const std::string why = stopped_why.get();
+  EXPECT_NE(why.find(stopped.address), std::string::npos) << why;
+  EXPECT_EQ(stopped.parts.load(), PmiTreeLink::kAttempts);
+  EXPECT_EQ(slow.parts.load(), 2);  // the stalled first copy and the answered second
+  link.stop();
+  EXPECT_EQ(slow_failed.get_future().wait_for(std::chrono::seconds(0)),
+            std::future_status::timeout);
 }
 
 TEST_F(TreeTest, HostileMessagesAreRefusedWithTheReasonAndTheNodeKeepsServing) {
