@@ -4,14 +4,18 @@
 // gets of the other nodes' keys. Also: --label, exit codes and signals passed on, and a rank's
 // failure ending the step on its node at once and on the other node when the agent drops the
 // step (as it does when the failed node's tasks end): no rank is left waiting in a barrier.
+#include <linux/magic.h>
 #include <sched.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/statfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <mutex>
 #include <set>
@@ -266,6 +270,41 @@ TEST(JobShellTest, MpiRanksAreGivenTheNodesTopologyFile) {
   std::string own = seen({});
   ::unsetenv("HWLOC_XMLFILE");
   EXPECT_EQ(own, "/site/topology.xml unset");
+}
+
+// The PMIx server's directory (libpmix's job-data store, mapped by every local rank) is in
+// memory where /dev/shm is a tmpfs, and goes when its shell ends; one that a shell killed with
+// SIGKILL left behind is removed by the next shell of its user, one of a live shell is kept.
+TEST(JobShellTest, ThePmixServersDirectoryIsInMemoryAndNoneOutlivesItsShell) {
+  struct statfs fs {};
+  const bool memory =
+      ::statfs("/dev/shm", &fs) == 0 && fs.f_type == TMPFS_MAGIC && ::access("/dev/shm", W_OK) == 0;
+  const std::string base = memory ? "/dev/shm" : "/tmp";
+  pid_t dead = ::fork();
+  if (dead == 0) ::_exit(0);
+  ASSERT_GT(dead, 0);
+  wait_for(dead);
+  const std::string left = base + "/trellis-pmix-99.0.n7." + std::to_string(dead) + ".AbCdEf";
+  const std::string live = base + "/trellis-pmix-99.0.n7." + std::to_string(::getpid()) + ".GhIjKl";
+  for (const std::string& d : {left, live}) {
+    std::filesystem::create_directories(d + "/inside");
+    std::ofstream(d + "/inside/store") << "x";
+  }
+  TempDir dir;
+  FakeAgent agent({12, 1, 0}, {"n0"});
+  pid_t shell = agent.start_shell(
+      shell_arguments("n0", 0, agent.name(), {"sh", "-c", "echo \"$PMIX_SERVER_TMPDIR\""}, "1(x2)",
+                      {"--mpi", "pmix"}),
+      dir / "out");
+  EXPECT_EQ(wait_for(shell), 0) << testing::read_file(dir / "out");
+  std::vector<std::string> lines = read_lines(dir / "out");
+  ASSERT_EQ(lines.size(), 1u) << testing::read_file(dir / "out");
+  EXPECT_TRUE(lines[0].starts_with(base + "/trellis-pmix-12.0.n0." + std::to_string(shell) + "."))
+      << lines[0];
+  EXPECT_FALSE(std::filesystem::exists(lines[0]));  // the shell's own, gone with it
+  EXPECT_FALSE(std::filesystem::exists(left));
+  EXPECT_TRUE(std::filesystem::exists(live + "/inside/store"));
+  std::filesystem::remove_all(live);
 }
 
 TEST(JobShellTest, AFailedRankEndsTheStepOnItsNodeWithItsStatus) {
