@@ -25,6 +25,11 @@
 
 namespace trellis {
 
+// hwloc's plugins, none of which takes part in reading a topology from XML (the file is read by
+// hwloc's built-in parser): what the shell sets HWLOC_PLUGINS_BLACKLIST to beside HWLOC_XMLFILE.
+inline constexpr const char* kUnusedHwlocPlugins =
+    "hwloc_xml_libxml,hwloc_pci,hwloc_opencl,hwloc_gl";
+
 // The path of this node's topology file in `directory` (tests give their own), discovering and
 // writing it first if needed. An error (no libhwloc, the directory not writable, a file of
 // another user in the way) names what failed: the caller then lets each process discover on its

@@ -245,31 +245,40 @@ TEST(JobShellTest, RanksThatOutnumberTheCpusAreToldToYield) {
 }
 
 // An MPI step's ranks load the node's topology from the file the shell keeps
-// (shell/node_topology.h) instead of each discovering it; a step without MPI is left alone, and a
-// job that names its own file keeps it.
+// (shell/node_topology.h) instead of each discovering it, without hwloc's plugins; a step without
+// MPI is left alone, and a job that names its own file, or its own plugins, keeps its choice.
 TEST(JobShellTest, MpiRanksAreGivenTheNodesTopologyFile) {
   auto seen = [&](const std::vector<std::string>& extra) {
     TempDir dir;
     FakeAgent agent({12, 1, 0}, {"n0"});
     pid_t shell = agent.start_shell(
         shell_arguments("n0", 0, agent.name(),
-                        {"sh", "-c", "echo \"${HWLOC_XMLFILE-unset} ${HWLOC_THISSYSTEM-unset}\""},
+                        {"sh", "-c",
+                         "echo \"${HWLOC_XMLFILE-unset} ${HWLOC_THISSYSTEM-unset} "
+                         "${HWLOC_PLUGINS_BLACKLIST-unset}\""},
                         "1,0", extra),
         dir / "out");
     EXPECT_EQ(wait_for(shell), 0) << testing::read_file(dir / "out");
     std::vector<std::string> lines = read_lines(dir / "out");
     return lines.size() == 1 ? lines[0] : "lines: " + std::to_string(lines.size());
   };
+  // The file, and hwloc's plugins (none of which reads XML with HWLOC_XMLFILE set) left out.
+  const std::string plugins = " 1 hwloc_xml_libxml,hwloc_pci,hwloc_opencl,hwloc_gl";
   std::string mpi = seen({});
-  ASSERT_TRUE(mpi.starts_with("/tmp/trellis-topology.") && mpi.ends_with(".xml 1")) << mpi;
-  std::string xml = testing::read_file(mpi.substr(0, mpi.size() - 2));
+  ASSERT_TRUE(mpi.starts_with("/tmp/trellis-topology.") && mpi.ends_with(".xml" + plugins)) << mpi;
+  std::string xml = testing::read_file(mpi.substr(0, mpi.size() - plugins.size()));
   EXPECT_NE(xml.find("<topology"), std::string::npos) << xml.substr(0, 200);
   EXPECT_NE(xml.find("type=\"PU\""), std::string::npos) << xml.substr(0, 200);
-  EXPECT_EQ(seen({"--mpi", "none"}), "unset unset");
+  EXPECT_EQ(seen({"--mpi", "none"}), "unset unset unset");
   ::setenv("HWLOC_XMLFILE", "/site/topology.xml", 1);
   std::string own = seen({});
   ::unsetenv("HWLOC_XMLFILE");
-  EXPECT_EQ(own, "/site/topology.xml unset");
+  EXPECT_EQ(own, "/site/topology.xml unset unset");
+  // A job that chose its plugins (here: all of them) keeps its choice.
+  ::setenv("HWLOC_PLUGINS_BLACKLIST", "", 1);
+  std::string all_plugins = seen({});
+  ::unsetenv("HWLOC_PLUGINS_BLACKLIST");
+  EXPECT_TRUE(all_plugins.ends_with(".xml 1 ")) << all_plugins;
 }
 
 // The PMIx server's directory (libpmix's job-data store, mapped by every local rank) is in
