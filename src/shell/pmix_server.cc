@@ -7,6 +7,7 @@
 #include <sys/statfs.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstdlib>
@@ -289,6 +290,17 @@ Result<std::unique_ptr<PmixServer>> PmixServer::start(const ShellOptions& o,
       rc != PMIX_SUCCESS && rc != PMIX_OPERATION_SUCCEEDED)
     return fail(Error::Code::kUnavailable, "PMIx_server_register_nspace: " + lib.error(rc));
   return server;
+}
+
+std::vector<std::string> PmixServer::store_sizes(const std::vector<std::string>& base) {
+  std::vector<std::string> sizes;
+  for (std::string setting : {"NS_DATA_SEG_SIZE=1048576", "NS_META_SEG_SIZE=262144"}) {
+    const std::string name = setting.substr(0, setting.find('=') + 1);
+    if (std::none_of(base.begin(), base.end(),
+                     [&](const std::string& e) { return e.starts_with(name); }))
+      sizes.push_back(std::move(setting));
+  }
+  return sizes;
 }
 
 PmixServer::~PmixServer() {

@@ -46,6 +46,15 @@ class PmixServer {
   PmixServer(const PmixServer&) = delete;
   PmixServer& operator=(const PmixServer&) = delete;
 
+  // The sizes of libpmix's shared-memory job-data store ("NAME=value"), for those the job's
+  // environment `base` does not set. The server and every client read them from their own
+  // environment and must agree, so the caller sets them in both: its own (before start()) and
+  // the ranks'. Why: libpmix's defaults (4 MiB per data and per meta segment, each zeroed when a
+  // step's namespace is first stored) cost a shell 7-8 ms of CPU per step on this project's test
+  // host, on the first rank's connection; a full segment is chained to a new one, so smaller
+  // ones limit only the largest single value (1 MiB: a node map regex, a rank's modex blob).
+  static std::vector<std::string> store_sizes(const std::vector<std::string>& base);
+
   // The variables rank `rank` (one of this node's) needs, "NAME=value"; the rank is registered.
   Result<std::vector<std::string>> client_env(int rank);
 

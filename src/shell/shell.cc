@@ -179,6 +179,11 @@ Status Shell::start() {
     pmi_ = std::make_unique<Pmi1Server>(std::move(pmi));
   }
   if (o_.mpi == MpiKind::kPmix) {
+    for (const std::string& size : PmixServer::store_sizes(base)) {
+      const size_t eq = size.find('=');
+      ::setenv(size.substr(0, eq).c_str(), size.c_str() + eq + 1, 1);
+      base.push_back(size);
+    }
     Result<std::unique_ptr<PmixServer>> server = PmixServer::start(o_, layout_);
     if (!server) return server.error();
     pmix_ = std::move(*server);

@@ -316,6 +316,31 @@ TEST(JobShellTest, ThePmixServersDirectoryIsInMemoryAndNoneOutlivesItsShell) {
   std::filesystem::remove_all(live);
 }
 
+// libpmix's shared-memory store is made of smaller segments than its defaults (zeroing 8 MiB
+// per step was half the shell's CPU); server and ranks read the sizes from their environments,
+// so the ranks are given the shell's. A size the job chose is kept. (MpiClusterTest runs Open
+// MPI ranks on them.)
+TEST(JobShellTest, PmixRanksSeeTheStoresSegmentSizesAndAJobsOwnAreKept) {
+  auto seen = [&] {
+    TempDir dir;
+    FakeAgent agent({12, 1, 0}, {"n0"});
+    pid_t shell = agent.start_shell(
+        shell_arguments(
+            "n0", 0, agent.name(),
+            {"sh", "-c", "echo \"${NS_DATA_SEG_SIZE-unset} ${NS_META_SEG_SIZE-unset}\""}, "1(x2)",
+            {"--mpi", "pmix"}),
+        dir / "out");
+    EXPECT_EQ(wait_for(shell), 0) << testing::read_file(dir / "out");
+    std::vector<std::string> lines = read_lines(dir / "out");
+    return lines.size() == 1 ? lines[0] : testing::read_file(dir / "out");
+  };
+  EXPECT_EQ(seen(), "1048576 262144");
+  ::setenv("NS_DATA_SEG_SIZE", "8388608", 1);
+  std::string own = seen();
+  ::unsetenv("NS_DATA_SEG_SIZE");
+  EXPECT_EQ(own, "8388608 262144");
+}
+
 TEST(JobShellTest, AFailedRankEndsTheStepOnItsNodeWithItsStatus) {
   TempDir dir;
   FakeAgent agent({12, 1, 0}, {"n0"});
