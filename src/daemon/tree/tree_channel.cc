@@ -9,6 +9,7 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <sys/timerfd.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -51,6 +52,10 @@ void set_options(int fd) {
 
 constexpr auto kIdleWorker = std::chrono::seconds(30);
 constexpr int kIdleWorkersKept = 2;
+constexpr int kIdlePollerMillis = 30000;
+constexpr int kIdlePollersKept = 2;
+constexpr int kEventsPerWait = 64;
+constexpr uint32_t kConnectionEvents = EPOLLIN | EPOLLRDHUP | EPOLLONESHOT;
 // Requests one connection may have unanswered before it is closed (a flood).
 constexpr int kMaxInFlight = 4096;
 
@@ -69,11 +74,17 @@ struct TreeChannel::Connection {
 TreeChannel::TreeChannel() {
   epoll_ = ::epoll_create1(EPOLL_CLOEXEC);
   wake_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  timer_ = ::timerfd_create(CLOCK_REALTIME, TFD_CLOEXEC | TFD_NONBLOCK);
+  timer_at_ = SystemClock::time_point::max();
   epoll_event event{};
-  event.events = EPOLLIN;
-  event.data.ptr = nullptr;  // the wake-up
+  event.events = EPOLLIN;  // level-triggered and never read: it wakes every poll thread
+  event.data.ptr = &wake_;
   ::epoll_ctl(epoll_, EPOLL_CTL_ADD, wake_, &event);
-  thread_ = std::thread([this] { run(); });
+  event.events = EPOLLIN | EPOLLONESHOT;
+  event.data.ptr = &timer_;
+  ::epoll_ctl(epoll_, EPOLL_CTL_ADD, timer_, &event);
+  std::lock_guard lock(work_mutex_);
+  start_poller();
 }
 
 TreeChannel::~TreeChannel() {
@@ -81,9 +92,14 @@ TreeChannel::~TreeChannel() {
   uint64_t one = 1;
   ssize_t ignored = ::write(wake_, &one, sizeof one);
   (void)ignored;
-  if (thread_.joinable()) thread_.join();
-  // Every connection closes and every pending request fails, so that a worker waiting for
-  // answers (an agent forwarding a message) finishes; then the workers are waited for.
+  // The poll threads stop polling first (none reads a connection after that; those answering a
+  // request finish as workers do).
+  {
+    std::unique_lock lock(work_mutex_);
+    workers_gone_.wait(lock, [&] { return polling_ == 0; });
+  }
+  // Every connection closes and every pending request fails, so that a thread waiting for
+  // answers (an agent forwarding a message) finishes; then the threads are waited for.
   std::map<uint64_t, Pending> left;
   {
     std::lock_guard lock(mutex_);
@@ -101,9 +117,10 @@ TreeChannel::~TreeChannel() {
   {
     std::unique_lock lock(work_mutex_);
     work_ready_.notify_all();
-    workers_gone_.wait(lock, [&] { return workers_ == 0; });
+    workers_gone_.wait(lock, [&] { return workers_ == 0 && pollers_ == 0; });
   }
   if (listener_ >= 0) ::close(listener_);
+  ::close(timer_);
   ::close(wake_);
   ::close(epoll_);
 }
@@ -145,7 +162,7 @@ Result<int> TreeChannel::listen(const std::string& host, int port, Handler handl
   handler_ = std::move(handler);
   listener_ = fd;
   epoll_event event{};
-  event.events = EPOLLIN;
+  event.events = EPOLLIN | EPOLLONESHOT;
   event.data.ptr = &listener_;  // tells the listener apart
   ::epoll_ctl(epoll_, EPOLL_CTL_ADD, fd, &event);
   return bound_port;
@@ -157,9 +174,16 @@ void TreeChannel::add(std::shared_ptr<Connection> connection) {
     connections_[connection.get()] = connection;
   }
   epoll_event event{};
-  event.events = EPOLLIN | EPOLLRDHUP;
+  event.events = kConnectionEvents;
   event.data.ptr = connection.get();
   ::epoll_ctl(epoll_, EPOLL_CTL_ADD, connection->fd, &event);
+}
+
+void TreeChannel::rearm(int fd, void* tag, uint32_t events) {
+  epoll_event event{};
+  event.events = events;
+  event.data.ptr = tag;
+  ::epoll_ctl(epoll_, EPOLL_CTL_MOD, fd, &event);
 }
 
 void TreeChannel::close(const std::shared_ptr<Connection>& connection, const std::string& why) {
@@ -195,54 +219,37 @@ void TreeChannel::close(const std::shared_ptr<Connection>& connection, const std
                  {});
 }
 
-void TreeChannel::run() {
-  std::vector<epoll_event> events(256);
-  while (!stopping_) {
-    int timeout = 1000;
-    {
-      std::lock_guard lock(mutex_);
-      for (const auto& [id, pending] : pending_)
-        timeout = std::min(timeout, millis_until(pending.deadline) + 1);
-      wakes_at_ = SystemClock::now() + std::chrono::milliseconds(timeout);
-    }
-    int n = ::epoll_wait(epoll_, events.data(), static_cast<int>(events.size()), timeout);
+void TreeChannel::start_poller() {
+  ++pollers_;
+  ++polling_;
+  std::thread([this] { poll(); }).detach();
+}
+
+void TreeChannel::poll() {
+  epoll_event events[kEventsPerWait];
+  std::vector<Request> requests;
+  for (;;) {
+    int n = ::epoll_wait(epoll_, events, kEventsPerWait, kIdlePollerMillis);
+    if (stopping_) break;
     if (n < 0 && errno != EINTR) break;
+    if (n == 0) {
+      std::lock_guard lock(work_mutex_);
+      if (polling_ > kIdlePollersKept) break;
+      continue;
+    }
     // Connections closed during this batch stay alive until its end (an event of the batch may
     // still name one).
     std::vector<std::shared_ptr<Connection>> batch;
+    requests.clear();
     for (int i = 0; i < n; ++i) {
       void* tag = events[i].data.ptr;
-      if (tag == nullptr) {  // the wake-up: `stopping_` and the deadlines are looked at next
-        uint64_t count = 0;
-        ssize_t ignored = ::read(wake_, &count, sizeof count);
-        (void)ignored;
+      if (tag == &wake_) continue;  // stopping: seen at the next turn
+      if (tag == &timer_) {
+        expire();
         continue;
       }
       if (tag == &listener_) {
-        for (;;) {
-          sockaddr_storage from{};
-          socklen_t length = sizeof from;
-          int fd = ::accept4(listener_, reinterpret_cast<sockaddr*>(&from), &length,
-                             SOCK_NONBLOCK | SOCK_CLOEXEC);
-          if (fd < 0) break;
-          {
-            std::lock_guard lock(mutex_);
-            if (accepted_ >= kMaxConnections) {
-              ::close(fd);
-              continue;
-            }
-            ++accepted_;
-          }
-          set_options(fd);
-          auto connection = std::make_shared<Connection>();
-          connection->fd = fd;
-          char text[INET6_ADDRSTRLEN] = "?";
-          if (from.ss_family == AF_INET)
-            ::inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(&from)->sin_addr, text,
-                        sizeof text);
-          connection->peer = text;
-          add(connection);
-        }
+        accept_all();
         continue;
       }
       std::shared_ptr<Connection> connection;
@@ -253,13 +260,76 @@ void TreeChannel::run() {
       }
       if (!connection) continue;  // closed earlier in this batch
       batch.push_back(connection);
-      read_from(connection);
+      read_from(connection, requests);
     }
-    expire();
+    if (requests.empty()) continue;
+    // All but the last request go to workers; the last is answered here, once another thread
+    // polls in this one's place (one is started if none is idle).
+    for (size_t i = 0; i + 1 < requests.size(); ++i)
+      submit([this, request = std::move(requests[i])]() mutable {
+        serve(std::move(request.connection), request.id, std::move(request.payload));
+      });
+    Request& last = requests.back();
+    bool here = true;
+    {
+      std::lock_guard lock(work_mutex_);
+      if (polling_ == 1 && pollers_ >= kMaxPollers) {
+        here = false;  // the last poller stays one
+      } else {
+        --polling_;
+        if (polling_ == 0) start_poller();
+      }
+    }
+    if (!here) {
+      submit([this, request = std::move(last)]() mutable {
+        serve(std::move(request.connection), request.id, std::move(request.payload));
+      });
+      continue;
+    }
+    serve(std::move(last.connection), last.id, std::move(last.payload));
+    std::lock_guard lock(work_mutex_);
+    if (stopping_) {
+      --pollers_;
+      workers_gone_.notify_all();
+      return;
+    }
+    ++polling_;
   }
+  std::lock_guard lock(work_mutex_);
+  --polling_;
+  --pollers_;
+  workers_gone_.notify_all();
 }
 
-void TreeChannel::read_from(const std::shared_ptr<Connection>& connection) {
+void TreeChannel::accept_all() {
+  for (;;) {
+    sockaddr_storage from{};
+    socklen_t length = sizeof from;
+    int fd = ::accept4(listener_, reinterpret_cast<sockaddr*>(&from), &length,
+                       SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd < 0) break;
+    {
+      std::lock_guard lock(mutex_);
+      if (accepted_ >= kMaxConnections) {
+        ::close(fd);
+        continue;
+      }
+      ++accepted_;
+    }
+    set_options(fd);
+    auto connection = std::make_shared<Connection>();
+    connection->fd = fd;
+    char text[INET6_ADDRSTRLEN] = "?";
+    if (from.ss_family == AF_INET)
+      ::inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(&from)->sin_addr, text, sizeof text);
+    connection->peer = text;
+    add(connection);
+  }
+  rearm(listener_, &listener_, EPOLLIN | EPOLLONESHOT);
+}
+
+void TreeChannel::read_from(const std::shared_ptr<Connection>& connection,
+                            std::vector<Request>& requests) {
   char chunk[65536];
   for (;;) {
     ssize_t got = ::read(connection->fd, chunk, sizeof chunk);
@@ -292,7 +362,7 @@ void TreeChannel::read_from(const std::shared_ptr<Connection>& connection) {
       close(connection, frame.error().message);
       return;
     }
-    if (!*frame) return;
+    if (!*frame) break;
     Frame& f = **frame;
     switch (f.kind) {
       case FrameKind::kRequest:
@@ -300,9 +370,7 @@ void TreeChannel::read_from(const std::shared_ptr<Connection>& connection) {
           close(connection, "a request it may not send here");
           return;
         }
-        submit([this, connection, id = f.id, payload = std::move(f.payload)]() mutable {
-          serve(connection, id, std::move(payload));
-        });
+        requests.push_back(Request{connection, f.id, std::move(f.payload)});
         break;
       case FrameKind::kAnswer: {
         v1::TreeAnswer answer;
@@ -324,6 +392,10 @@ void TreeChannel::read_from(const std::shared_ptr<Connection>& connection) {
       }
     }
   }
+  // Re-armed unless closed meanwhile (by a sender that could not write): the fd of a closed
+  // connection may already be another's.
+  std::lock_guard write(connection->write_mutex);
+  if (!connection->dead) rearm(connection->fd, connection.get(), kConnectionEvents);
 }
 
 void TreeChannel::serve(std::shared_ptr<Connection> connection, uint64_t id, std::string payload) {
@@ -353,20 +425,39 @@ void TreeChannel::complete(uint64_t id, const grpc::Status& status, const v1::Tr
   done(status, answer);
 }
 
+void TreeChannel::arm_timer(SystemClock::time_point at) {
+  timer_at_ = at;
+  itimerspec when{};  // all zero: disarmed
+  if (at != SystemClock::time_point::max()) {
+    auto since_epoch = std::chrono::duration_cast<std::chrono::nanoseconds>(at.time_since_epoch());
+    when.it_value.tv_sec = static_cast<time_t>(since_epoch.count() / 1000000000);
+    when.it_value.tv_nsec = static_cast<long>(since_epoch.count() % 1000000000);
+    if (when.it_value.tv_sec <= 0 && when.it_value.tv_nsec <= 0) when.it_value.tv_nsec = 1;
+  }
+  ::timerfd_settime(timer_, TFD_TIMER_ABSTIME, &when, nullptr);
+}
+
 void TreeChannel::expire() {
+  uint64_t expirations = 0;
+  ssize_t ignored = ::read(timer_, &expirations, sizeof expirations);
+  (void)ignored;
   std::vector<Pending> late;
   {
     std::lock_guard lock(mutex_);
     auto now = SystemClock::now();
+    auto next = SystemClock::time_point::max();
     for (auto it = pending_.begin(); it != pending_.end();) {
       if (it->second.deadline <= now) {
         late.push_back(std::move(it->second));
         it = pending_.erase(it);
       } else {
+        next = std::min(next, it->second.deadline);
         ++it;
       }
     }
+    arm_timer(next);
   }
+  rearm(timer_, &timer_, EPOLLIN | EPOLLONESHOT);
   for (Pending& pending : late)
     pending.done(grpc::Status(grpc::StatusCode::DEADLINE_EXCEEDED, "no answer in time"), {});
 }
@@ -430,7 +521,7 @@ Result<std::shared_ptr<TreeChannel::Connection>> TreeChannel::connection_to(
     connections_[connection.get()] = connection;
   }
   epoll_event event{};
-  event.events = EPOLLIN | EPOLLRDHUP;
+  event.events = kConnectionEvents;
   event.data.ptr = connection.get();
   ::epoll_ctl(epoll_, EPOLL_CTL_ADD, fd, &event);
   return connection;
@@ -483,19 +574,14 @@ void TreeChannel::send_serialized(const std::string& agent, const std::string& m
       done(grpc::Status(grpc::StatusCode::UNAVAILABLE, connection.error().message), {});
       return;
     }
-    bool sooner = false;
     {
       std::lock_guard lock(mutex_);
       pending_[id] = Pending{std::move(done), deadline, *connection};
-      sooner = deadline < wakes_at_;
-    }
-    // The channel's thread sleeps until the earliest deadline it knew of: one sooner wakes it, so
-    // that this request expires on time (a parent waiting for a stopped child answers its own
-    // parent before that one's deadline, instead of up to a second late and as lost itself).
-    if (sooner) {
-      const uint64_t one = 1;
-      ssize_t ignored = ::write(wake_, &one, sizeof one);
-      (void)ignored;
+      // The timer is set for the earliest deadline it knew of: a sooner one sets it again, so
+      // that this request expires on time (a parent waiting for a stopped child answers its own
+      // parent before that one's deadline, and is not taken for lost itself). One that is later
+      // costs nothing here: when the timer goes off it is set for the next deadline then pending.
+      if (deadline < timer_at_) arm_timer(deadline);
     }
     if (Status wrote = write_frame(**connection, frame, deadline); !wrote) {
       close(*connection, wrote.error().message);

@@ -3,12 +3,17 @@
 // answers (the controller; an agent forwarding to its children), and an agent's also listens for
 // messages and answers them.
 //
-// One thread per channel watches every connection (epoll): it reads whole frames, completes the
-// answered requests, and hands each request that comes in to a worker thread, so that a slow
-// message (a gang switch waiting for a freeze, a large launch) never holds up another (a
-// liveness ping). Workers are started as needed, at most kMaxWorkers, and leave when idle.
-// Connections to an agent are made on first use and kept; a lost one is made again at the next
-// message. Each request has a deadline; one not answered by then completes as DEADLINE_EXCEEDED.
+// The channel's poll threads all wait on one epoll set whose connections are armed one-shot: the
+// thread woken for a connection reads its whole frames, completes the answered requests, re-arms
+// it and then answers a request that came in itself, on the spot (no hand-off to another thread:
+// one wake-up per message). Before it does, it makes sure another poll thread is left waiting
+// (starting one if need be), so that a slow message (a gang switch waiting for a freeze, a large
+// launch) never holds up another (a liveness ping) nor the answers it may itself wait for. Poll
+// threads are started as needed, at most kMaxPollers, and leave when idle; when all are busy,
+// requests go to worker threads (at most kMaxWorkers), as do further requests read in the same
+// batch and connections still to be made. Connections to an agent are made on first use and
+// kept; a lost one is made again at the next message. Each request has a deadline (a timer armed
+// for the earliest); one not answered by then completes as DEADLINE_EXCEEDED.
 //
 //   TreeChannel channel;
 //   Result<int> port = channel.listen("10.0.0.7", 0, [&](const v1::TreeMessage& m,
@@ -16,7 +21,8 @@
 //   channel.send("10.0.0.8:41234", message, deadline,
 //                [](const grpc::Status& status, const v1::TreeAnswer& answer) { ... });
 //
-// Thread-safe. `done` callbacks run on the channel's thread and must not block.
+// Thread-safe. `done` callbacks run on a poll thread (or on the sending thread, for a message that
+// could not be sent) and must not block.
 #pragma once
 
 #include <atomic>
@@ -30,6 +36,7 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <grpcpp/support/status.h>
 
@@ -41,14 +48,16 @@ namespace trellis {
 class TreeChannel {
  public:
   using Done = std::function<void(const grpc::Status&, const v1::TreeAnswer&)>;
-  // Answers a request that came in (on a worker thread); a non-OK status is sent as a refusal.
+  // Answers a request that came in (on a poll or worker thread); a non-OK status is sent as a
+  // refusal.
   using Handler = std::function<grpc::Status(const v1::TreeMessage&, v1::TreeAnswer*)>;
 
+  static constexpr int kMaxPollers = 64;
   static constexpr int kMaxWorkers = 64;
   static constexpr int kMaxConnections = 4096;  // accepted, at a time
 
   TreeChannel();
-  ~TreeChannel();  // fails what is pending, closes every connection, waits for the workers
+  ~TreeChannel();  // fails what is pending, closes every connection, waits for every thread
   TreeChannel(const TreeChannel&) = delete;
   TreeChannel& operator=(const TreeChannel&) = delete;
 
@@ -74,13 +83,27 @@ class TreeChannel {
     std::weak_ptr<Connection> connection;
   };
 
-  void run();  // the channel's thread
+  // A request read, to be answered.
+  struct Request {
+    std::shared_ptr<Connection> connection;
+    uint64_t id = 0;
+    std::string payload;
+  };
+
+  void poll();  // a poll thread
   void add(std::shared_ptr<Connection> connection);
   void close(const std::shared_ptr<Connection>& connection, const std::string& why);
-  void read_from(const std::shared_ptr<Connection>& connection);
+  // Reads what `connection` has, completes the answers and appends the requests to `requests`;
+  // re-arms the connection unless it was closed.
+  void read_from(const std::shared_ptr<Connection>& connection, std::vector<Request>& requests);
+  void accept_all();
+  // Re-arms a one-shot fd of the epoll set (`tag` = its event's data.ptr).
+  void rearm(int fd, void* tag, uint32_t events);
   void serve(std::shared_ptr<Connection> connection, uint64_t id, std::string payload);
   void complete(uint64_t id, const grpc::Status& status, const v1::TreeAnswer& answer);
-  void expire();
+  void expire();  // the timer went off
+  // Sets the timer for `at` (max(): none). With mutex_ held.
+  void arm_timer(std::chrono::system_clock::time_point at);
   Result<std::shared_ptr<Connection>> connection_to(const std::string& agent,
                                                     std::chrono::system_clock::time_point deadline);
   // Writes a frame whole (a blocking write on a non-blocking socket), until `deadline`.
@@ -88,9 +111,11 @@ class TreeChannel {
                             std::chrono::system_clock::time_point deadline);
   void submit(std::function<void()> job);
   void work();
+  void start_poller();  // with work_mutex_ held
 
   int epoll_ = -1;
-  int wake_ = -1;  // an eventfd: stop, or a deadline sooner than the thread's next wake-up
+  int wake_ = -1;   // an eventfd, readable once the channel stops (never read)
+  int timer_ = -1;  // a timerfd, set for the earliest deadline pending
   int listener_ = -1;
   Handler handler_;
   std::atomic<bool> stopping_{false};
@@ -100,7 +125,7 @@ class TreeChannel {
   std::map<const Connection*, std::shared_ptr<Connection>> connections_;
   std::map<std::string, std::shared_ptr<Connection>> outgoing_;  // by agent address
   std::map<uint64_t, Pending> pending_;
-  std::chrono::system_clock::time_point wakes_at_;  // when the channel's thread next wakes
+  std::chrono::system_clock::time_point timer_at_;  // when the timer goes off (max(): never)
   int accepted_ = 0;
 
   std::mutex connect_mutex_;  // one connection attempt at a time (per channel)
@@ -109,8 +134,10 @@ class TreeChannel {
   std::condition_variable work_ready_;
   std::deque<std::function<void()>> jobs_;  // guarded by work_mutex_
   int workers_ = 0, idle_ = 0;              // guarded by work_mutex_
-  std::condition_variable workers_gone_;
-  std::thread thread_;
+  // Poll threads: all of them, and those polling (not answering a request). Guarded by
+  // work_mutex_.
+  int pollers_ = 0, polling_ = 0;
+  std::condition_variable workers_gone_;  // a worker or poll thread left, or stopped polling
 };
 
 }  // namespace trellis
