@@ -221,7 +221,19 @@ Result<StreamResult> run_controller_stream(const StreamOptions& options) {
     for (const auto& store : stores) n += store->round_trips();
     return n;
   };
+  auto operations = [&] {
+    std::map<std::string, StateStore::OperationCounts> sum;
+    for (const auto& store : stores)
+      for (const auto& [op, c] : store->operation_counts()) {
+        StateStore::OperationCounts& s = sum[op];
+        s.calls += c.calls;
+        s.round_trips += c.round_trips;
+        s.statements += c.statements;
+      }
+    return sum;
+  };
   const int64_t round_trips_before = round_trips();
+  const std::map<std::string, StateStore::OperationCounts> operations_before = operations();
   const double cpu_before = process_cpu_seconds();
   const double database_before = options.database_cpu ? options.database_cpu() : 0;
   auto started_at = Clock::now();
@@ -313,6 +325,13 @@ Result<StreamResult> run_controller_stream(const StreamOptions& options) {
   result.seconds = std::chrono::duration<double>(Clock::now() - started_at).count();
   result.window_starts = static_cast<int64_t>(agents.launches());
   result.round_trips = round_trips() - round_trips_before;
+  result.operations = operations();
+  for (auto& [op, c] : result.operations)
+    if (auto before = operations_before.find(op); before != operations_before.end()) {
+      c.calls -= before->second.calls;
+      c.round_trips -= before->second.round_trips;
+      c.statements -= before->second.statements;
+    }
   result.process_cpu = process_cpu_seconds() - cpu_before;
   if (options.database_cpu) result.database_cpu = options.database_cpu() - database_before;
 

@@ -16,10 +16,12 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
 #include "core/result.h"
+#include "store/state_store.h"
 
 namespace trellis::bench {
 
@@ -50,6 +52,9 @@ struct StreamResult {
   int64_t window_starts = 0;  // starts launched within the window
   int64_t round_trips = 0;
   double process_cpu = 0, database_cpu = 0;
+  // The same window's store calls by kind, summed over the controllers: calls, round trips and
+  // statements (StateStore::operation_counts()).
+  std::map<std::string, StateStore::OperationCounts> operations;
   std::vector<double> start_latency;  // submit to first start of each job that started, seconds
 
   // The audit.

@@ -32,6 +32,7 @@ struct BenchControllersArgs {
   std::string machine = "torus:4x4x4";
   int backlog = 150;
   int clients = 0;
+  bool counts = false;
 };
 
 int run_bench_controllers(const BenchControllersArgs& args) {
@@ -127,6 +128,24 @@ int run_bench_controllers(const BenchControllersArgs& args) {
                                         : std::to_string(r.database_cpu * per * 1000).substr(0, 5))
               << "  " << audit.str() << "\n";
   }
+  if (args.counts) {
+    // What each kind of store call cost over the window, per decision.
+    for (const Row& row : rows) {
+      const bench::StreamResult& r = row.result;
+      double per = r.window_starts > 0 ? 1.0 / r.window_starts : 0;
+      std::cout << "\n"
+                << row.store << " x" << row.controllers << ", store calls per decision by kind:\n"
+                << std::left << std::setw(20) << "  kind" << std::right << std::setw(12)
+                << "calls/d" << std::setw(12) << "rt/d" << std::setw(14) << "statements/d"
+                << "\n";
+      for (const auto& [op, c] : r.operations) {
+        if (c.calls == 0 && c.round_trips == 0) continue;
+        std::cout << std::left << std::setw(20) << "  " + op << std::right << std::fixed
+                  << std::setprecision(3) << std::setw(12) << c.calls * per << std::setw(12)
+                  << c.round_trips * per << std::setw(14) << c.statements * per << "\n";
+      }
+    }
+  }
   if (!skipped.empty()) std::cout << "\nPostgreSQL rows skipped: " << skipped << "\n";
   return clean ? kExitOk : kExitFailure;
 }
@@ -157,6 +176,9 @@ void add_bench_controllers_command(CLI::App& app, int& status) {
                   "Client threads submitting at once (default: max(4, controllers))")
       ->check(CLI::NonNegativeNumber);
   cmd->add_flag("--no-postgres", args->no_postgres, "Only the SQLite row");
+  cmd->add_flag("--counts", args->counts,
+                "Also print each row's store calls, round trips and statements per decision, by "
+                "kind of call");
   cmd->callback([args, &status] { status = run_bench_controllers(*args); });
 }
 

@@ -118,7 +118,7 @@ class PostgresSession final : public Session {
         std::string setup = "SET enable_seqscan = off";
         if (read_only()) setup += "; SET default_transaction_read_only = on";
         PGresult* r = PQexec(conn_, setup.c_str());
-        ++round_trips_;
+        note_round_trip(1);
         bool ok = PQresultStatus(r) == PGRES_COMMAND_OK;
         PQclear(r);
         if (ok) return Ok{};
@@ -162,7 +162,7 @@ class PostgresSession final : public Session {
     if (Status s = flush(); !s) return s;
     if (!conn_) return fail(Error::Code::kUnavailable, "not connected");
     PGresult* r = PQexec(conn_, std::string(sql).c_str());
-    ++round_trips_;
+    note_round_trip(1);
     Status s = check(r, what);
     PQclear(r);
     return s;
@@ -205,7 +205,7 @@ class PostgresSession final : public Session {
       return;
     }
     PGresult* r = PQexec(conn_, "ROLLBACK");
-    ++round_trips_;
+    note_round_trip(1);
     if (PQresultStatus(r) != PGRES_COMMAND_OK && PQstatus(conn_) != CONNECTION_OK) lost_ = true;
     PQclear(r);
   }
@@ -338,7 +338,7 @@ class PostgresSession final : public Session {
       commands.push_back({i, false});
     }
     if (!PQpipelineSync(conn_)) return lost_on_send();
-    ++round_trips_;
+    note_round_trip(static_cast<int64_t>(all.size()));
     for (const Outgoing& o : all)
       if (o.sql.starts_with("BEGIN")) begun_on_server_ = true;
 

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <initializer_list>
+#include <map>
 #include <span>
 #include <string>
 #include <string_view>
@@ -178,6 +179,18 @@ class Session {
   // session waited for the server's answer.
   int64_t round_trips() const { return round_trips_; }
 
+  // Per operation (set_operation()'s name): calls (transaction() and single_statement() count
+  // one each, whatever their attempts), round trips and statements sent (BEGIN and COMMIT
+  // included), for benchmarks that count what each kind of transaction costs. SQLite counts
+  // calls only.
+  struct OperationCounts {
+    int64_t calls = 0, round_trips = 0, statements = 0;
+  };
+  const std::map<std::string, OperationCounts, std::less<>>& operation_counts() const {
+    return counts_;
+  }
+  void count_call() { ++counts_of(operation_).calls; }
+
   // The cluster's node count once known (it never changes after init_cluster); 0 before.
   int node_count = 0;
   // The events of the write transaction in progress (transaction() clears them at its start and
@@ -185,9 +198,22 @@ class Session {
   std::vector<PendingEvent> events;
 
  protected:
+  // One exchange with the server that carried `statements` statements.
+  void note_round_trip(int64_t statements) {
+    ++round_trips_;
+    OperationCounts& c = counts_of(operation_);
+    ++c.round_trips;
+    c.statements += statements;
+  }
   int64_t round_trips_ = 0;
 
  private:
+  OperationCounts& counts_of(std::string_view op) {
+    auto it = counts_.find(op);
+    if (it == counts_.end()) it = counts_.emplace(std::string(op), OperationCounts{}).first;
+    return it->second;
+  }
+  std::map<std::string, OperationCounts, std::less<>> counts_;
   std::string name_;
   bool read_only_;
   std::string_view operation_;
@@ -215,6 +241,8 @@ Status finish_write(Session& db, bool counted);
 template <typename Body>
 auto transaction(Session& db, std::string_view op, bool write, Body&& body,
                  Counting counting = Counting::kCounted) -> decltype(body(std::declval<bool&>())) {
+  db.set_operation(op);
+  db.count_call();
   for (int attempt = 1;; ++attempt) {
     db.set_operation(op);
     if (write && db.read_only()) {
@@ -255,6 +283,8 @@ auto transaction(Session& db, std::string_view op, bool write, Body&& body,
 // needs no BEGIN or COMMIT round trip. A lost connection is retried as transaction() retries it.
 template <typename Body>
 auto single_statement(Session& db, std::string_view op, Body&& body) -> decltype(body()) {
+  db.set_operation(op);
+  db.count_call();
   for (int attempt = 1;; ++attempt) {
     db.set_operation(op);
     auto result = body();

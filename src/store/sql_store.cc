@@ -31,6 +31,14 @@ int64_t SqlStore::round_trips() const {
   return db_->round_trips();
 }
 
+std::map<std::string, StateStore::OperationCounts> SqlStore::operation_counts() const {
+  std::lock_guard lock(mutex_);
+  std::map<std::string, OperationCounts> out;
+  for (const auto& [op, c] : db_->operation_counts())
+    out[op] = {c.calls, c.round_trips, c.statements};
+  return out;
+}
+
 Result<std::unique_ptr<SqlStore>> SqlStore::open(std::unique_ptr<Session> session) {
   Status schema = session->read_only() ? sql::check_schema(*session) : sql::migrate(*session);
   if (!schema) return schema.error();

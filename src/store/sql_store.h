@@ -97,6 +97,7 @@ class SqlStore final : public StateStore {
 
   Result<std::vector<StoredEvent>> events(int64_t after, int limit) override;
   int64_t round_trips() const override;
+  std::map<std::string, OperationCounts> operation_counts() const override;
 
  private:
   explicit SqlStore(std::unique_ptr<sql::Session> db);

@@ -425,6 +425,12 @@ class StateStore {
 
   // Round trips to the database server so far (0 for an embedded engine), for benchmarks.
   virtual int64_t round_trips() const { return 0; }
+  // Per kind of call ("submit", "commit_pass", "record_exits", "changes", ...): calls, round trips
+  // and statements sent so far (an embedded engine counts calls only), for benchmarks.
+  struct OperationCounts {
+    int64_t calls = 0, round_trips = 0, statements = 0;
+  };
+  virtual std::map<std::string, OperationCounts> operation_counts() const { return {}; }
 };
 
 struct StoreOptions {
