@@ -148,6 +148,7 @@ Request Controller::placed_request(const Request& asked) const {
 Status Controller::rebuild(Seconds now, bool relaunch) {
   const int n = machine_.node_count();
   synced_version_ = -1;
+  synced_at_ = -1;
   // Where the store is, read first: a change committed while the rest is read is replayed by the
   // next sync() (replaying what is in memory already changes nothing).
   Result<StoreHead> head = store_.head();
@@ -309,7 +310,10 @@ Status Controller::sync(Seconds now) {
   Result<StoreChanges> changes = store_.changes(synced_event_, kMostReplayed + 1);
   if (!changes) return changes.error();
   const StoreHead* head = &changes->head;
-  if (head->version == synced_version_ && head->last_event == synced_event_) return Ok{};
+  if (head->version == synced_version_ && head->last_event == synced_event_) {
+    synced_at_ = now;
+    return Ok{};
+  }
   std::vector<StoredEvent>* events = &changes->events;
   if (static_cast<int>(events->size()) > kMostReplayed) return rebuild(now, /*relaunch=*/false);
   // The rows of the jobs the events need, in one read.
@@ -338,6 +342,7 @@ Status Controller::sync(Seconds now) {
   }
   synced_version_ = head->version;
   finished_.clear();
+  synced_at_ = now;
   return Ok{};
 }
 
@@ -446,6 +451,7 @@ void Controller::resign() {
   (void)store_.release_lease(identity_);
   scheduler_ = false;
   synced_version_ = -1;
+  synced_at_ = -1;
 }
 
 bool Controller::is_admin(const Caller& caller) const {

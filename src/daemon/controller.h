@@ -355,7 +355,10 @@ class Controller {
   Seconds next_lease_try_ = 0;   // when to seek the lease again while another holds it
   int64_t synced_version_ = -1;  // the store version the memory reflects; -1: none kept
   int64_t synced_event_ = 0;     // the last event of the log the memory reflects
-  std::set<JobId> finished_;     // jobs that left memory since the last sync (replay skips them)
+  // The `now` of the last sync() that left the memory following the store; a pass at that same
+  // instant (the scheduler loop's tick() and pass share one) does not read the store again.
+  Seconds synced_at_ = -1;
+  std::set<JobId> finished_;  // jobs that left memory since the last sync (replay skips them)
 
   // --- Jobs that wait outside the core (controller_waiting.cc; not `hold`, which is a job held
   // until `trellis release`): a dependency not satisfied yet (or

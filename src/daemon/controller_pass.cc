@@ -19,7 +19,11 @@ namespace trellis {
 Result<std::vector<JobId>> Controller::run_pass(Seconds now) {
   std::lock_guard lock(mutex_);
   now = not_before_latest(now);
-  if (Status ok = sync(now); !ok) return ok.error();
+  // tick() at this same instant has just brought the memory up to the store (a change since
+  // wakes the scheduler again): reading it a second time would find nothing new.
+  const bool fresh = scheduler_ && tracking() && synced_at_ == now;
+  if (!fresh)
+    if (Status ok = sync(now); !ok) return ok.error();
   if (!scheduler_) return std::vector<JobId>{};
   pass_wanted_ = false;
   if (Status ok = admit_waiting(now); !ok) return ok.error();
