@@ -1,6 +1,7 @@
 #include "bench/controller_stream.h"
 
 #include "bench/event_log_audit.h"
+#include "bench/overtakes.h"
 
 #include <sys/resource.h>
 #include <unistd.h>
@@ -146,6 +147,7 @@ Result<StreamResult> run_controller_stream(const StreamOptions& options) {
   config.controller.policy = "easy";
   config.controller.heartbeat_interval = 1e6;  // the fake agents never miss one
   config.controller.scheduler_lease = options.scheduler_lease;
+  config.controller.allocation = options.allocation;
   Result<Machine> machine = Machine::parse(options.machine);
   if (!machine) return machine.error();
 
@@ -170,6 +172,12 @@ Result<StreamResult> run_controller_stream(const StreamOptions& options) {
   if (Result<v1::RegisterReply> r = controllers[0]->register_agent(hello, daemon, wall_clock_now());
       !r)
     return r.error();
+
+  // Concurrent allocation: the stream starts once every controller has checked in and seen the
+  // others (each places in its share of the machine, cut from the controllers checked in), so
+  // that the figures are the steady state's, as with no handovers.
+  if (options.allocation == AllocationMode::kConcurrent && count > 1)
+    std::this_thread::sleep_for(std::chrono::duration<double>(Controller::kCheckInEvery * 1.2));
 
   std::atomic<bool> stop{false};
   std::atomic<int> errors{0};
@@ -362,6 +370,7 @@ Result<StreamResult> run_controller_stream(const StreamOptions& options) {
   result.jobs = static_cast<int64_t>(acknowledged.size());
   result.cancels = cancels;
   result.repeated_launches = agents.repeated_launches;
+  for (const auto& c : controllers) result.conflicts += c->conflicts();
   Result<EventLogAudit> audit = audit_event_log(*stores[0]);
   if (!audit) return audit.error();
   result.events = audit->events;
@@ -388,6 +397,7 @@ Result<StreamResult> run_controller_stream(const StreamOptions& options) {
     if (job.attempt > 0)
       result.start_latency.push_back(std::max(0.0, job.start_time - job.submit_time));
   }
+  result.overtakes = count_overtakes(*all, machine->node_count());
   for (JobId id : acknowledged)
     if (!seen.count(id)) {
       ++result.lost;

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "core/result.h"
+#include "daemon/config.h"
 #include "store/state_store.h"
 
 namespace trellis::bench {
@@ -35,6 +36,9 @@ struct StreamOptions {
   double cancel_fraction = 0.05;
   double handover_every = 5.0;  // seconds between forced handovers of the scheduler role; 0: none
   double scheduler_lease = 0.5;
+  // Lease: the lease holder places every job; concurrent: each controller places the jobs it was
+  // given (daemon/controller.h).
+  AllocationMode allocation = AllocationMode::kLease;
   std::function<void(int64_t started)> progress;  // called every few seconds, if set
   // CPU seconds the database server has used so far, if known (PostgresServer::cpu_seconds);
   // sampled at the start and the end of the stream.
@@ -56,6 +60,11 @@ struct StreamResult {
   // statements (StateStore::operation_counts()).
   std::map<std::string, StateStore::OperationCounts> operations;
   std::vector<double> start_latency;  // submit to first start of each job that started, seconds
+  // Concurrent allocation: starts refused because another controller took a node (or the job)
+  // first, each placed again (Controller::conflicts()). Any mode: starts that overtook an earlier
+  // waiting job that fit (bench/overtakes.h).
+  int64_t conflicts = 0;
+  int64_t overtakes = 0;
 
   // The audit.
   int64_t events = 0;

@@ -138,5 +138,45 @@ TEST(BatchCore, RefusesSnapshotsThatDoNotFit) {
   EXPECT_EQ(other.free().count(), 2);
 }
 
+// Concurrent allocators: a job another allocator started holds its nodes here, and is
+// promised around; a start the store refused returns the job to its place in the queue.
+TEST(BatchCore, AJobStartedElsewhereHoldsItsNodesAndARefusedStartWaitsAtItsPlace) {
+  Machine machine = trellis::machine("flat:4");
+  auto allocator = AllocatorRegistry::builtin().create("first-available", machine, {});
+  auto policy = PolicyRegistry::builtin().create("fcfs", machine, {});
+  BatchCore core(machine, **allocator, **policy);
+  RunningJob elsewhere{7, 0, 50, NodeSet::of(4, {0, 1}), 0};
+  ASSERT_TRUE(core.add_running(job(7, 2), elsewhere));
+  EXPECT_EQ(core.free().count(), 2);
+  EXPECT_FALSE(core.free().test(0));
+  EXPECT_FALSE(core.add_running(job(7, 2), elsewhere));  // the same id twice
+  RunningJob overlapping{8, 0, 50, NodeSet::of(4, {1, 2}), 0};
+  EXPECT_FALSE(core.add_running(job(8, 2), overlapping));  // node 1 is held
+  EXPECT_EQ(core.free().count(), 2);
+  // Three jobs queue; 1 starts on the two free nodes, 2 and 3 wait behind it.
+  Job first = job(1, 2), second = job(2, 2), third = job(3, 1);
+  first.submit = 1;
+  second.submit = 2;
+  third.submit = 3;
+  for (const Job& j : {first, second, third}) ASSERT_TRUE(core.submit(j, 3));
+  PassResult pass = core.pass(3);
+  ASSERT_EQ(pass.decisions.size(), 1u);
+  EXPECT_EQ(pass.decisions[0].job, 1);
+  EXPECT_FALSE(pass.decisions[0].nodes.test(0));
+  // Its start was refused: it waits again ahead of 2 and 3, and its nodes are free.
+  ASSERT_TRUE(core.unstart(1));
+  EXPECT_FALSE(core.unstart(1));  // not running any more
+  ASSERT_EQ(core.queue().size(), 3u);
+  EXPECT_EQ(core.queue()[0]->id, 1);
+  EXPECT_EQ(core.queue()[1]->id, 2);
+  EXPECT_EQ(core.free().count(), 2);
+  // The other allocator's job ends: 1 and 2 start, in order, on all four nodes.
+  ASSERT_TRUE(core.ended(7, 4));
+  PassResult again = core.pass(4);
+  ASSERT_EQ(again.decisions.size(), 2u);
+  EXPECT_EQ(again.decisions[0].job, 1);
+  EXPECT_EQ(again.decisions[1].job, 2);
+}
+
 }  // namespace
 }  // namespace trellis

@@ -33,18 +33,25 @@ struct BenchControllersArgs {
   int backlog = 150;
   int clients = 0;
   bool counts = false;
+  std::vector<std::string> allocations = {"lease", "concurrent"};
 };
+
+const char* mode_name(AllocationMode mode) {
+  return mode == AllocationMode::kConcurrent ? "concurrent" : "lease";
+}
 
 int run_bench_controllers(const BenchControllersArgs& args) {
   struct Row {
     std::string store;
     int controllers;
+    AllocationMode mode;
     bench::StreamResult result;
   };
   std::vector<Row> rows;
   auto run_row = [&](const std::string& store_name, const std::string& url, int controllers,
-                     PostgresServer* server) -> bool {
+                     AllocationMode mode, PostgresServer* server) -> bool {
     bench::StreamOptions options;
+    options.allocation = mode;
     options.store_url = url;
     options.controllers = controllers;
     options.decisions = args.decisions;
@@ -58,21 +65,26 @@ int run_bench_controllers(const BenchControllersArgs& args) {
                 << args.decisions << " decisions\n";
     };
     std::cerr << store_name << ", " << controllers
-              << (controllers == 1 ? " controller" : " controllers") << "...\n";
+              << (controllers == 1 ? " controller" : " controllers") << ", " << mode_name(mode)
+              << " allocation...\n";
     Result<bench::StreamResult> r = bench::run_controller_stream(options);
     if (!r) {
       std::cerr << "trellis bench controllers: " << store_name << " x" << controllers << ": "
                 << r.error().message << "\n";
       return false;
     }
-    rows.push_back({store_name, controllers, std::move(*r)});
+    rows.push_back({store_name, controllers, mode, std::move(*r)});
     return true;
   };
 
   fs::path dir =
       fs::temp_directory_path() / ("trellis-bench-controllers-" + std::to_string(getpid()));
   fs::create_directories(dir);
-  bool ok = run_row("SQLite", "sqlite:" + (dir / "state.db").string(), 1, nullptr);
+  std::vector<AllocationMode> modes;
+  for (const std::string& name : args.allocations)
+    modes.push_back(name == "concurrent" ? AllocationMode::kConcurrent : AllocationMode::kLease);
+  bool ok = run_row("SQLite", "sqlite:" + (dir / "state.db").string(), 1, AllocationMode::kLease,
+                    nullptr);
   fs::remove_all(dir);
   if (!ok) return kExitFailure;
   std::string skipped;
@@ -81,14 +93,17 @@ int run_bench_controllers(const BenchControllersArgs& args) {
   } else if (Result<std::unique_ptr<PostgresServer>> server = PostgresServer::start(); !server) {
     skipped = server.error().message;
   } else {
-    for (int controllers : args.controllers) {
-      Result<std::string> url = (*server)->new_database();
-      if (!url) {
-        std::cerr << "trellis bench controllers: " << url.error().message << "\n";
-        return kExitFailure;
+    for (AllocationMode mode : modes)
+      for (int controllers : args.controllers) {
+        // One controller decides the same way in both modes: its row is measured once.
+        if (controllers == 1 && mode != modes.front()) continue;
+        Result<std::string> url = (*server)->new_database();
+        if (!url) {
+          std::cerr << "trellis bench controllers: " << url.error().message << "\n";
+          return kExitFailure;
+        }
+        if (!run_row("PostgreSQL", *url, controllers, mode, server->get())) return kExitFailure;
       }
-      if (!run_row("PostgreSQL", *url, controllers, server->get())) return kExitFailure;
-    }
   }
 
   const double reference = rows[0].result.starts / rows[0].result.seconds;
@@ -97,11 +112,12 @@ int run_bench_controllers(const BenchControllersArgs& args) {
             << "(" << args.machine << ", backlog " << args.backlog
             << ", EASY, jobs of 1-4 nodes running 0-20 ms; one process, real "
                "stores; ratio against SQLite with one controller, this run)\n\n";
-  std::cout << std::left << std::setw(12) << "store" << std::right << std::setw(12) << "controllers"
-            << std::setw(11) << "decisions" << std::setw(9) << "seconds" << std::setw(13)
-            << "decisions/s" << std::setw(7) << "ratio" << std::setw(9) << "p50 ms" << std::setw(9)
-            << "p99 ms" << std::setw(12) << "rt/decision" << std::setw(15) << "proc cpu ms/d"
-            << std::setw(13) << "db cpu ms/d"
+  std::cout << std::left << std::setw(12) << "store" << std::setw(12) << "allocation" << std::right
+            << std::setw(12) << "controllers" << std::setw(11) << "decisions" << std::setw(9)
+            << "seconds" << std::setw(13) << "decisions/s" << std::setw(7) << "ratio"
+            << std::setw(9) << "p50 ms" << std::setw(9) << "p99 ms" << std::setw(12)
+            << "rt/decision" << std::setw(15) << "proc cpu ms/d" << std::setw(13) << "db cpu ms/d"
+            << std::setw(12) << "conflicts %" << std::setw(12) << "overtakes %"
             << "  audit\n";
   bool clean = true;
   for (const Row& row : rows) {
@@ -116,7 +132,8 @@ int run_bench_controllers(const BenchControllersArgs& args) {
       audit << "NOT CLEAN: " << r.double_allocations << " double allocations, " << r.started_twice
             << " started twice, " << r.lost << " lost";
     }
-    std::cout << std::left << std::setw(12) << row.store << std::right << std::setw(12)
+    std::cout << std::left << std::setw(12) << row.store << std::setw(12)
+              << (row.controllers == 1 ? "-" : mode_name(row.mode)) << std::right << std::setw(12)
               << row.controllers << std::setw(11) << r.starts << std::setw(9) << std::fixed
               << std::setprecision(1) << r.seconds << std::setw(13) << std::setprecision(0) << rate
               << std::setw(7) << std::setprecision(2) << rate / reference << std::setw(9)
@@ -126,7 +143,35 @@ int run_bench_controllers(const BenchControllersArgs& args) {
               << r.process_cpu * per * 1000 << std::setw(13)
               << (row.store == "SQLite" ? std::string("-")
                                         : std::to_string(r.database_cpu * per * 1000).substr(0, 5))
-              << "  " << audit.str() << "\n";
+              << std::setw(12) << std::setprecision(2)
+              << 100.0 * r.conflicts / std::max<int64_t>(1, r.starts) << std::setw(12)
+              << 100.0 * r.overtakes / std::max<int64_t>(1, r.starts) << "  " << audit.str()
+              << "\n";
+  }
+  // What the measured costs per decision imply when each controller and the database have hosts
+  // of their own (this host shares its 2 cores among all of them). The database's CPU bounds
+  // every mode; the controllers' (the process's CPU, an upper bound: it includes this bench's
+  // clients and fake agents) is spread over N hosts under concurrent allocation, and stays on the
+  // lease holder's one host for placement under lease allocation.
+  std::cout << "\nModel: N controller hosts of 2 cores and a database host of D cores, from each "
+               "PostgreSQL row's costs per decision\n"
+            << std::left << std::setw(12) << "allocation" << std::right << std::setw(12)
+            << "measured x" << std::setw(8) << "hosts" << std::setw(16) << "db bound D=2"
+            << std::setw(16) << "db bound D=8" << std::setw(18) << "controller bound"
+            << std::setw(14) << "rate D=8\n";
+  for (const Row& row : rows) {
+    const bench::StreamResult& r = row.result;
+    if (row.store == "SQLite" || row.controllers == 1 || r.window_starts == 0) continue;
+    const double db = r.database_cpu / r.window_starts, proc = r.process_cpu / r.window_starts;
+    if (db <= 0 || proc <= 0) continue;
+    for (int hosts : {4, 16}) {
+      const double controller_bound =
+          (row.mode == AllocationMode::kConcurrent ? hosts : 1) * 2 / proc;
+      std::cout << std::left << std::setw(12) << mode_name(row.mode) << std::right << std::setw(12)
+                << row.controllers << std::setw(8) << hosts << std::setw(16) << std::setprecision(0)
+                << 2 / db << std::setw(16) << 8 / db << std::setw(18) << controller_bound
+                << std::setw(13) << std::min(8 / db, controller_bound) << "\n";
+    }
   }
   if (args.counts) {
     // What each kind of store call cost over the window, per decision.
@@ -176,6 +221,11 @@ void add_bench_controllers_command(CLI::App& app, int& status) {
                   "Client threads submitting at once (default: max(4, controllers))")
       ->check(CLI::NonNegativeNumber);
   cmd->add_flag("--no-postgres", args->no_postgres, "Only the SQLite row");
+  cmd->add_option("--allocation", args->allocations,
+                  "Allocation modes of the PostgreSQL rows of several controllers: lease (the\n"
+                  "lease holder places every job) and/or concurrent (each controller places its\n"
+                  "own; conflicts are refused and retried) (default: lease concurrent)")
+      ->check(CLI::IsMember({"lease", "concurrent"}));
   cmd->add_flag("--counts", args->counts,
                 "Also print each row's store calls, round trips and statements per decision, by "
                 "kind of call");

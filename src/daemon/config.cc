@@ -152,6 +152,7 @@ Result<ClusterConfig> parse_cluster_config(std::string_view text, std::string_vi
                                           "kill_grace",
                                           "admins",
                                           "scheduler_lease",
+                                          "allocation",
                                           "slice",
                                           "tree_fanout",
                                           "switch_fanout",
@@ -184,6 +185,16 @@ Result<ClusterConfig> parse_cluster_config(std::string_view text, std::string_vi
   TRELLIS_TRY(controller.number("kill_grace", c.kill_grace, 0));
   TRELLIS_TRY(controller.integers("admins", c.admins));
   TRELLIS_TRY(controller.number("scheduler_lease", c.scheduler_lease, 0.05));
+  std::string allocation = "lease";
+  TRELLIS_TRY(controller.string("allocation", allocation));
+  if (allocation == "lease") {
+    c.allocation = AllocationMode::kLease;
+  } else if (allocation == "concurrent") {
+    c.allocation = AllocationMode::kConcurrent;
+  } else {
+    return controller.wrong("allocation",
+                            "\"lease\" or \"concurrent\", found \"" + allocation + "\"");
+  }
   TRELLIS_TRY(controller.number("slice", c.slice, 0.005));
   // switch_fanout is the old name of tree_fanout (gang switches went down the first tree).
   TRELLIS_TRY(controller.integer("switch_fanout", c.tree_fanout, 1));
@@ -260,30 +271,32 @@ std::string format_cluster_config(const ClusterConfig& config) {
                               {"store", config.store},
                               {"controllers", controllers},
                               {"munge_socket", config.munge_socket}}},
-      {"controller", toml::table{{"listen", c.listen},
-                                 {"port_file", c.port_file},
-                                 {"policy", c.policy},
-                                 {"allocator", c.allocator},
-                                 {"heartbeat_interval", c.heartbeat_interval},
-                                 {"heartbeat_misses", c.heartbeat_misses},
-                                 {"node_failure",
-                                  c.node_failure == NodeFailurePolicy::kFail ? "fail" : "requeue"},
-                                 {"default_time_limit", c.default_time_limit},
-                                 {"max_time_limit", c.max_time_limit},
-                                 {"kill_grace", c.kill_grace},
-                                 {"admins", admins},
-                                 {"scheduler_lease", c.scheduler_lease},
-                                 {"slice", c.slice},
-                                 {"tree_fanout", c.tree_fanout},
-                                 {"max_requeue", c.max_requeue},
-                                 {"node_failure_drain", c.node_failure_drain},
-                                 {"deadlock", c.kill_deadlocked ? "kill" : "report"},
-                                 {"idle_detection", c.idle_detection},
-                                 {"max_job_test", c.max_job_test},
-                                 {"max_array_size", c.max_array_size},
+      {"controller",
+       toml::table{
+           {"listen", c.listen},
+           {"port_file", c.port_file},
+           {"policy", c.policy},
+           {"allocator", c.allocator},
+           {"heartbeat_interval", c.heartbeat_interval},
+           {"heartbeat_misses", c.heartbeat_misses},
+           {"node_failure", c.node_failure == NodeFailurePolicy::kFail ? "fail" : "requeue"},
+           {"default_time_limit", c.default_time_limit},
+           {"max_time_limit", c.max_time_limit},
+           {"kill_grace", c.kill_grace},
+           {"admins", admins},
+           {"scheduler_lease", c.scheduler_lease},
+           {"allocation", c.allocation == AllocationMode::kConcurrent ? "concurrent" : "lease"},
+           {"slice", c.slice},
+           {"tree_fanout", c.tree_fanout},
+           {"max_requeue", c.max_requeue},
+           {"node_failure_drain", c.node_failure_drain},
+           {"deadlock", c.kill_deadlocked ? "kill" : "report"},
+           {"idle_detection", c.idle_detection},
+           {"max_job_test", c.max_job_test},
+           {"max_array_size", c.max_array_size},
 
-                                 {"mpi", c.mpi},
-                                 {"pmi_fanout", c.pmi_fanout}}},
+           {"mpi", c.mpi},
+           {"pmi_fanout", c.pmi_fanout}}},
   };
   if (!config.partitions.empty()) {
     toml::array partitions;

@@ -29,6 +29,12 @@
 //   admins = [0]                         # uids that may act on any job and drain nodes
 //   scheduler_lease = 0.5                # seconds: how long the controller that schedules holds
 //                                        # its role unrenewed before another takes over
+//   allocation = "lease"                 # several controllers on one store: "lease" (the lease
+//                                        # holder places every job, in one queue order) or
+//                                        # "concurrent" (each places the jobs it was given, on its
+//                                        # own view of the free nodes; a start that meets another
+//                                        # controller's is refused and retried; queue policies
+//                                        # only). See "Several controllers" in docs/DESIGN.md.
 //   slice = 0.1                          # gang policies: seconds per time slot
 //   tree_fanout = 16                     # children per agent in the control tree (launches,
 //                                        # signals, gang switches, pings); switch_fanout is
@@ -63,6 +69,7 @@
 namespace trellis {
 
 enum class NodeFailurePolicy { kRequeue, kFail };
+enum class AllocationMode { kLease, kConcurrent };
 
 struct ControllerSettings {
   std::string listen = "127.0.0.1:6817";
@@ -77,6 +84,7 @@ struct ControllerSettings {
   Seconds kill_grace = 5.0;
   std::vector<int> admins = {0};
   Seconds scheduler_lease = 0.5;
+  AllocationMode allocation = AllocationMode::kLease;
   Seconds slice = 0.1;
   int tree_fanout = 16;
   int max_requeue = 3;

@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 
+#include "alloc/home_region.h"
 #include "alloc/partition_mask.h"
 #include "alloc/registry.h"
 #include "core/hostlist.h"
@@ -54,6 +55,7 @@ Result<std::unique_ptr<Controller>> Controller::open(const ClusterConfig& config
     identity = std::string(host) + ":" + std::to_string(getpid());
   }
   c->identity_ = std::move(identity);
+  c->concurrent_ = config.controller.allocation == AllocationMode::kConcurrent;
   const Machine& m = c->machine_;
   // A gang policy's partitions run along the buddy allocator's curve unless another is named.
   std::string allocator_name = !config.controller.allocator.empty() ? config.controller.allocator
@@ -76,12 +78,24 @@ Result<std::unique_ptr<Controller>> Controller::open(const ClusterConfig& config
     }
     c->partition_nodes_[p.name] = std::move(nodes);
   }
-  c->allocator_ = std::make_unique<PartitionMask>(m, std::move(*allocator));
+  std::unique_ptr<Allocator> placing = std::move(*allocator);
+  if (c->concurrent_) {
+    // Each concurrent controller prefers its own share of the machine (check_in() sets it).
+    auto home = std::make_unique<HomeRegion>(m, std::move(placing));
+    c->home_region_ = home.get();
+    placing = std::move(home);
+  }
+  c->allocator_ = std::make_unique<PartitionMask>(m, std::move(placing));
   c->allocator_name_ = allocator_name;
   const AllocatorInfo* info = AllocatorRegistry::builtin().find(allocator_name);
   c->pads_counts_ = info && info->places_only_boxes && m.torus() != nullptr;
   Result<bool> gang = c->open_gang();
   if (!gang) return gang.error();
+  if (*gang && c->concurrent_)
+    return fail("[controller] allocation = \"concurrent\": gang policy '" +
+                config.controller.policy +
+                "' keeps one schedule of time slots for the whole machine, which one controller "
+                "must decide; use allocation = \"lease\" or a queue policy");
   if (!*gang) {
     Result<std::unique_ptr<QueuePolicy>> policy =
         PolicyRegistry::builtin().create(config.controller.policy, m);
@@ -99,6 +113,9 @@ Result<std::unique_ptr<Controller>> Controller::open(const ClusterConfig& config
   if (Status ok = store.init_cluster(m.spec(), names); !ok) return ok.error();
   // The memory is read now, so that a store that cannot be read fails the start; launches are
   // sent again only by the controller that takes the scheduler lease (sync()).
+  // Checked in before it takes a submission, so that the lease holder never adopts its jobs.
+  if (c->concurrent_)
+    if (Status ok = c->check_in(now); !ok) return ok.error();
   if (Status ok = c->rebuild(now, /*relaunch=*/false); !ok) return ok.error();
   return c;
 }
@@ -198,7 +215,7 @@ Status Controller::rebuild(Seconds now, bool relaunch) {
   for (const StoredJob& job : *jobs)
     if (job.state != JobState::kPending) running_[job.id].array_job = job.array_job;
   for (const StoredJob& job : *jobs) {
-    if (job.state != JobState::kPending || !job.hold.empty()) continue;
+    if (job.state != JobState::kPending || !job.hold.empty() || !places(job)) continue;
     if (!job.dependency.empty() || !array_has_room(job.array_job, job.array_limit))
       waiting_[job.id] = job;
     else
@@ -299,7 +316,11 @@ Status Controller::sync(Seconds now) {
     if (scheduler_) lease_until_ = now + ttl;
     if (took_over) return rebuild(now, /*relaunch=*/true);
   }
-  if (!scheduler_) {
+  if (concurrent_) {
+    // Every controller places jobs, so every one follows the store.
+    if (Status ok = check_in(now); !ok) return ok;
+    if (!tracking()) return rebuild(now, /*relaunch=*/false);
+  } else if (!scheduler_) {
     synced_version_ = -1;  // another controller schedules; this one keeps no memory of jobs
     return Ok{};
   }
@@ -319,14 +340,19 @@ Status Controller::sync(Seconds now) {
   // The rows of the jobs the events need, in one read.
   JobQuery needed;
   for (const StoredEvent& event : *events) {
-    bool submitted = event.kind == "submit" && !pending_.count(event.job) &&
+    // Under concurrent allocation a submission this controller took is in memory already, and
+    // one another took is not its to place: no row is needed.
+    bool submitted = !concurrent_ && event.kind == "submit" && !pending_.count(event.job) &&
                      !waiting_.count(event.job) && !running_.count(event.job) &&
                      !finished_.count(event.job);
     bool ended = (event.kind == "end" || event.kind == "requeue") && running_.count(event.job);
     bool suspension =
         event.kind == "state" && running_.count(event.job) && is_suspension_event(event.detail);
     bool released = event.kind == "release" && !pending_.count(event.job);
-    if (submitted || ended || suspension || released) needed.ids.push_back(event.job);
+    bool foreign_start = concurrent_ && event.kind == "start" && !running_.count(event.job) &&
+                         !finished_.count(event.job);
+    if (submitted || ended || suspension || released || foreign_start)
+      needed.ids.push_back(event.job);
   }
   std::map<JobId, StoredJob> rows;
   if (!needed.ids.empty()) {
@@ -354,6 +380,7 @@ Result<bool> Controller::replay(const StoredEvent& event, const std::map<JobId, 
   if (event.kind == "submit") {
     if (pending_.count(id) || waiting_.count(id) || running_.count(id) || finished_.count(id))
       return true;
+    if (concurrent_) return true;  // another controller's: it places it
     if (!job) return false;
     if (is_final(job->state)) return true;               // ended before this controller saw it
     if (job->state != JobState::kPending) return false;  // started by another scheduler
@@ -361,13 +388,20 @@ Result<bool> Controller::replay(const StoredEvent& event, const std::map<JobId, 
     // It joins the queue now, when this scheduler learns of it, as a job submitted here does.
     return static_cast<bool>(enqueue(*job, now));
   }
-  if (event.kind == "start") return running_.count(id) > 0 || finished_.count(id) > 0;
+  if (event.kind == "start") {
+    if (running_.count(id) > 0 || finished_.count(id) > 0) return true;
+    if (!concurrent_ || !job) return false;
+    return follow_foreign_start(*job, now);
+  }
+  // Pending jobs changed hands: who places what is read again.
+  if (event.kind == "adopt") return !concurrent_;
   if (event.kind == "release") {
     // A held job let go: it joins the queue now, as one released here does.
     if (pending_.count(id) || waiting_.count(id) || running_.count(id) || finished_.count(id))
       return true;
     if (!job) return false;
     if (job->state != JobState::kPending || !job->hold.empty()) return true;  // moved on since
+    if (!places(*job)) return true;  // another controller's to place
     return static_cast<bool>(enqueue(*job, now));
   }
   if (event.kind == "end" || event.kind == "requeue") {
@@ -376,6 +410,8 @@ Result<bool> Controller::replay(const StoredEvent& event, const std::map<JobId, 
     if (!job) return false;
     bool requeued = job->state == JobState::kPending && job->attempt == live->second.attempt;
     if (!is_final(job->state) && !requeued) return false;  // it runs again, started elsewhere
+    // Under concurrent allocation the controller that committed the end ended the job's steps.
+    if (concurrent_) live->second.has_steps = false;
     if (Status ok = apply_end(id, requeued ? JobState::kPending : job->state, now); !ok)
       return ok.error();
     return true;
@@ -447,6 +483,10 @@ bool Controller::is_scheduler() const {
 
 void Controller::resign() {
   std::lock_guard lock(mutex_);
+  if (concurrent_) {
+    // Checked out: the lease holder adopts this controller's pending jobs at its next look.
+    (void)store_.check_in(identity_, 0, latest_now_, 0);
+  }
   if (!scheduler_) return;
   (void)store_.release_lease(identity_);
   scheduler_ = false;

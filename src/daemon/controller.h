@@ -35,6 +35,16 @@
 // committed with the passes as the store's core_state, so a restarted controller resumes the same
 // schedule (controller_gang.cc).
 //
+// Under `[controller] allocation = "concurrent"` (queue policies only) the lease holder keeps
+// time limits, liveness and node failures, but every controller runs passes: each places the
+// pending jobs it owns (the ones it was given, StoredJob::owner) on its own view of the machine,
+// in which the jobs the others started hold their nodes (replayed from the log as they commit).
+// A pass commits partially (StateStore::apply_pass): a start whose node another controller took
+// first is refused, the job waits again at its place, and the next pass (after reading the log)
+// places it elsewhere. Each controller checks in with the store; the lease holder adopts the
+// pending jobs of one that stopped checking in. Queue order then holds per controller only: a
+// job given to one controller may start before an earlier one given to another.
+//
 // trellisd (daemon/controller_service.h) calls it from gRPC threads with the wall clock; the
 // simulator-equivalence test calls it with a virtual clock and fake agents. Thread-safe: one
 // mutex orders every event, so the core sees them in the order the store committed them.
@@ -50,6 +60,7 @@
 #include <vector>
 
 #include "alloc/allocator.h"
+#include "alloc/home_region.h"
 #include "daemon/agent_link.h"
 #include "daemon/auth.h"
 #include "daemon/config.h"
@@ -176,8 +187,19 @@ class Controller {
   // take or renew it).
   bool is_scheduler() const;
   const std::string& identity() const { return identity_; }
-  // Gives the lease up (a clean shutdown), so that another controller takes over at once.
+  // Gives the lease up (a clean shutdown), so that another controller takes over at once; under
+  // concurrent allocation it also checks out, so that its pending jobs are adopted at once.
   void resign();
+  // Concurrent allocation: starts this controller's passes decided that the store refused
+  // because another controller had taken a node (or the job) first; each was placed again.
+  int64_t conflicts() const;
+  // Concurrent allocation: a controller checks in this often; one silent for kCheckInTtl has its
+  // pending jobs adopted by the lease holder, which looks every kAdoptEvery. The TTL is long
+  // beside a pass or a stall under load (adoption makes every controller read the store again)
+  // and short beside a user's patience.
+  static constexpr Seconds kCheckInEvery = 0.5;
+  static constexpr Seconds kCheckInTtl = 5;
+  static constexpr Seconds kAdoptEvery = 1;
 
   const Machine& machine() const { return machine_; }
 
@@ -243,6 +265,16 @@ class Controller {
   // mesh/torus, a count that no box holds is rounded up to the smallest box that does, as
   // `trellis sim` does (sched/request_shaping.h: pad_to_box). The store keeps the count asked.
   Request placed_request(const Request& asked) const;
+  // Whether this controller's passes place `job` while it is pending: always under lease
+  // allocation (only the lease holder passes), only its own jobs under concurrent allocation.
+  bool places(const StoredJob& job) const { return !concurrent_ || job.owner == identity_; }
+  // Concurrent allocation: a job another controller started (its row, as the log's start
+  // event left it) holds its nodes here too; false when the memory cannot follow (rebuild).
+  Result<bool> follow_foreign_start(const StoredJob& job, Seconds now);
+  // Concurrent allocation: checks in with the store now and then (StateStore::check_in), and, as
+  // the lease holder, adopts the pending jobs of controllers that stopped (tick()).
+  Status check_in(Seconds now);
+  Status adopt_orphans(Seconds now);
   bool is_admin(const Caller& caller) const;
   bool is_agent(const Caller& caller) const;
   v1::LaunchRequest launch_request(const StoredJob& job, int attempt,
@@ -313,6 +345,9 @@ class Controller {
   AgentLink& agents_;
   Machine machine_;
   std::unique_ptr<Allocator> allocator_;
+  // Concurrent allocation: the allocator_ layer that prefers this controller's share of the
+  // machine (alloc/home_region.h); owned by allocator_, null in lease allocation.
+  HomeRegion* home_region_ = nullptr;
   std::string allocator_name_;
   bool pads_counts_ = false;  // the allocator places only boxes (see placed_request())
   std::unique_ptr<QueuePolicy> policy_;
@@ -350,6 +385,10 @@ class Controller {
   }
 
   std::string identity_;
+  bool concurrent_ = false;    // [controller] allocation = "concurrent"
+  int64_t conflicts_ = 0;      // see conflicts()
+  Seconds next_check_in_ = 0;  // concurrent allocation: when to check in again
+  Seconds next_adoption_ = 0;  // concurrent allocation, lease holder: when to adopt again
   bool scheduler_ = false;
   Seconds lease_until_ = 0;      // when the lease this controller holds runs out
   Seconds next_lease_try_ = 0;   // when to seek the lease again while another holds it

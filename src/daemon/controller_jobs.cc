@@ -59,6 +59,8 @@ Result<JobId> Controller::submit(const v1::JobSpec& spec, const Caller& caller, 
   job.uid = caller.uid;
   job.gid = caller.gid;
   job.user = user_name(caller.uid);
+  // Under concurrent allocation this controller places the jobs it was given.
+  if (concurrent_) job.owner = identity_;
   // An array (stored in one transaction of its own) and a job with a dependency (whose jobs are
   // checked first) are committed apart; the others with the submissions that arrive meanwhile,
   // in one transaction.
@@ -300,6 +302,7 @@ Status Controller::apply_end(JobId id, JobState state, Seconds now) {
     Result<StoredJob> again = store_.job(id);
     if (!again) return again.error();
     if (!again->hold.empty()) return Ok{};  // held: out of the queue until released
+    if (!places(*again)) return Ok{};       // another controller's to place again
     (void)core_->submit(core_job(*again), now);
     queued_since_pass_.push_back(id);
     pending_[id] = std::move(*again);
@@ -331,6 +334,7 @@ Result<std::vector<JobId>> Controller::release(const std::vector<JobId>& ids, co
     if (!tracking() || pending_.count(id) || waiting_.count(id)) continue;
     Result<StoredJob> job = store_.job(id);
     if (!job) return job.error();
+    if (!places(*job)) continue;  // its owner replays the release
     // Into the core's queue, or to wait for its dependency or its array's room.
     if (Status queued = enqueue(*job, now); !queued)
       return fail(Error::Code::kInternal,

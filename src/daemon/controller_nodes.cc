@@ -154,6 +154,7 @@ Status Controller::tick(Seconds now) {
   std::lock_guard lock(mutex_);
   if (Status ok = sync(now); !ok) return ok;
   if (!scheduler_) return Ok{};  // limits and liveness are the scheduler's to watch
+  if (Status ok = adopt_orphans(now); !ok) return ok;
   // Time limits: the job is signalled once; it ends as TO when its processes are gone.
   for (auto& [id, live] : running_) {
     // A frozen job's clock stands still (limit_at moves on when it thaws).

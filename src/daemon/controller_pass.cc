@@ -21,15 +21,18 @@ Result<std::vector<JobId>> Controller::run_pass(Seconds now) {
   now = not_before_latest(now);
   // tick() at this same instant has just brought the memory up to the store (a change since
   // wakes the scheduler again): reading it a second time would find nothing new.
-  const bool fresh = scheduler_ && tracking() && synced_at_ == now;
+  const bool fresh = (scheduler_ || concurrent_) && tracking() && synced_at_ == now;
   if (!fresh)
     if (Status ok = sync(now); !ok) return ok.error();
-  if (!scheduler_) return std::vector<JobId>{};
+  if (!scheduler_ && !concurrent_) return std::vector<JobId>{};
   pass_wanted_ = false;
   if (Status ok = admit_waiting(now); !ok) return ok.error();
   PassResult decided = core_->pass(now);
   PassCommit commit;
-  commit.scheduler = identity_;
+  // Under concurrent allocation a pass needs no lease: each start is checked node by node, and
+  // one that meets another controller's is left out (partial).
+  commit.scheduler = concurrent_ ? "" : identity_;
+  commit.partial = concurrent_;
   std::vector<JobId> started;
   for (const CoreDecision& d : decided.decisions) {
     if (d.kind != CoreDecision::Kind::kStart) continue;
@@ -53,7 +56,8 @@ Result<std::vector<JobId>> Controller::run_pass(Seconds now) {
       commit.core_state = gang_state_text(now);
   }
   commit.notes = pending_notes(now);
-  if (!gang_) {
+  // Under concurrent allocation the one slot of core_state is the lease holder's to write.
+  if (!gang_ && (scheduler_ || !concurrent_)) {
     std::string batch_state = batch_state_text();
     if (batch_state != reservations_text_) commit.core_state = batch_state;
   }
@@ -61,12 +65,30 @@ Result<std::vector<JobId>> Controller::run_pass(Seconds now) {
     if (gang_) switch_jobs(decided, now);
     return started;
   }
-  if (Status ok = store_.commit_pass(commit, now); !ok) {
+  Result<PassOutcome> outcome = store_.apply_pass(commit, now);
+  if (!outcome) {
     // Nothing was committed: the core must forget the starts too, or it would believe nodes are
     // held that the store says are free. Rebuilding from the store is the one way back.
     Status rebuilt = rebuild(now, /*relaunch=*/false);
     if (!rebuilt) return rebuilt.error();
-    return ok.error();
+    return outcome.error();
+  }
+  // Concurrent allocation: starts that met another controller's commit wait again at their place
+  // in the queue; the next pass reads the log first (what took their nodes) and places them anew.
+  std::set<JobId> refused(outcome->refused.begin(), outcome->refused.end());
+  for (JobId id : refused) {
+    if (Status back = batch_->unstart(id); !back) {
+      Status rebuilt = rebuild(now, /*relaunch=*/false);
+      if (!rebuilt) return rebuilt.error();
+      return fail(Error::Code::kInternal,
+                  "job " + std::to_string(id) +
+                      ": a refused start could not be undone: " + back.error().message);
+    }
+    ++conflicts_;
+  }
+  if (!refused.empty()) {
+    pass_wanted_ = true;
+    synced_at_ = -1;
   }
   if (commit.core_state) {
     if (gang_) {
@@ -78,6 +100,7 @@ Result<std::vector<JobId>> Controller::run_pass(Seconds now) {
   }
   for (const PendingNote& note : commit.notes) notes_[note.job] = note;
   for (const JobStart& start : commit.starts) {
+    if (refused.count(start.job)) continue;
     auto job = pending_.find(start.job);
     StoredJob stored = std::move(job->second);
     pending_.erase(job);

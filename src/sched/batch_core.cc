@@ -81,6 +81,40 @@ Status BatchCore::cancel(JobId job, Seconds now) {
   return Ok{};
 }
 
+Status BatchCore::add_running(const Job& job, const RunningJob& r) {
+  const int n = machine_.node_count();
+  if (jobs_.count(job.id))
+    return fail("job " + std::to_string(job.id) + " is already in the system");
+  if (r.nodes.size() != n || r.id != job.id)
+    return fail("job " + std::to_string(job.id) + "'s nodes are not of this machine");
+  for (const RunningJob& other : running_)
+    if (!(other.nodes & r.nodes).empty())
+      return fail("job " + std::to_string(job.id) + " would share nodes with running job " +
+                  std::to_string(other.id));
+  Stored& stored = store(job);
+  stored.running_at = running_.size();
+  running_.push_back(r);
+  running_.back().node_count = r.nodes.count();
+  free_ -= r.nodes;
+  return Ok{};
+}
+
+Status BatchCore::unstart(JobId job) {
+  Stored* stored = running(job);
+  if (!stored) return fail("job " + std::to_string(job) + " is not running");
+  free_ |= running_[stored->running_at].nodes;
+  if (!down_.empty()) free_ -= down_;
+  // remove_running() frees the slot: the job is stored again, waiting.
+  Job copy = stored->job;
+  remove_running(*stored);
+  const Job* waiting = &store(copy).job;
+  auto later = std::find_if(queue_.begin(), queue_.end(), [&](const Job* queued) {
+    return queued->submit > copy.submit || (queued->submit == copy.submit && queued->id > copy.id);
+  });
+  queue_.insert(later, waiting);
+  return Ok{};
+}
+
 Status BatchCore::on_machine(NodeId node) const {
   if (node < 0 || node >= machine_.node_count())
     return fail("node " + std::to_string(node) + " is not on the machine");

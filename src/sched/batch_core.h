@@ -50,6 +50,17 @@ class BatchCore final : public SchedulingCore {
   CoreSnapshot snapshot() const override;
   Status restore(const CoreSnapshot& snapshot) override;
 
+  // --- Concurrent allocators (several controllers, each with a core of its own jobs, placing on
+  // one machine; daemon/controller.h).
+  // A job another allocator started: it holds `running.nodes` here as a running job until
+  // ended(), so that this core neither places on them nor promises them before it ends. Refused
+  // (changing nothing) when the id is in the core or a node is held by one of its running jobs.
+  Status add_running(const Job& job, const RunningJob& running);
+  // A job this core started in a pass whose start was then not made (another allocator took a
+  // node first, or started the job itself): it waits again, at its place in the queue by
+  // submission time and id, and its nodes are free again.
+  Status unstart(JobId job);
+
   // Read-only views, for observers (metrics, tests).
   const std::vector<const Job*>& queue() const { return queue_; }
   // How many jobs from the head of the queue a pass looks at (BatchOptions::max_job_test).

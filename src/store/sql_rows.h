@@ -15,6 +15,8 @@ namespace trellis::sql {
 
 // The one lease the store knows.
 inline constexpr std::string_view kSchedulerRole = "scheduler";
+// A controller's check-in row under concurrent allocation is this prefix and its identity.
+inline constexpr std::string_view kControllerRolePrefix = "controller ";
 
 // How the jobs.stop column spells a StopCause.
 std::string_view stop_text(StopCause cause);

@@ -179,12 +179,21 @@ CREATE TABLE step_nodes (
 ) {without_rowid};
 )sql";
 
-constexpr std::array<Migration, 6> kMigrations{{{1, kSchemaV1},
+// Version 7: the controller that places a pending job under concurrent allocation ('' = the
+// scheduler-lease holder, as under lease allocation), and each controller's check-in says how
+// many nodes its pending jobs ask for (the machine is shared among controllers by it).
+constexpr const char* kSchemaV7 = R"sql(
+ALTER TABLE jobs ADD COLUMN owner TEXT NOT NULL DEFAULT '';
+ALTER TABLE leases ADD COLUMN demand {int64} NOT NULL DEFAULT 0;  -- a controller's pending nodes
+)sql";
+
+constexpr std::array<Migration, 7> kMigrations{{{1, kSchemaV1},
                                                 {2, kSchemaV2},
                                                 {3, kSchemaV3},
                                                 {4, kSchemaV4},
                                                 {5, kSchemaV5},
-                                                {6, kSchemaV6}}};
+                                                {6, kSchemaV6},
+                                                {7, kSchemaV7}}};
 static_assert(kMigrations.back().version == kStoreSchemaVersion,
               "the last migration step must bring a store to kStoreSchemaVersion");
 

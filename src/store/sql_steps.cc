@@ -111,9 +111,9 @@ Result<int> SqlStore::add_step(const StoredStep& step, int first_id, Seconds now
       return db.fail(Error::Code::kInvalidArgument, "a step runs on at least one node");
     std::string job = "job " + std::to_string(step.job);
     // The job's row stays locked until the commit: its attempt cannot end in between.
-    Result<Rows> rows = db.query(
-        "SELECT state, attempt, nodes FROM jobs WHERE id = ?" + std::string(db.dialect().for_update),
-        {step.job});
+    Result<Rows> rows = db.query("SELECT state, attempt, nodes FROM jobs WHERE id = ?" +
+                                     std::string(db.dialect().for_update),
+                                 {step.job});
     if (!rows) return rows.error();
     if (rows->empty()) return db.fail(Error::Code::kNotFound, job + " does not exist");
     Result<JobState> state = parse_job_state(rows->text(0, 0));
@@ -155,8 +155,8 @@ Result<int> SqlStore::add_step(const StoredStep& step, int first_id, Seconds now
           !s)
         return s.error();
     log_event(db, now, "step", step.job, "",
-                      "step " + std::to_string(id) + " attempt " + std::to_string(step.attempt) +
-                          " on " + std::to_string(nodes.size()) + " nodes: " + encode_nodes(nodes));
+              "step " + std::to_string(id) + " attempt " + std::to_string(step.attempt) + " on " +
+                  std::to_string(nodes.size()) + " nodes: " + encode_nodes(nodes));
     changed = true;
     return id;
   });
@@ -202,8 +202,8 @@ Result<JobState> SqlStore::stop_step(JobId job, int attempt, int step, StopCause
         !u)
       return u.error();
     log_event(db, now, "step_state", job, "",
-                      "step " + std::to_string(step) + " attempt " + std::to_string(attempt) +
-                          " RUNNING -> COMPLETING: " + std::string(reason));
+              "step " + std::to_string(step) + " attempt " + std::to_string(attempt) +
+                  " RUNNING -> COMPLETING: " + std::string(reason));
     changed = true;
     return JobState::kCompleting;
   });

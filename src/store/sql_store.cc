@@ -4,6 +4,7 @@
 // sql_schema.h, the shared row helpers in sql_rows.h.
 #include "store/sql_store.h"
 
+#include <algorithm>
 #include <set>
 #include <utility>
 
@@ -223,6 +224,75 @@ Status SqlStore::release_lease(std::string_view holder) {
         if (!released) return released.error();
         changed = released->affected() > 0;
         return Ok{};
+      },
+      sql::Counting::kUncounted);
+}
+
+Result<std::vector<StateStore::CheckIn>> SqlStore::check_in(std::string_view controller,
+                                                            int64_t demand, Seconds now,
+                                                            Seconds ttl) {
+  std::lock_guard lock(mutex_);
+  Session& db = *db_;
+  if (controller.empty() || !is_utf8(controller))
+    return fail(Error::Code::kInvalidArgument, "a controller needs a UTF-8 name");
+  // Single statements, in no transaction, bumping no version: a check-in wakes no controller.
+  Status written = sql::single_statement(db, "check_in", [&]() -> Status {
+    Result<Rows> rows = db.query(
+        "INSERT INTO leases (role, holder, expires, demand) VALUES (?, ?, ?, ?) "
+        "ON CONFLICT (role) DO UPDATE SET holder = excluded.holder, expires = excluded.expires, "
+        "demand = excluded.demand",
+        {std::string(sql::kControllerRolePrefix) + std::string(controller), controller, now + ttl,
+         demand});
+    if (!rows) return rows.error();
+    return Ok{};
+  });
+  if (!written) return written.error();
+  return sql::single_statement(db, "check_in", [&]() -> Result<std::vector<CheckIn>> {
+    Result<Rows> rows = db.query(
+        "SELECT holder, demand FROM leases WHERE role LIKE ? AND expires > ? ORDER BY holder",
+        {std::string(sql::kControllerRolePrefix) + "%", now});
+    if (!rows) return rows.error();
+    std::vector<CheckIn> live;
+    for (size_t r = 0; r < rows->size(); ++r) live.push_back({rows->text(r, 0), rows->int64(r, 1)});
+    return live;
+  });
+}
+
+Result<std::vector<JobId>> SqlStore::adopt_pending(std::string_view controller, Seconds now) {
+  std::lock_guard lock(mutex_);
+  Session& db = *db_;
+  return transaction(
+      db, "adopt_pending", true,
+      [&](bool& changed) -> Result<std::vector<JobId>> {
+        if (controller.empty() || !is_utf8(controller)) {
+          return db.fail(Error::Code::kInvalidArgument, "a controller needs a UTF-8 name");
+        }
+        // A pending job whose owner has no unexpired check-in (or that has no owner).
+        Result<Rows> rows = db.query(
+            "UPDATE jobs SET owner = ? WHERE state = 'PD' AND owner <> ? AND NOT EXISTS "
+            "(SELECT 1 FROM leases WHERE leases.role = ? || jobs.owner AND leases.expires > ?) "
+            "RETURNING id",
+            {controller, controller, sql::kControllerRolePrefix, now});
+        if (!rows) return rows.error();
+        std::vector<JobId> adopted;
+        for (size_t r = 0; r < rows->size(); ++r) adopted.push_back(rows->int64(r, 0));
+        if (adopted.empty()) return adopted;
+        std::sort(adopted.begin(), adopted.end());
+        changed = true;
+        // The ids as ranges ("4-9,12"): one event however many were adopted.
+        std::string ids;
+        for (size_t i = 0; i < adopted.size();) {
+          size_t j = i;
+          while (j + 1 < adopted.size() && adopted[j + 1] == adopted[j] + 1) ++j;
+          if (!ids.empty()) ids += ",";
+          ids += std::to_string(adopted[i]);
+          if (j > i) ids += "-" + std::to_string(adopted[j]);
+          i = j + 1;
+        }
+        sql::log_event(db, now, "adopt", 0, "",
+                       std::string(controller) + " adopted pending jobs " + ids +
+                           " of controllers no longer checked in");
+        return adopted;
       },
       sql::Counting::kUncounted);
 }

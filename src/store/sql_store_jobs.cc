@@ -48,7 +48,8 @@ Result<Statement> insert_job(Session& db, const StoredJob& job) {
                                     {"reason", job.reason},
                                     {"partition", job.partition},
                                     {"dependency", job.dependency},
-                                    {"script", job.script}}) {
+                                    {"script", job.script},
+                                    {"owner", job.owner}}) {
     if (!is_utf8(text)) {
       return db.fail(Error::Code::kInvalidArgument,
                      std::string("the job's ") + field + " is not valid UTF-8");
@@ -58,10 +59,10 @@ Result<Statement> insert_job(Session& db, const StoredJob& job) {
       "INSERT INTO jobs (uid, gid, user_name, name, request_nodes, request_shape, "
       "request_rotate, request_mode, share, time_limit, argv, cwd, stdout_path, stderr_path, "
       "env, state, reason, partition_name, array_job, array_task, array_limit, dependency, "
-      "kill_on_invalid_dep, script_id, tasks, submit_time, start_time, end_time, expected_start, "
-      "attempt, nodes, box_anchor, box_extents, exit_code, signal) VALUES (?, ?, ?, ?, ?, ?, ?, "
-      "?, ?, ?, ?, ?, ?, ?, ?, 'PD', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, 0, 0, 0, '', '[]', '[]', 0, "
-      "0) RETURNING id",
+      "kill_on_invalid_dep, script_id, tasks, owner, submit_time, start_time, end_time, "
+      "expected_start, attempt, nodes, box_anchor, box_extents, exit_code, signal) VALUES (?, ?, "
+      "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'PD', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, 0, 0, 0, "
+      "'', '[]', '[]', 0, 0) RETURNING id",
       {job.uid,
        job.gid,
        job.user,
@@ -86,6 +87,7 @@ Result<Statement> insert_job(Session& db, const StoredJob& job) {
        job.kill_on_invalid_dep ? 1 : 0,
        job.script_id,
        encode_task_request(job.tasks),
+       job.owner,
        0.0}};  // submit_time last: add_jobs() sets it
 }
 

@@ -102,6 +102,9 @@ struct StoredJob {
   std::string dependency;  // core/dependency.h's text; "" = none
   bool kill_on_invalid_dep = false;  // cancel it when the dependency can never be satisfied
   JobId script_id = 0;  // the stored batch script it runs (job_script()); 0 = not a batch job
+  // The controller that places it while it is pending, under concurrent allocation (the one that
+  // took the submission, or one that adopted it: adopt_pending()); "" = whichever schedules.
+  std::string owner;
   // add_job() and add_array() only: the batch script to store with the job (script_id is then
   // set by the store). Listings leave it empty: job_script() reads it.
   std::string script;
@@ -419,6 +422,22 @@ class StateStore {
   // once (a clean shutdown) if `holder` has it.
   virtual Result<bool> hold_lease(std::string_view holder, Seconds now, Seconds ttl) = 0;
   virtual Status release_lease(std::string_view holder) = 0;
+
+  // --- Concurrent allocation ([controller] allocation = "concurrent"): every controller places
+  // the pending jobs it owns (StoredJob::owner). Each says it is alive until now + ttl
+  // (check_in(), with the nodes its pending jobs ask for; ttl 0 says it leaves, so that its jobs
+  // are adopted at once), which returns the controllers checked in at `now`, sorted by name (it
+  // among them unless it left). One of them (the
+  // scheduler-lease holder) adopts the pending jobs of controllers that stopped checking in, or
+  // of none: they become `controller`'s, logged as one "adopt" event naming them. Returns the
+  // jobs adopted.
+  struct CheckIn {
+    std::string controller;
+    int64_t demand = 0;  // nodes its pending jobs ask for, as it last said
+  };
+  virtual Result<std::vector<CheckIn>> check_in(std::string_view controller, int64_t demand,
+                                                Seconds now, Seconds ttl) = 0;
+  virtual Result<std::vector<JobId>> adopt_pending(std::string_view controller, Seconds now) = 0;
 
   // --- The event log, oldest first: at most `limit` events with seq > `after`.
   virtual Result<std::vector<StoredEvent>> events(int64_t after, int limit) = 0;

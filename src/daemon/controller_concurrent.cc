@@ -1,0 +1,97 @@
+#include <algorithm>
+
+#include "core/hostlist.h"
+#include "daemon/controller.h"
+#include "daemon/log.h"
+
+// Concurrent allocation ([controller] allocation = "concurrent", controller.h): following the
+// starts other controllers commit, checking in, and adopting the pending jobs of a controller
+// that stopped. The pass itself (a partial commit, refused starts placed again) is in
+// controller_pass.cc.
+
+namespace trellis {
+
+Result<bool> Controller::follow_foreign_start(const StoredJob& job, Seconds now) {
+  const bool holds = job.state == JobState::kRunning || job.state == JobState::kSuspended ||
+                     job.state == JobState::kCompleting;
+  // Ended or requeued since: the later events say so; read it all again rather than guess.
+  if (!holds || job.nodes.empty()) return false;
+  const JobId id = job.id;
+  // This controller thought it its own to place (ownership moved while both looked): it leaves
+  // the queue, since the other started it.
+  if (auto mine = pending_.find(id); mine != pending_.end()) {
+    (void)core_->cancel(id, now);
+    pending_.erase(mine);
+    notes_.erase(id);
+  }
+  if (waiting_.count(id)) return false;
+  RunningJob r;
+  r.id = id;
+  r.start = job.start_time;
+  r.expected_end = job.start_time + job.time_limit;
+  r.nodes = NodeSet::of(machine_.node_count(), job.nodes);
+  r.node_count = static_cast<int>(job.nodes.size());
+  if (Status added = batch_->add_running(core_job(job), r); !added) {
+    // Its nodes are held here by a job the store says has ended: the memory is behind.
+    return false;
+  }
+  LiveJob live;
+  live.array_job = job.array_job;
+  live.attempt = job.attempt;
+  live.start = job.start_time;
+  live.limit_at = job.start_time + job.time_limit;
+  live.nodes = job.nodes;
+  live.stop = job.stop;
+  running_[id] = std::move(live);
+  return true;
+}
+
+Status Controller::check_in(Seconds now) {
+  if (now < next_check_in_) return Ok{};
+  next_check_in_ = now + kCheckInEvery;
+  // What this controller's queue asks for, capped at the machine (one deep queue must not leave
+  // the others no share at all).
+  int64_t demand = 0;
+  for (const auto& [id, job] : pending_) demand += job.request.nodes;
+  demand = std::min<int64_t>(demand, machine_.node_count());
+  Result<std::vector<StateStore::CheckIn>> live =
+      store_.check_in(identity_, demand, now, kCheckInTtl);
+  if (!live) return live.error();
+  if (!home_region_) return Ok{};
+  // Its share of the machine: an equal run of nodes for each controller checked in, in name
+  // order. A pure function of the rows every controller reads, so that all cut the same shares
+  // and they move only when a controller comes or goes. (Shares sized by each queue's demand were
+  // measured: queues empty and fill within a check-in, so shares moved all the time, each
+  // controller cut them at its own moment, and commits met where they overlapped.)
+  size_t me = live->size();
+  for (size_t i = 0; i < live->size(); ++i)
+    if ((*live)[i].controller == identity_) me = i;
+  if (live->size() < 2 || me == live->size())
+    home_region_->set_home(std::nullopt);
+  else
+    home_region_->set_home(
+        HomeRegion::share(machine_.node_count(), std::vector<int64_t>(live->size(), 1), me));
+  return Ok{};
+}
+
+Status Controller::adopt_orphans(Seconds now) {
+  if (!concurrent_ || !scheduler_ || now < next_adoption_) return Ok{};
+  next_adoption_ = now + kAdoptEvery;
+  Result<std::vector<JobId>> adopted = store_.adopt_pending(identity_, now);
+  if (!adopted) return adopted.error();
+  if (adopted->empty()) return Ok{};
+  log_line(identity_ + " adopted " + std::to_string(adopted->size()) +
+           " pending jobs of controllers that stopped checking in (none for " +
+           std::to_string(static_cast<int>(kCheckInTtl)) +
+           " s) or that no controller owned; every controller reads the store again");
+  // The "adopt" event makes every controller, this one too, read the store again (sync()).
+  pass_wanted_ = true;
+  return Ok{};
+}
+
+int64_t Controller::conflicts() const {
+  std::lock_guard lock(mutex_);
+  return conflicts_;
+}
+
+}  // namespace trellis
