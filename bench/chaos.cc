@@ -310,7 +310,8 @@ Result<ChaosResult> run_chaos(const ChaosOptions& options) {
   std::string up = quoted(options.trellis_binary) + " cluster up --machine " +
                    quoted(options.machine) + " --dir " + quoted(dir.string()) + " --agents " +
                    std::to_string(options.agents) + " --controllers " +
-                   std::to_string(options.controllers) +
+                   std::to_string(options.controllers) + " --allocation " +
+                   quoted(options.allocation) +
                    (options.store_url.empty() ? "" : " --store " + quoted(options.store_url)) +
                    " > " + quoted((dir / "cluster-up.txt").string()) + " 2>&1";
   if (std::system(up.c_str()) != 0)

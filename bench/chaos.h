@@ -39,15 +39,16 @@ struct ChaosOptions {
   std::string dir;             // the cluster's directory, kept afterwards (logs, outputs, faults)
   std::string machine = "torus:4x4x4";
   int agents = 4;
-  int controllers = 1;            // more than one needs a PostgreSQL store_url
-  std::string store_url;          // "" = SQLite in dir
-  double seconds = 60;            // how long jobs are submitted and faults injected
-  double fault_every = 6;         // mean seconds between one fault's recovery and the next fault
-  double pause_fraction = 0.2;    // of faults: SIGSTOP/SIGCONT instead of kill -9 and restart
-  double restart_within = 2;      // a killed daemon starts again after U(0, this) seconds
-  double pause_within = 4;        // a paused daemon resumes after U(0.2, this) seconds
-  double submit_rate = 8;         // jobs per second, from two client threads
-  double cancel_fraction = 0.05;  // of client actions: cancel a random earlier job
+  int controllers = 1;               // more than one needs a PostgreSQL store_url
+  std::string allocation = "lease";  // with several controllers: "lease" or "concurrent"
+  std::string store_url;             // "" = SQLite in dir
+  double seconds = 60;               // how long jobs are submitted and faults injected
+  double fault_every = 6;            // mean seconds between one fault's recovery and the next fault
+  double pause_fraction = 0.2;       // of faults: SIGSTOP/SIGCONT instead of kill -9 and restart
+  double restart_within = 2;         // a killed daemon starts again after U(0, this) seconds
+  double pause_within = 4;           // a paused daemon resumes after U(0.2, this) seconds
+  double submit_rate = 8;            // jobs per second, from two client threads
+  double cancel_fraction = 0.05;     // of client actions: cancel a random earlier job
   uint64_t seed = 1;
   std::function<void(const std::string&)> progress;  // a line every half minute or so, if set
 };

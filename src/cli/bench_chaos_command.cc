@@ -25,6 +25,7 @@ struct BenchChaosArgs {
   std::string machine = "torus:4x4x4";
   int agents = 4;
   int controllers = 1;
+  std::string allocation = "lease";
   std::string store;
   bool postgres = false;
   double fault_every = 6;
@@ -39,8 +40,9 @@ void print_report(const BenchChaosArgs& args, const std::string& store_name,
   std::cout << std::fixed << std::setprecision(2);
   std::cout << "Chaos run: " << r.seconds / 60 << " min on " << args.machine << ", " << args.agents
             << " agents, " << args.controllers
-            << (args.controllers == 1 ? " controller" : " controllers") << ", " << store_name
-            << ", seed " << args.seed << "\n\n";
+            << (args.controllers == 1 ? " controller" : " controllers")
+            << (args.controllers > 1 ? " (" + args.allocation + " allocation)" : "") << ", "
+            << store_name << ", seed " << args.seed << "\n\n";
   // Faults by action and target kind, with their recovery times.
   std::map<std::string, std::vector<double>> recovery;
   std::map<std::string, int> unrecovered;
@@ -123,6 +125,7 @@ int run_bench_chaos(const BenchChaosArgs& args) {
   options.machine = args.machine;
   options.agents = args.agents;
   options.controllers = args.controllers;
+  options.allocation = args.allocation;
   options.store_url = store;
   options.seconds = args.minutes * 60;
   options.fault_every = args.fault_every;
@@ -161,6 +164,10 @@ void add_bench_chaos_command(CLI::App& app, int& status) {
   cmd->add_option("--controllers", args->controllers,
                   "Controllers sharing a PostgreSQL store (default 1)")
       ->check(CLI::Range(1, 16));
+  cmd->add_option("--allocation", args->allocation,
+                  "With several controllers: lease (default) or concurrent ([controller]\n"
+                  "allocation)")
+      ->check(CLI::IsMember({"lease", "concurrent"}));
   cmd->add_option("--store", args->store, "The store's URL (default SQLite in the run's folder)");
   cmd->add_flag("--postgres", args->postgres,
                 "Start a private PostgreSQL server for the run and use it as the store");

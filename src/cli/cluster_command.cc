@@ -181,6 +181,7 @@ struct UpArgs {
   int tree_fanout = 16;
   int max_requeue = 3;
   int node_failure_drain = 3;
+  std::string allocation = "lease";
   std::string deadlock = "report";
   bool freeze_with_signals = false;
   bool emulate = false;  // agents emulate their tasks (daemon/emulated_tasks.h)
@@ -306,6 +307,8 @@ int run_up(const UpArgs& args) {
   config.controller.tree_fanout = args.tree_fanout;
   config.controller.max_requeue = args.max_requeue;
   config.controller.node_failure_drain = args.node_failure_drain;
+  config.controller.allocation =
+      args.allocation == "concurrent" ? AllocationMode::kConcurrent : AllocationMode::kLease;
   config.controller.kill_deadlocked = args.deadlock == "kill";
   config.controller.idle_detection = !args.no_idle_detection;
   config.controller.node_failure =
@@ -546,6 +549,10 @@ void add_cluster_command(CLI::App& app, int& status) {
                 "Children per agent in the control tree: launches, signals, gang switches, "
                 "pings (default 16)")
       ->check(CLI::Range(1, 64));
+  u->add_option("--allocation", up->allocation,
+                "With several controllers: lease (the lease holder places every job; the\n"
+                "default) or concurrent (each places the jobs it was given; queue policies)")
+      ->check(CLI::IsMember({"lease", "concurrent"}));
   u->add_option("--max-requeue", up->max_requeue,
                 "Node-failure requeues after which a job is held (default 3)")
       ->check(CLI::Range(1, 1000));

@@ -373,17 +373,20 @@ INSTANTIATE_TEST_SUITE_P(Engines, LiveClusterTest,
                          ::testing::Values(test::Engine::kSqlite, test::Engine::kPostgres),
                          test::engine_name);
 
-// Two controllers on one PostgreSQL store, and the one that schedules is killed -9 in the middle
-// of a stream of submissions (seed 003: no allocator is a single point of failure). The other
-// takes the scheduler lease over when it runs out (0.5 s), resends the running jobs' launches,
-// and carries on; clients and agents fail over to it. Every acknowledged job completes exactly
-// once. The time from the kill to the survivor's first start is printed (Slurm's backup
-// controller waits SlurmctldTimeout, 120 s by default).
-TEST(TwoControllersTest, TheSchedulerKilledMidStreamLosesNoJobAndTheOtherTakesOver) {
+// Two controllers on one PostgreSQL store, and one is killed -9 in the middle of a stream of
+// submissions (seed 003: no allocator is a single point of failure); clients and agents fail over
+// to the other. Under lease allocation the one killed is the scheduler: the other takes the lease
+// over when it runs out (0.5 s), resends the running jobs' launches, and carries on. Under
+// concurrent allocation it is the one the client submits to, whose pending jobs the other adopts
+// once its check-in runs out (5 s). Every acknowledged job completes exactly once. The time from
+// the kill to the survivor's first start is printed (Slurm's backup controller waits
+// SlurmctldTimeout, 120 s by default).
+void kill_a_controller_mid_stream(const std::string& allocation) {
   std::string url;
   test::fresh_postgres_database(url);
   if (url.empty()) return;
-  LiveCluster cluster("--machine torus:4x4x4 --agents 2 --controllers 2 --store " + url);
+  LiveCluster cluster("--machine torus:4x4x4 --agents 2 --controllers 2 --allocation " +
+                      allocation + " --store " + url);
   ASSERT_EQ(cluster.up().status, 0) << cluster.up().output;
   const std::string out_dir = cluster.dir() / "out";
   std::filesystem::create_directories(out_dir);
@@ -409,7 +412,7 @@ TEST(TwoControllersTest, TheSchedulerKilledMidStreamLosesNoJobAndTheOtherTakesOv
   pid_t victim = -1;
   for (int i = 0; i < kSubmissions; ++i) {
     if (i == kSubmissions / 3) {
-      victim = scheduler_pid();
+      victim = allocation == "lease" ? scheduler_pid() : cluster.pid_of("trellisd");
       ASSERT_TRUE(victim == cluster.pid_of("trellisd") || victim == cluster.pid_of("trellisd-1"))
           << "the scheduler's pid " << victim << " is not one of this cluster's controllers";
       killed_at = wall_clock_now();
@@ -449,23 +452,40 @@ TEST(TwoControllersTest, TheSchedulerKilledMidStreamLosesNoJobAndTheOtherTakesOv
   }
   EXPECT_EQ(lost, 0);
   EXPECT_EQ(ran_twice, 0);
-  // The takeover, from the log: the survivor took the lease, and its first start after the kill.
+  // The takeover, from the log: the survivor took the lease (lease allocation), and its first
+  // start after the kill. Under concurrent allocation the survivor places its own jobs all along,
+  // and adopts the victim's pending ones (an "adopt" event, if the victim had any).
   Result<std::vector<StoredEvent>> events = (*store)->events(0, 1000000);
   ASSERT_TRUE(events);
-  Seconds takeover = 0, first_start = 0;
+  Seconds takeover = 0, first_start = 0, adopted = 0;
   for (const StoredEvent& e : *events) {
     if (e.time < killed_at) continue;
     if (e.kind == "scheduler" && takeover == 0) takeover = e.time;
-    if (e.kind == "start" && first_start == 0 && takeover > 0) first_start = e.time;
+    if (e.kind == "adopt" && adopted == 0) adopted = e.time;
+    if (e.kind == "start" && first_start == 0 && (takeover > 0 || allocation != "lease"))
+      first_start = e.time;
   }
-  ASSERT_GT(takeover, 0) << "no controller took the scheduler lease after the kill";
-  ASSERT_GT(first_start, 0) << "no job started after the takeover";
-  std::cout << "scheduler (pid " << victim << ") killed -9 after " << kSubmissions / 3 << " of "
-            << kSubmissions << " submissions; lease taken over " << takeover - killed_at
-            << " s later, first start by the survivor " << first_start - killed_at
+  if (allocation == "lease") {
+    ASSERT_GT(takeover, 0) << "no controller took the scheduler lease after the kill";
+  }
+  ASSERT_GT(first_start, 0) << "no job started after the kill";
+  std::cout << allocation << " allocation: controller (pid " << victim << ") killed -9 after "
+            << kSubmissions / 3 << " of " << kSubmissions << " submissions; lease taken over "
+            << (takeover > 0 ? std::to_string(takeover - killed_at) + " s later" : "(not needed)")
+            << ", pending jobs adopted "
+            << (adopted > 0 ? std::to_string(adopted - killed_at) + " s later" : "(none)")
+            << ", first start by the survivor " << first_start - killed_at
             << " s after the kill (goal: under 1 s); " << acknowledged.size()
             << " jobs acknowledged, 0 lost, 0 run twice\n";
   EXPECT_LT(first_start - killed_at, 30) << "the survivor took too long to schedule";
+}
+
+TEST(TwoControllersTest, TheSchedulerKilledMidStreamLosesNoJobAndTheOtherTakesOver) {
+  kill_a_controller_mid_stream("lease");
+}
+
+TEST(TwoControllersTest, ConcurrentAllocatorsOneKilledMidStreamLosesNoJobAndTheOtherAdoptsIts) {
+  kill_a_controller_mid_stream("concurrent");
 }
 
 // `make run`'s demo, small: every job of the trace runs for real, both runs are written as
