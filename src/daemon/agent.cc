@@ -259,13 +259,13 @@ Result<std::unique_ptr<Agent>> Agent::start(AgentConfig config) {
   // The control tree, on the same host.
   a.verifier_ = std::make_unique<TreeVerifier>(*a.authenticator_, a.config_.daemon_uid);
   a.tree_channel_ = std::make_unique<TreeChannel>();
-  Result<int> tree_port = a.tree_channel_->listen(
+  Result<int> tree_port = a.tree_channel_->listen_async(
       host_of(a.config_.listen), a.config_.tree_port,
-      [&a](const v1::TreeMessage& message, v1::TreeAnswer* answer) {
+      [&a](const v1::TreeMessage& message, const std::string& raw, TreeChannel::Respond respond) {
         TreeNode* node = a.tree_node_.load();
         if (node == nullptr)
-          return grpc::Status(StatusCode::UNAVAILABLE, "the agent is starting up");
-        return node->handle(message, answer);
+          return respond(grpc::Status(StatusCode::UNAVAILABLE, "the agent is starting up"), {});
+        node->handle(message, raw, std::move(respond));
       });
   if (!tree_port) return tree_port.error();
   a.tree_port_ = *tree_port;

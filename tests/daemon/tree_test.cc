@@ -141,11 +141,15 @@ class TreeTest : public ::testing::Test {
     n.channel = std::make_unique<TreeChannel>();
     std::atomic<TreeNode*>* ready = new std::atomic<TreeNode*>(nullptr);
     ready_.emplace_back(ready);
-    Result<int> port = n.channel->listen(
-        "127.0.0.1", 0, [ready](const v1::TreeMessage& message, v1::TreeAnswer* answer) {
+    // As an agent listens: a node answers once its part and its children's answers are in.
+    Result<int> port = n.channel->listen_async(
+        "127.0.0.1", 0,
+        [ready](const v1::TreeMessage& message, const std::string& raw,
+                TreeChannel::Respond respond) {
           TreeNode* node = ready->load();
-          if (node == nullptr) return grpc::Status(grpc::StatusCode::UNAVAILABLE, "starting");
-          return node->handle(message, answer);
+          if (node == nullptr)
+            return respond(grpc::Status(grpc::StatusCode::UNAVAILABLE, "starting"), {});
+          node->handle(message, raw, std::move(respond));
         });
     EXPECT_TRUE(port) << port.error().message;
     n.address = "127.0.0.1:" + std::to_string(*port);

@@ -126,6 +126,16 @@ TreeChannel::~TreeChannel() {
 }
 
 Result<int> TreeChannel::listen(const std::string& host, int port, Handler handler) {
+  return listen_async(host, port,
+                      [handler = std::move(handler)](const v1::TreeMessage& message,
+                                                     const std::string&, Respond respond) {
+                        v1::TreeAnswer answer;
+                        grpc::Status status = handler(message, &answer);
+                        respond(status, answer);
+                      });
+}
+
+Result<int> TreeChannel::listen_async(const std::string& host, int port, AsyncHandler handler) {
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
@@ -399,18 +409,22 @@ void TreeChannel::read_from(const std::shared_ptr<Connection>& connection,
 }
 
 void TreeChannel::serve(std::shared_ptr<Connection> connection, uint64_t id, std::string payload) {
+  Respond respond = [connection = std::move(connection), id](const grpc::Status& status,
+                                                             const v1::TreeAnswer& answer) {
+    std::string frame =
+        status.ok() ? encode_frame(FrameKind::kAnswer, id, answer.SerializeAsString())
+                    : encode_frame(FrameKind::kRefusal, id,
+                                   encode_refusal(status.error_code(), status.error_message()));
+    --connection->in_flight;
+    // A peer that does not read its answers is not waited for long.
+    (void)write_frame(*connection, frame, SystemClock::now() + std::chrono::seconds(10));
+  };
   v1::TreeMessage message;
-  v1::TreeAnswer answer;
-  grpc::Status status = message.ParseFromString(payload)
-                            ? handler_(message, &answer)
-                            : grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "not a TreeMessage");
-  std::string frame =
-      status.ok() ? encode_frame(FrameKind::kAnswer, id, answer.SerializeAsString())
-                  : encode_frame(FrameKind::kRefusal, id,
-                                 encode_refusal(status.error_code(), status.error_message()));
-  --connection->in_flight;
-  // A peer that does not read its answers is not waited for long.
-  (void)write_frame(*connection, frame, SystemClock::now() + std::chrono::seconds(10));
+  if (!message.ParseFromString(payload)) {
+    respond(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "not a TreeMessage"), {});
+    return;
+  }
+  handler_(message, payload, std::move(respond));
 }
 
 void TreeChannel::complete(uint64_t id, const grpc::Status& status, const v1::TreeAnswer& answer) {

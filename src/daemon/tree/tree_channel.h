@@ -5,19 +5,26 @@
 //
 // The channel's poll threads all wait on one epoll set whose connections are armed one-shot: the
 // thread woken for a connection reads its whole frames, completes the answered requests, re-arms
-// it and then answers a request that came in itself, on the spot (no hand-off to another thread:
-// one wake-up per message). Before it does, it makes sure another poll thread is left waiting
-// (starting one if need be), so that a slow message (a gang switch waiting for a freeze, a large
-// launch) never holds up another (a liveness ping) nor the answers it may itself wait for. Poll
-// threads are started as needed, at most kMaxPollers, and leave when idle; when all are busy,
-// requests go to worker threads (at most kMaxWorkers), as do further requests read in the same
-// batch and connections still to be made. Connections to an agent are made on first use and
-// kept; a lost one is made again at the next message. Each request has a deadline (a timer armed
-// for the earliest); one not answered by then completes as DEADLINE_EXCEEDED.
+// it and then hands a request that came in to the handler itself, on the spot (no hand-off to
+// another thread: one wake-up per message). Before it does, it makes sure another poll thread is
+// left waiting (starting one if need be), so that a slow message (a gang switch waiting for a
+// freeze, a large launch) never holds up another (a liveness ping) nor the answers it may itself
+// wait for. A handler may also answer later, from another thread (listen_async): an agent that
+// forwards a message returns once it has sent it on and done its own part, and the poll thread
+// that reads its last child's answer sends its own (no thread sleeps until the children have
+// answered: one wake-up fewer per interior agent and message). Poll threads are started as
+// needed, at most kMaxPollers, and leave when idle; when all are busy, requests go to worker
+// threads (at most kMaxWorkers), as do further requests read in the same batch and connections
+// still to be made. Connections to an agent are made on first use and kept; a lost one is made
+// again at the next message. Each request has a deadline (a timer armed for the earliest); one
+// not answered by then completes as DEADLINE_EXCEEDED.
 //
 //   TreeChannel channel;
 //   Result<int> port = channel.listen("10.0.0.7", 0, [&](const v1::TreeMessage& m,
 //                                                         v1::TreeAnswer* a) { ... });
+//   // or, answering when ready:
+//   channel.listen_async("10.0.0.7", 0, [&](const v1::TreeMessage& m, const std::string& raw,
+//                                           TreeChannel::Respond respond) { ... respond(ok, a); });
 //   channel.send("10.0.0.8:41234", message, deadline,
 //                [](const grpc::Status& status, const v1::TreeAnswer& answer) { ... });
 //
@@ -51,6 +58,14 @@ class TreeChannel {
   // Answers a request that came in (on a poll or worker thread); a non-OK status is sent as a
   // refusal.
   using Handler = std::function<grpc::Status(const v1::TreeMessage&, v1::TreeAnswer*)>;
+  // Sends the answer to one request that came in (a refusal when the status is not OK). Call it
+  // exactly once, from any thread, while the channel exists; it must not be kept waiting for
+  // long (it writes to the peer's connection).
+  using Respond = std::function<void(const grpc::Status&, const v1::TreeAnswer&)>;
+  // Takes a request that came in (on a poll or worker thread) and answers it through `respond`,
+  // before it returns or later. `raw` is the message's bytes as they came, to forward untouched.
+  using AsyncHandler =
+      std::function<void(const v1::TreeMessage&, const std::string& raw, Respond respond)>;
 
   static constexpr int kMaxPollers = 64;
   static constexpr int kMaxWorkers = 64;
@@ -64,6 +79,8 @@ class TreeChannel {
   // Listens on `host`:`port` (an IPv4 or IPv6 literal, or a name; port 0 = any free port);
   // returns the port bound. Once only.
   Result<int> listen(const std::string& host, int port, Handler handler);
+  // The same with a handler that may answer later (see AsyncHandler).
+  Result<int> listen_async(const std::string& host, int port, AsyncHandler handler);
 
   // Sends `message` to the agent at `agent` ("host:port"); `done` is called once with the
   // outcome: OK and the answer, the agent's refusal, UNAVAILABLE (no connection) or
@@ -117,7 +134,7 @@ class TreeChannel {
   int wake_ = -1;   // an eventfd, readable once the channel stops (never read)
   int timer_ = -1;  // a timerfd, set for the earliest deadline pending
   int listener_ = -1;
-  Handler handler_;
+  AsyncHandler handler_;
   std::atomic<bool> stopping_{false};
   std::atomic<uint64_t> next_id_{1};
 

@@ -1,6 +1,7 @@
 #include "daemon/tree/tree_node.h"
 
-#include <condition_variable>
+#include <future>
+#include <memory>
 #include <mutex>
 #include <vector>
 
@@ -8,18 +9,74 @@
 #include "daemon/tree/tree_shape.h"
 
 namespace trellis {
+namespace {
+
+// One message's answer in the making: the node's own reply and its children's, folded and sent
+// by whichever of them comes last.
+struct Gathering {
+  Gathering(TreeSessionKey session, const v1::TreeAuth& auth, std::vector<TreeChild> children,
+            TreeChannel::Respond respond)
+      : session(std::move(session)),
+        auth(auth),
+        children(std::move(children)),
+        replies(this->children.size()),
+        left(this->children.size() + 1),
+        respond(std::move(respond)) {}
+
+  // Takes one reply (`child` = -1: the node's own); the last one in answers.
+  void take(int child, v1::TreeReply reply) {
+    {
+      std::lock_guard lock(mutex);
+      if (child < 0)
+        own = std::move(reply);
+      else
+        replies[static_cast<size_t>(child)] = std::move(reply);
+      if (--left > 0) return;
+    }
+    for (const v1::TreeReply& from_child : replies) merge_tree_reply(from_child, own);
+    v1::TreeAnswer answer;
+    answer.set_body(own.SerializeAsString());
+    answer.set_mac(sign_answer(session, auth, answer.body()));
+    respond(grpc::Status::OK, answer);
+  }
+
+  const TreeSessionKey session;
+  const v1::TreeAuth auth;  // the message's, which the children's answers are bound to
+  const std::vector<TreeChild> children;
+  std::mutex mutex;  // guards what follows
+  std::vector<v1::TreeReply> replies;
+  v1::TreeReply own;
+  size_t left;  // replies still to come, the node's own included
+  TreeChannel::Respond respond;
+};
+
+}  // namespace
 
 TreeNode::TreeNode(std::string self, TreeVerifier& verifier, TreeChannel& channel, Part part)
     : self_(std::move(self)), verifier_(verifier), channel_(channel), part_(std::move(part)) {}
 
 grpc::Status TreeNode::handle(const v1::TreeMessage& message, v1::TreeAnswer* answer) {
+  std::promise<grpc::Status> answered;
+  handle(message, message.SerializeAsString(),
+         [&](const grpc::Status& status, const v1::TreeAnswer& done) {
+           *answer = done;
+           answered.set_value(status);
+         });
+  return answered.get_future().get();
+}
+
+void TreeNode::handle(const v1::TreeMessage& message, const std::string& raw,
+                      TreeChannel::Respond respond) {
   const auto received = std::chrono::system_clock::now();
   Result<TreeSessionKey> key = verifier_.verify(message);
-  if (!key)
-    return grpc::Status(key.error().code == Error::Code::kUnavailable
-                            ? grpc::StatusCode::UNAVAILABLE
-                            : grpc::StatusCode::UNAUTHENTICATED,
-                        key.error().message);
+  if (!key) {
+    respond(grpc::Status(key.error().code == Error::Code::kUnavailable
+                             ? grpc::StatusCode::UNAVAILABLE
+                             : grpc::StatusCode::UNAUTHENTICATED,
+                         key.error().message),
+            {});
+    return;
+  }
   // The body (64 agents' addresses for a 64-agent tree) is parsed into an arena on the stack:
   // its strings cost no allocation of their own.
   alignas(8) char first_block[8192];
@@ -28,56 +85,48 @@ grpc::Status TreeNode::handle(const v1::TreeMessage& message, v1::TreeAnswer* an
   options.initial_block_size = sizeof first_block;
   google::protobuf::Arena arena(options);
   v1::TreeBody& body = *google::protobuf::Arena::CreateMessage<v1::TreeBody>(&arena);
-  if (!body.ParseFromString(message.body()))
-    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "body: not a TreeBody");
-  if (Status ok = check_tree_body(body); !ok)
-    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, ok.error().message);
+  if (!body.ParseFromString(message.body())) {
+    respond(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "body: not a TreeBody"), {});
+    return;
+  }
+  if (Status ok = check_tree_body(body); !ok) {
+    respond(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, ok.error().message), {});
+    return;
+  }
   std::optional<TreePosition> position = tree_position(
       std::vector<std::string>(body.agents().begin(), body.agents().end()), body.fanout(), self_);
-  if (!position)
-    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                        "agents: this agent (" + self_ + ") is not in the message's tree");
+  if (!position) {
+    respond(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                         "agents: this agent (" + self_ + ") is not in the message's tree"),
+            {});
+    return;
+  }
 
   // The children first, so that the tree's depth costs its round trips only once.
   const size_t count = position->children.size();
-  std::vector<v1::TreeReply> replies(count);
-  std::mutex mutex;
-  std::condition_variable all_in;
-  size_t answered = 0;
   double budget = body.deadline_seconds() * 0.75;
   for (int d = 0; d < position->depth; ++d) budget *= 0.75;
   const auto deadline = received + std::chrono::microseconds(static_cast<int64_t>(budget * 1e6));
-  const TreeSessionKey& session = *key;
-  const std::string serialized = count > 0 ? message.SerializeAsString() : std::string();
+  auto gathering = std::make_shared<Gathering>(std::move(*key), message.auth(),
+                                               std::move(position->children), std::move(respond));
   for (size_t i = 0; i < count; ++i) {
-    const TreeChild& child = position->children[i];
     channel_.send_serialized(
-        child.agent, serialized, deadline,
-        [&, i](const grpc::Status& status, const v1::TreeAnswer& child_answer) {
+        gathering->children[i].agent, raw, deadline,
+        [gathering, i](const grpc::Status& status, const v1::TreeAnswer& child_answer) {
+          const TreeChild& child = gathering->children[i];
           v1::TreeReply reply;
           if (!status.ok()) {
             reply = lost_subtree(child.agent, child.subtree, status.error_message());
-          } else if (!answer_is_signed(session, message.auth(), child_answer)) {
+          } else if (!answer_is_signed(gathering->session, gathering->auth, child_answer)) {
             reply = lost_subtree(child.agent, child.subtree,
                                  "its answer is not signed with the session's key");
           } else if (!reply.ParseFromString(child_answer.body())) {
             reply = lost_subtree(child.agent, child.subtree, "its answer is malformed");
           }
-          std::lock_guard lock(mutex);
-          replies[i] = std::move(reply);
-          if (++answered == count) all_in.notify_all();
+          gathering->take(static_cast<int>(i), std::move(reply));
         });
   }
-
-  v1::TreeReply reply = part_(body);
-  {
-    std::unique_lock lock(mutex);
-    all_in.wait(lock, [&] { return answered == count; });
-  }
-  for (const v1::TreeReply& child : replies) merge_tree_reply(child, reply);
-  answer->set_body(reply.SerializeAsString());
-  answer->set_mac(sign_answer(session, message.auth(), answer->body()));
-  return grpc::Status::OK;
+  gathering->take(-1, part_(body));
 }
 
 }  // namespace trellis

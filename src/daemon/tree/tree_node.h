@@ -1,8 +1,10 @@
 // TreeNode: an agent's handling of a control-tree message (Agent.Tree). It checks the message
 // (daemon/tree/tree_auth.h: signature, session, replay), finds its own place in the message's
 // tree (daemon/tree/tree_shape.h), forwards the signed bytes untouched to its children in parallel
-// (daemon/tree/tree_channel.h), does its own part meanwhile, waits for the children and answers
-// with their replies folded into its own (daemon/tree/tree_reply.h), signed.
+// (daemon/tree/tree_channel.h), does its own part meanwhile and answers, once the children have,
+// with their replies folded into its own (daemon/tree/tree_reply.h), signed. No thread waits for
+// the children: whichever comes last, the node's own part or a child's answer (on the channel's
+// poll thread that read it), folds the replies and sends the answer.
 //
 // Deadlines: the sender gives the root the tree's whole deadline D (TreeBody.deadline_seconds);
 // an agent at depth d gives its children D * 0.75^(d+1) from when it got the message, so that a
@@ -17,8 +19,10 @@
 //   TreeNode node(address, verifier, channel, [&](const v1::TreeBody& body) {
 //     return do_my_part(body);   // a TreeReply with agents = 1 and the op's result
 //   });
-//   grpc::Status Tree(..., const v1::TreeMessage* m, v1::TreeAnswer* a) { return node.handle(*m,
-//   a); }
+//   channel.listen_async(host, 0, [&](const v1::TreeMessage& m, const std::string& raw,
+//                                     TreeChannel::Respond respond) {
+//     node.handle(m, raw, std::move(respond));
+//   });
 #pragma once
 
 #include <functional>
@@ -41,6 +45,11 @@ class TreeNode {
   // `verifier` and `channel` must outlive the node.
   TreeNode(std::string self, TreeVerifier& verifier, TreeChannel& channel, Part part);
 
+  // Takes `message` (`raw`: its bytes as they came, forwarded untouched) and answers it through
+  // `respond`: before returning when this agent is a leaf or its children answered first,
+  // otherwise from the thread that completes the last child's answer.
+  void handle(const v1::TreeMessage& message, const std::string& raw, TreeChannel::Respond respond);
+  // The same, waiting for the answer (for callers that have no channel of their own).
   grpc::Status handle(const v1::TreeMessage& message, v1::TreeAnswer* answer);
 
   const std::string& self() const { return self_; }
