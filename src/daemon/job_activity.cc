@@ -113,8 +113,13 @@ TaskActivity ActivityMonitor::sample(const std::string& task, std::vector<ProcSt
   // a live process below.
   std::map<std::pair<pid_t, long long>, Announced> announced;
   long long area_owner = -1;
-  if (!area_name.empty()) {
+  // (The segment's file in /dev/shm is the name without its leading '/'.)
+  const std::string file =
+      area_name.substr(std::min(area_name.find_first_not_of('/'), area_name.size()));
+  uint64_t mark = 0;
+  if (!area_name.empty() && !absent_areas_.known_missing(file, &mark)) {
     Result<RuntimeArea> area = read_runtime_area(area_name);
+    if (!area && area.error().code == Error::Code::kNotFound) absent_areas_.missing(file, mark);
     if (area) {
       area_owner = area->owner;
       for (const RuntimeSlot& slot : area->slots) {

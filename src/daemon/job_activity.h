@@ -37,6 +37,7 @@
 #include <vector>
 
 #include "core/result.h"
+#include "daemon/absent_names.h"
 #include "daemon/proc_stat.h"
 
 namespace trellis {
@@ -98,6 +99,9 @@ class ActivityMonitor {
   };
   std::mutex mutex_;
   std::map<std::string, std::map<pid_t, Seen>> seen_;  // task -> pid -> at the last sample
+  // The runtime areas found missing, until a shared-memory segment is created on this host: a
+  // task that never makes one costs no failed open per sample (daemon/absent_names.h).
+  AbsentNames absent_areas_{"/dev/shm"};
 };
 
 // The runtime area's name for a task: "/trellis-JOB.ATTEMPT.NODE", a valid POSIX shared-memory

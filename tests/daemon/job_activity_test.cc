@@ -523,6 +523,24 @@ TEST(Runtime, AMessageWaitIsSeenWhileBlockedAndClearedAfterWaking) {
   EXPECT_EQ(read->owner, ::geteuid());
 }
 
+// A monitor that found a task's area missing (it remembers that, daemon/absent_names.h) reads
+// it once a process of the task has made it.
+TEST(Runtime, AnAreaMadeAfterASampleFoundNoneIsReadAtTheNextSample) {
+  AreaName area;
+  ActivityMonitor monitor;
+  Probe before("", /*attach=*/false);  // a process of the task, before any area exists
+  EXPECT_FALSE(monitor.sample("t", before.pid(), area.name()).from_runtime);
+  EXPECT_FALSE(monitor.sample("t", before.pid(), area.name()).from_runtime);  // known missing
+
+  Probe probe(area.name());  // attaches: makes the area
+  ASSERT_EQ(probe.line(), attach_answer(0, 0));
+  probe.send('m');
+  ASSERT_EQ(probe.line(), "begin");
+  TaskActivity a = monitor.sample("u", probe.pid(), area.name());
+  EXPECT_TRUE(a.from_runtime);
+  EXPECT_EQ(a.waiting_message, 1);
+}
+
 TEST(Runtime, AnInputWaitIsIdleAtOnce) {
   AreaName area;
   Probe probe(area.name());
