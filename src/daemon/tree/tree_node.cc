@@ -1,6 +1,5 @@
 #include "daemon/tree/tree_node.h"
 
-#include <future>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -54,16 +53,6 @@ struct Gathering {
 
 TreeNode::TreeNode(std::string self, TreeVerifier& verifier, TreeChannel& channel, Part part)
     : self_(std::move(self)), verifier_(verifier), channel_(channel), part_(std::move(part)) {}
-
-grpc::Status TreeNode::handle(const v1::TreeMessage& message, v1::TreeAnswer* answer) {
-  std::promise<grpc::Status> answered;
-  handle(message, message.SerializeAsString(),
-         [&](const grpc::Status& status, const v1::TreeAnswer& done) {
-           *answer = done;
-           answered.set_value(status);
-         });
-  return answered.get_future().get();
-}
 
 void TreeNode::handle(const v1::TreeMessage& message, const std::string& raw,
                       TreeChannel::Respond respond) {

@@ -49,8 +49,6 @@ class TreeNode {
   // `respond`: before returning when this agent is a leaf or its children answered first,
   // otherwise from the thread that completes the last child's answer.
   void handle(const v1::TreeMessage& message, const std::string& raw, TreeChannel::Respond respond);
-  // The same, waiting for the answer (for callers that have no channel of their own).
-  grpc::Status handle(const v1::TreeMessage& message, v1::TreeAnswer* answer);
 
   const std::string& self() const { return self_; }
 
