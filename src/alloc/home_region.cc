@@ -14,20 +14,11 @@ Result<Placement> HomeRegion::allocate(const NodeSet& free, const Request& reque
   return inner_->allocate(free, request);
 }
 
-NodeSet HomeRegion::share(int node_count, const std::vector<int64_t>& weights, size_t index) {
+NodeSet HomeRegion::share(int node_count, int index, int count) {
   NodeSet nodes(node_count);
-  int64_t total = 0, before = 0;
-  for (size_t i = 0; i < weights.size(); ++i) {
-    if (weights[i] < 0) return nodes;
-    total += weights[i];
-    if (i < index) before += weights[i];
-  }
-  if (index >= weights.size() || total <= 0) return nodes;
-  // Cut points rounded the same way for every share, so that shares tile the machine.
-  const auto cut = [&](int64_t weight_before) {
-    return static_cast<int64_t>(static_cast<__int128>(node_count) * weight_before / total);
-  };
-  const int64_t from = cut(before), to = cut(before + weights[index]);
+  if (count <= 0 || index < 0 || index >= count) return nodes;
+  const int64_t from = static_cast<int64_t>(node_count) * index / count;
+  const int64_t to = static_cast<int64_t>(node_count) * (index + 1) / count;
   for (int64_t n = from; n < to; ++n) nodes.set(static_cast<NodeId>(n));
   return nodes;
 }

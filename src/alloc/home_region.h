@@ -5,12 +5,11 @@
 // views of the free nodes, daemon/controller.h): the wrapped allocator, being deterministic,
 // would make every controller choose the same "best" free nodes at once, and all but one of their
 // commits would then be refused. Each controller instead places in a region of its own (its share
-// of the machine in node order, sized by how many nodes each controller's queue asks for, set from
-// the controllers checked in), so that their choices meet only for jobs larger than a share and
-// while shares move. (Preferring the home but spilling beyond it when it is full was measured:
-// on a busy machine every controller spills onto every freed node, and most commits conflicted.)
-// The home is set between passes, never during one, so that a pass sees one deterministic
-// allocator.
+// of the machine in node order, an equal one for each controller checked in), so that their
+// choices meet only for jobs larger than a share and while shares move. (Preferring the home but
+// spilling beyond it when it is full was measured: on a busy machine every controller spills onto
+// every freed node, and most commits conflicted.) The home is set between passes, never during one,
+// so that a pass sees one deterministic allocator.
 //
 //   auto preferring = std::make_unique<HomeRegion>(machine, std::move(contiguous));
 //   preferring->set_home(NodeSet::of(n, first_quarter));
@@ -19,7 +18,6 @@
 
 #include <memory>
 #include <optional>
-#include <vector>
 
 #include "alloc/allocator.h"
 
@@ -38,9 +36,9 @@ class HomeRegion final : public Allocator {
   void set_home(std::optional<NodeSet> home) { home_ = std::move(home); }
   const std::optional<NodeSet>& home() const { return home_; }
 
-  // Share `index` of the machine's nodes cut in id order (a slab of a mesh or torus, a run of
-  // leaves of a fat tree) into runs proportional to `weights`.
-  static NodeSet share(int node_count, const std::vector<int64_t>& weights, size_t index);
+  // The `index`-th of `count` equal shares of the machine's nodes in id order (a slab of a mesh
+  // or torus, a run of leaves of a fat tree); empty for an index out of range.
+  static NodeSet share(int node_count, int index, int count);
 
  private:
   std::unique_ptr<Allocator> inner_;

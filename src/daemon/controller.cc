@@ -485,7 +485,7 @@ void Controller::resign() {
   std::lock_guard lock(mutex_);
   if (concurrent_) {
     // Checked out: the lease holder adopts this controller's pending jobs at its next look.
-    (void)store_.check_in(identity_, 0, latest_now_, 0);
+    (void)store_.check_in(identity_, latest_now_, 0);
   }
   if (!scheduler_) return;
   (void)store_.release_lease(identity_);

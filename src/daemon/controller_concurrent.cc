@@ -49,13 +49,7 @@ Result<bool> Controller::follow_foreign_start(const StoredJob& job, Seconds now)
 Status Controller::check_in(Seconds now) {
   if (now < next_check_in_) return Ok{};
   next_check_in_ = now + kCheckInEvery;
-  // What this controller's queue asks for, capped at the machine (one deep queue must not leave
-  // the others no share at all).
-  int64_t demand = 0;
-  for (const auto& [id, job] : pending_) demand += job.request.nodes;
-  demand = std::min<int64_t>(demand, machine_.node_count());
-  Result<std::vector<StateStore::CheckIn>> live =
-      store_.check_in(identity_, demand, now, kCheckInTtl);
+  Result<std::vector<std::string>> live = store_.check_in(identity_, now, kCheckInTtl);
   if (!live) return live.error();
   if (!home_region_) return Ok{};
   // Its share of the machine: an equal run of nodes for each controller checked in, in name
@@ -63,14 +57,13 @@ Status Controller::check_in(Seconds now) {
   // and they move only when a controller comes or goes. (Shares sized by each queue's demand were
   // measured: queues empty and fill within a check-in, so shares moved all the time, each
   // controller cut them at its own moment, and commits met where they overlapped.)
-  size_t me = live->size();
-  for (size_t i = 0; i < live->size(); ++i)
-    if ((*live)[i].controller == identity_) me = i;
-  if (live->size() < 2 || me == live->size())
+  auto me = std::find(live->begin(), live->end(), identity_);
+  if (live->size() < 2 || me == live->end())
     home_region_->set_home(std::nullopt);
   else
-    home_region_->set_home(
-        HomeRegion::share(machine_.node_count(), std::vector<int64_t>(live->size(), 1), me));
+    home_region_->set_home(HomeRegion::share(machine_.node_count(),
+                                             static_cast<int>(me - live->begin()),
+                                             static_cast<int>(live->size())));
   return Ok{};
 }
 

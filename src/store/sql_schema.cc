@@ -180,11 +180,9 @@ CREATE TABLE step_nodes (
 )sql";
 
 // Version 7: the controller that places a pending job under concurrent allocation ('' = the
-// scheduler-lease holder, as under lease allocation), and each controller's check-in says how
-// many nodes its pending jobs ask for (the machine is shared among controllers by it).
+// scheduler-lease holder, as under lease allocation).
 constexpr const char* kSchemaV7 = R"sql(
 ALTER TABLE jobs ADD COLUMN owner TEXT NOT NULL DEFAULT '';
-ALTER TABLE leases ADD COLUMN demand {int64} NOT NULL DEFAULT 0;  -- a controller's pending nodes
 )sql";
 
 constexpr std::array<Migration, 7> kMigrations{{{1, kSchemaV1},

@@ -228,9 +228,8 @@ Status SqlStore::release_lease(std::string_view holder) {
       sql::Counting::kUncounted);
 }
 
-Result<std::vector<StateStore::CheckIn>> SqlStore::check_in(std::string_view controller,
-                                                            int64_t demand, Seconds now,
-                                                            Seconds ttl) {
+Result<std::vector<std::string>> SqlStore::check_in(std::string_view controller, Seconds now,
+                                                    Seconds ttl) {
   std::lock_guard lock(mutex_);
   Session& db = *db_;
   if (controller.empty() || !is_utf8(controller))
@@ -238,22 +237,20 @@ Result<std::vector<StateStore::CheckIn>> SqlStore::check_in(std::string_view con
   // Single statements, in no transaction, bumping no version: a check-in wakes no controller.
   Status written = sql::single_statement(db, "check_in", [&]() -> Status {
     Result<Rows> rows = db.query(
-        "INSERT INTO leases (role, holder, expires, demand) VALUES (?, ?, ?, ?) "
-        "ON CONFLICT (role) DO UPDATE SET holder = excluded.holder, expires = excluded.expires, "
-        "demand = excluded.demand",
-        {std::string(sql::kControllerRolePrefix) + std::string(controller), controller, now + ttl,
-         demand});
+        "INSERT INTO leases (role, holder, expires) VALUES (?, ?, ?) "
+        "ON CONFLICT (role) DO UPDATE SET holder = excluded.holder, expires = excluded.expires",
+        {std::string(sql::kControllerRolePrefix) + std::string(controller), controller, now + ttl});
     if (!rows) return rows.error();
     return Ok{};
   });
   if (!written) return written.error();
-  return sql::single_statement(db, "check_in", [&]() -> Result<std::vector<CheckIn>> {
-    Result<Rows> rows = db.query(
-        "SELECT holder, demand FROM leases WHERE role LIKE ? AND expires > ? ORDER BY holder",
-        {std::string(sql::kControllerRolePrefix) + "%", now});
+  return sql::single_statement(db, "check_in", [&]() -> Result<std::vector<std::string>> {
+    Result<Rows> rows =
+        db.query("SELECT holder FROM leases WHERE role LIKE ? AND expires > ? ORDER BY holder",
+                 {std::string(sql::kControllerRolePrefix) + "%", now});
     if (!rows) return rows.error();
-    std::vector<CheckIn> live;
-    for (size_t r = 0; r < rows->size(); ++r) live.push_back({rows->text(r, 0), rows->int64(r, 1)});
+    std::vector<std::string> live;
+    for (size_t r = 0; r < rows->size(); ++r) live.push_back(rows->text(r, 0));
     return live;
   });
 }

@@ -94,8 +94,8 @@ class SqlStore final : public StateStore {
 
   Result<bool> hold_lease(std::string_view holder, Seconds now, Seconds ttl) override;
   Status release_lease(std::string_view holder) override;
-  Result<std::vector<CheckIn>> check_in(std::string_view controller, int64_t demand, Seconds now,
-                                        Seconds ttl) override;
+  Result<std::vector<std::string>> check_in(std::string_view controller, Seconds now,
+                                            Seconds ttl) override;
   Result<std::vector<JobId>> adopt_pending(std::string_view controller, Seconds now) override;
 
   Result<std::vector<StoredEvent>> events(int64_t after, int limit) override;

@@ -425,18 +425,13 @@ class StateStore {
 
   // --- Concurrent allocation ([controller] allocation = "concurrent"): every controller places
   // the pending jobs it owns (StoredJob::owner). Each says it is alive until now + ttl
-  // (check_in(), with the nodes its pending jobs ask for; ttl 0 says it leaves, so that its jobs
-  // are adopted at once), which returns the controllers checked in at `now`, sorted by name (it
-  // among them unless it left). One of them (the
-  // scheduler-lease holder) adopts the pending jobs of controllers that stopped checking in, or
-  // of none: they become `controller`'s, logged as one "adopt" event naming them. Returns the
+  // (check_in(); ttl 0 says it leaves, so that its jobs are adopted at once), which returns the
+  // controllers checked in at `now`, sorted by name (it among them unless it left). One of them
+  // (the scheduler-lease holder) adopts the pending jobs of controllers that stopped checking in,
+  // or of none: they become `controller`'s, logged as one "adopt" event naming them. Returns the
   // jobs adopted.
-  struct CheckIn {
-    std::string controller;
-    int64_t demand = 0;  // nodes its pending jobs ask for, as it last said
-  };
-  virtual Result<std::vector<CheckIn>> check_in(std::string_view controller, int64_t demand,
-                                                Seconds now, Seconds ttl) = 0;
+  virtual Result<std::vector<std::string>> check_in(std::string_view controller, Seconds now,
+                                                    Seconds ttl) = 0;
   virtual Result<std::vector<JobId>> adopt_pending(std::string_view controller, Seconds now) = 0;
 
   // --- The event log, oldest first: at most `limit` events with seq > `after`.
