@@ -14,7 +14,7 @@ TEST(IdRangesTest, FormatsSortedMergedRanges) {
   EXPECT_EQ(format_id_ranges({}), "");
   EXPECT_EQ(format_id_ranges({5}), "5");
   EXPECT_EQ(format_id_ranges({7, 0, 2, 1, 3, 3}), "0-3,7");
-  std::vector<int> machine(110592);
+  std::vector<int64_t> machine(110592);
   for (int i = 0; i < 110592; ++i) machine[i] = i;
   EXPECT_EQ(format_id_ranges(machine), "0-110591");  // a full-machine job in 8 bytes
 }
@@ -25,7 +25,8 @@ TEST(IdRangesTest, ParsesWhatItFormatsForRandomSets) {
     std::vector<int> ids;
     for (int id = 0; id < 300; ++id)
       if (random() % 3 == 0) ids.push_back(id);
-    Result<std::vector<int>> back = parse_id_ranges(format_id_ranges(ids));
+    Result<std::vector<int>> back =
+        parse_id_ranges(format_id_ranges(std::vector<int64_t>(ids.begin(), ids.end())));
     ASSERT_TRUE(back) << back.error().message;
     EXPECT_EQ(*back, ids);
   }

@@ -5,7 +5,7 @@
 
 namespace trellis {
 
-std::string format_id_ranges(std::vector<int> ids) {
+std::string format_id_ranges(std::vector<int64_t> ids) {
   std::sort(ids.begin(), ids.end());
   ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
   std::string text;

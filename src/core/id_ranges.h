@@ -6,6 +6,7 @@
 //   Result<std::vector<int>> ids = parse_id_ranges("0-3,7"); // {0, 1, 2, 3, 7}
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -15,7 +16,7 @@
 namespace trellis {
 
 // `ids` sorted and merged into ranges; duplicates appear once. "" for no ids.
-std::string format_id_ranges(std::vector<int> ids);
+std::string format_id_ranges(std::vector<int64_t> ids);
 
 // The ids of `text` in ascending order: comma-separated ids and ranges "a-b" (a <= b), any order,
 // no overlaps; "" is none. At most `limit` ids in all, so that hostile text cannot make a huge

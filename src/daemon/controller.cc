@@ -235,13 +235,7 @@ Status Controller::rebuild(Seconds now, bool relaunch) {
       if (pending_.count(job.id)) snapshot.queue.push_back(core_job(job));
       continue;
     }
-    LiveJob live;
-    live.array_job = job.array_job;
-    live.attempt = job.attempt;
-    live.start = job.start_time;
-    live.limit_at = job.start_time + job.time_limit;
-    live.nodes = job.nodes;
-    live.stop = job.stop;
+    LiveJob live = LiveJob::of(job);
     // Steps it may have launched before (this controller does not know): their ends are
     // recorded, and their tasks killed, when it ends.
     live.has_steps = true;

@@ -229,6 +229,17 @@ class Controller {
     bool has_steps = false;  // it launched steps of its own (killed with it when it ends)
     Seconds frozen_since = 0;
     Seconds frozen_before = 0;
+    // A running job as the store has it (not frozen, no steps known).
+    static LiveJob of(const StoredJob& job) {
+      LiveJob live;
+      live.array_job = job.array_job;
+      live.attempt = job.attempt;
+      live.start = job.start_time;
+      live.limit_at = job.start_time + job.time_limit;
+      live.nodes = job.nodes;
+      live.stop = job.stop;
+      return live;
+    }
     // Thawed at `now`: its time limit moves on by the time it was frozen.
     void thaw(Seconds now) {
       frozen = false;

@@ -35,14 +35,7 @@ Result<bool> Controller::follow_foreign_start(const StoredJob& job, Seconds now)
     // Its nodes are held here by a job the store says has ended: the memory is behind.
     return false;
   }
-  LiveJob live;
-  live.array_job = job.array_job;
-  live.attempt = job.attempt;
-  live.start = job.start_time;
-  live.limit_at = job.start_time + job.time_limit;
-  live.nodes = job.nodes;
-  live.stop = job.stop;
-  running_[id] = std::move(live);
+  running_[id] = LiveJob::of(job);
   return true;
 }
 

@@ -65,7 +65,7 @@ Status check_node_ids(Session& db, const std::vector<NodeId>& nodes) {
 }
 
 std::string encode_nodes(const std::vector<NodeId>& nodes) {
-  return format_id_ranges(std::vector<int>(nodes.begin(), nodes.end()));
+  return format_id_ranges(std::vector<int64_t>(nodes.begin(), nodes.end()));
 }
 
 bool decode_nodes(const std::string& text, std::vector<NodeId>& out) {

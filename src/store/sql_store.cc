@@ -8,6 +8,7 @@
 #include <set>
 #include <utility>
 
+#include "core/id_ranges.h"
 #include "store/json_fields.h"
 #include "store/sql_rows.h"
 #include "store/sql_schema.h"
@@ -276,19 +277,9 @@ Result<std::vector<JobId>> SqlStore::adopt_pending(std::string_view controller, 
         if (adopted.empty()) return adopted;
         std::sort(adopted.begin(), adopted.end());
         changed = true;
-        // The ids as ranges ("4-9,12"): one event however many were adopted.
-        std::string ids;
-        for (size_t i = 0; i < adopted.size();) {
-          size_t j = i;
-          while (j + 1 < adopted.size() && adopted[j + 1] == adopted[j] + 1) ++j;
-          if (!ids.empty()) ids += ",";
-          ids += std::to_string(adopted[i]);
-          if (j > i) ids += "-" + std::to_string(adopted[j]);
-          i = j + 1;
-        }
         sql::log_event(db, now, "adopt", 0, "",
-                       std::string(controller) + " adopted pending jobs " + ids +
-                           " of controllers no longer checked in");
+                       std::string(controller) + " adopted pending jobs " +
+                           format_id_ranges(adopted) + " of controllers no longer checked in");
         return adopted;
       },
       sql::Counting::kUncounted);

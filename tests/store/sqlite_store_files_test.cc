@@ -84,7 +84,8 @@ TEST_F(SqliteStoreTest, AStoreFromTheSchemaBeforeIsMigratedByAWriterAndKeepsItsJ
   store_.reset();
   {
     // Version 2 as it was: no seconds_frozen column (version 3), no hold or node_failures
-    // (version 4), nor schema 5's job model, nor tasks and steps (version 6).
+    // (version 4), nor schema 5's job model, nor tasks and steps (version 6), nor a pending job's
+    // owner (version 7).
     RawDb raw(path_);
     ASSERT_EQ(raw.exec("ALTER TABLE jobs DROP COLUMN seconds_frozen"), SQLITE_OK);
     ASSERT_EQ(raw.exec("ALTER TABLE jobs DROP COLUMN hold"), SQLITE_OK);
@@ -100,6 +101,7 @@ TEST_F(SqliteStoreTest, AStoreFromTheSchemaBeforeIsMigratedByAWriterAndKeepsItsJ
     ASSERT_EQ(raw.exec("ALTER TABLE jobs DROP COLUMN tasks"), SQLITE_OK);
     ASSERT_EQ(raw.exec("DROP TABLE step_nodes"), SQLITE_OK);
     ASSERT_EQ(raw.exec("DROP TABLE steps"), SQLITE_OK);
+    ASSERT_EQ(raw.exec("ALTER TABLE jobs DROP COLUMN owner"), SQLITE_OK);
     ASSERT_EQ(raw.exec("UPDATE meta SET value = 2 WHERE key = 'schema_version'"), SQLITE_OK);
   }
   // A reader cannot migrate it: it says how.
@@ -114,6 +116,7 @@ TEST_F(SqliteStoreTest, AStoreFromTheSchemaBeforeIsMigratedByAWriterAndKeepsItsJ
   EXPECT_EQ(job.seconds_frozen, 0);
   EXPECT_EQ(job.hold, "");
   EXPECT_EQ(job.node_failures, 0);
+  EXPECT_EQ(job.owner, "");  // whichever controller schedules
   EXPECT_OK(store_->record_frozen_time(a, job.attempt, 12.5));
   EXPECT_EQ(get(a).seconds_frozen, 12.5);
   // A report for another attempt changes nothing; a negative time is refused.
