@@ -449,9 +449,16 @@ Result<bool> Controller::replay(const StoredEvent& event, const std::map<JobId, 
     // One event names every node the change touched, as a hostlist.
     Result<NodeSet> nodes = parse_hostlist(event.node, machine_.node_count(), kNodePrefix);
     if (!nodes || nodes->count() == 0) return false;
+    std::vector<NodeId> registered;
     for (NodeId n = nodes->first(); n >= 0; n = nodes->next(n + 1)) {
       const bool was_in_service = in_service(n);
-      if (event.kind == "node_up") up_[n] = true;
+      // A node comes up through its agent's registration, here or at another controller: the
+      // agent answers, whatever this controller's pings last found of the agent it had before.
+      if (event.kind == "node_up") {
+        up_[n] = true;
+        responsive_[n] = true;
+        registered.push_back(n);
+      }
       if (event.kind == "node_down") up_[n] = false;
       if (event.kind == "drain") drained_[n] = true;
       if (event.kind == "resume") drained_[n] = false;
@@ -459,6 +466,9 @@ Result<bool> Controller::replay(const StoredEvent& event, const std::map<JobId, 
       if (!in_service(n) && was_in_service) (void)core_->node_down(n, now);
       if (event.kind == "node_up" && !event.detail.empty()) agent_of_[n] = event.detail;
     }
+    // The agent that registered them is pinged from now on (it may have registered with another
+    // controller: a restarted agent registers with the first that answers).
+    if (!registered.empty() && !event.detail.empty()) liveness_.add(event.detail, registered, now);
     pass_wanted_ = true;
     return true;
   }

@@ -4,8 +4,10 @@
 // count, not time: a controller that was stopped or starved declares nobody down. After
 // max_requeue node failures a job is held; a node that failed node_failure_drain jobs is drained.
 #include <gtest/gtest.h>
+
 #include <signal.h>
 #include <unistd.h>
+#include <algorithm>
 
 #include "daemon/controller.h"
 #include "daemon/liveness.h"
@@ -257,6 +259,39 @@ TEST_F(HeartbeatTest, ANodeComesBackOnlyWhenNothingOfAnEndedAttemptRunsThere) {
 // No requeue forever: the job is held at its max_requeue-th node-failure requeue, with a reason
 // naming the node; the node that failed that many jobs is drained with a reason; `release` lets
 // the job go.
+// The agent the scheduler declared down comes back on a new address and registers with another
+// controller (a restarted agent registers with the first in its list that answers). The scheduler
+// learns it from the log: the nodes are in service again for its passes, and the new agent is
+// pinged. (Found by a chaos run: the scheduler kept the nodes out of service, having last found
+// them unresponsive, and never pinged the new agent, which registered again every 10 s.)
+TEST_F(HeartbeatTest, NodesDownHereThatComeBackThroughAnotherControllerTakeJobsAgain) {
+  rounds(kStart + 1, kStart + 6, /*answered=*/false);
+  ASSERT_EQ(nodes_in(v1::DOWN), 2);
+  ClusterConfig config;
+  config.machine = "flat:2";
+  config.store = "sqlite:" + (dir_ / ("state-" + std::to_string(opened_) + ".db"));
+  auto other_store = open_store(config.store);
+  ASSERT_TRUE(other_store) << other_store.error().message;
+  testing::RecordingAgents other_agents;
+  auto other = Controller::open(config, **other_store, other_agents, kStart + 7, "other");
+  ASSERT_TRUE(other) << other.error().message;
+  v1::RegisterRequest hello;
+  hello.set_address("fake:2");
+  hello.add_nodes("n0");
+  hello.add_nodes("n1");
+  ASSERT_TRUE((*other)->register_agent(hello, daemon_, kStart + 7));
+  EXPECT_FALSE((*other)->is_scheduler());
+  const JobId id = submit_both_nodes();
+  ASSERT_TRUE(controller_->tick(kStart + 7.5));
+  EXPECT_EQ(nodes_in(v1::DOWN), 0);
+  Result<std::vector<JobId>> started = controller_->run_pass(kStart + 7.5);
+  ASSERT_TRUE(started) << started.error().message;
+  EXPECT_EQ(*started, std::vector<JobId>{id});
+  ASSERT_FALSE(agents_.launches.empty());
+  const std::vector<std::string> pinged = controller_->liveness().agents();
+  EXPECT_NE(std::find(pinged.begin(), pinged.end(), "fake:2"), pinged.end());
+}
+
 TEST_F(HeartbeatTest, AJobIsHeldAfterMaxRequeueAndANodeThatFailsJobsIsDrained) {
   open(/*max_requeue=*/2, /*drain_after=*/2);
   JobId id = submit_both_nodes();
