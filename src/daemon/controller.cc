@@ -466,9 +466,11 @@ Result<bool> Controller::replay(const StoredEvent& event, const std::map<JobId, 
       if (!in_service(n) && was_in_service) (void)core_->node_down(n, now);
       if (event.kind == "node_up" && !event.detail.empty()) agent_of_[n] = event.detail;
     }
-    // The agent that registered them is pinged from now on (it may have registered with another
-    // controller: a restarted agent registers with the first that answers).
-    if (!registered.empty() && !event.detail.empty()) liveness_.add(event.detail, registered, now);
+    // An agent that registered them with another controller (a restarted agent registers with
+    // the first that answers) is pinged from now on. One this controller knows is left as it is:
+    // adding it again would forget its other nodes and that it was asked to register again.
+    if (!registered.empty() && !event.detail.empty() && !liveness_.knows(event.detail))
+      liveness_.add(event.detail, registered, now);
     pass_wanted_ = true;
     return true;
   }

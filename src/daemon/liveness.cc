@@ -30,6 +30,11 @@ void Liveness::add(const std::string& agent, const std::vector<NodeId>& nodes, S
   a.down = false;
 }
 
+bool Liveness::knows(const std::string& agent) const {
+  std::lock_guard lock(mutex_);
+  return agents_.count(agent) > 0;
+}
+
 void Liveness::clear() {
   std::lock_guard lock(mutex_);
   agents_.clear();

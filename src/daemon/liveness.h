@@ -66,6 +66,8 @@ class Liveness {
   };
   std::vector<Change> take_changes();
 
+  // Whether `agent` is one this liveness pings (it registered here, or was added).
+  bool knows(const std::string& agent) const;
   // When `agent` was last heard (0: never).
   Seconds last_heard(const std::string& agent) const;
   // Every agent and when it was last heard (for the store's display of it).
