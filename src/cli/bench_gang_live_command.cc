@@ -23,6 +23,7 @@
 #include <functional>
 #include <iomanip>
 #include <iostream>
+#include <map>
 #include <thread>
 
 #include <grpcpp/grpcpp.h>
@@ -32,6 +33,7 @@
 #include "cli/commands.h"
 #include "cli/percentile.h"
 #include "daemon/auth.h"
+#include "daemon/config.h"
 #include "daemon/detached_process.h"
 #include "daemon/munge_daemon.h"
 #include "daemon/proc_stat.h"
@@ -49,6 +51,9 @@ struct BenchGangLiveArgs {
   int nodes = 64;
   int switches = 200;  // per fan-out in (a)
   std::vector<int> fanouts = {2, 4, 8, 16, 64};
+  // (a): an outgoing job's activity is looked at on its first switch-out and every this many
+  // after, as the controller does ([controller] activity_every; activity_wanted()).
+  int activity_every = ControllerSettings{}.activity_every;
   std::vector<int> slices_ms = {20, 40, 100, 200};
   double work_seconds = 6;  // T_alone of the CPU-bound job in (b) and (c), about
   std::string dir;
@@ -280,10 +285,15 @@ int run_switching_parts(const BenchGangLiveArgs& args) {
         if (Status ok = nodes.launch(job, {"/bin/sleep", "100000"}, work.string()); !ok)
           return failed_with(ok.error());
       std::this_thread::sleep_for(std::chrono::milliseconds(500));
-      std::cout << "(a) switch latency through the tree, " << args.switches
-                << " switches per fan-out (microseconds; phases: the slowest node's; CPU/sw:\n"
-                   "the CPU time of the agents, munged and this sender per switch; floor: that\n"
-                   "over this host's cores, the least latency a switch can have here)\n";
+      std::cout
+          << "(a) switch latency through the tree, " << args.switches
+          << " switches per fan-out (microseconds; phases: the slowest node's; collect:\n"
+             "the outgoing job's activity, looked at on its first switch-out and every "
+          << args.activity_every
+          << " after, as the controller's\n"
+             "activity_every; CPU/sw: the CPU time of the agents, munged and this sender per\n"
+             "switch; floor: that over this host's cores, the least latency a switch can have "
+             "here)\n";
       std::cout << std::right << std::setw(7) << "fanout" << std::setw(10) << "depth"
                 << std::setw(12) << "freeze p50" << std::setw(11) << "p99" << std::setw(13)
                 << "collect p50" << std::setw(11) << "p99" << std::setw(11) << "thaw p50"
@@ -294,6 +304,7 @@ int run_switching_parts(const BenchGangLiveArgs& args) {
         SwitchSender prime(nodes.tree(), {.fanout = 64});
         (void)prime.switch_through_tree(order_of(agents, {2}, {}), agents);
       }
+      std::map<int64_t, int> switch_outs = {{2, 1}};  // the priming switch's look at job 2
       for (int fanout : args.fanouts) {
         SwitchSender sender(nodes.tree(), {.fanout = fanout, .deadline_seconds = 5});
         std::vector<double> freeze, collect, thaw, round;
@@ -302,8 +313,11 @@ int run_switching_parts(const BenchGangLiveArgs& args) {
         for (int i = 0; i < args.switches; ++i) {
           // From job 2 frozen: switch i freezes the job that runs and thaws the other.
           int64_t out = i % 2 == 0 ? 1 : 2, in = 3 - out;
+          SwitchOrder order = order_of(agents, {out}, {in});
+          if (!activity_wanted(++switch_outs[out], args.activity_every))
+            order.skip_activity.push_back({out, 1});
           auto start = Clock::now();
-          v1::SwitchReply reply = sender.switch_through_tree(order_of(agents, {out}, {in}), agents);
+          v1::SwitchReply reply = sender.switch_through_tree(order, agents);
           round.push_back(seconds_since(start) * 1e6);
           freeze.push_back(static_cast<double>(reply.freeze_us()));
           collect.push_back(static_cast<double>(reply.collect_us()));
@@ -477,6 +491,10 @@ void add_bench_gang_live_command(CLI::App& app, int& status) {
       ->check(CLI::Range(1, 100000));
   cmd->add_option("--fanouts", args->fanouts, "Fan-outs of (a) (default 2 4 8 16 64)")
       ->check(CLI::Range(1, 64));
+  cmd->add_option("--activity-every", args->activity_every,
+                  "(a): an outgoing job's activity is looked at on its first switch-out and every "
+                  "this many after (default: the controller's activity_every, 4)")
+      ->check(CLI::Range(1, 1000));
   cmd->add_option("--slices", args->slices_ms, "Slice lengths of (b), ms (default 20 40 100 200)")
       ->check(CLI::Range(5, 10000));
   cmd->add_option("--work", args->work_seconds,

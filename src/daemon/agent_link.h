@@ -23,7 +23,17 @@ struct SwitchOrder {
   int64_t id = 0;                              // the controller's count
   std::vector<std::string> agents;  // every agent with a task of these jobs, in tree order
   std::vector<JobAttempt> freeze, thaw, probe;
+  // Of `freeze`: frozen without a look at their activity (v1::GangSwitch::skip_activity).
+  std::vector<JobAttempt> skip_activity;
 };
+// Whether a job's activity is wanted when it is switched out for the `switch_out`-th time (1: the
+// first), with a look every `every` switch-outs: the first (which sets the baseline of its
+// processes' CPU times: a process seen for the first time counts as running) and every `every`-th
+// after it. The controller's rule ([controller] activity_every), shared with the bench.
+constexpr bool activity_wanted(int switch_out, int every) {
+  return every <= 1 || (switch_out - 1) % every == 0;
+}
+
 // What came back: the reduced reply of every agent that answered (daemon/switch_node.h), and the
 // round trip through the tree.
 struct SwitchOutcome {

@@ -158,6 +158,7 @@ Result<ClusterConfig> parse_cluster_config(std::string_view text, std::string_vi
                                           "switch_fanout",
                                           "deadlock",
                                           "idle_detection",
+                                          "activity_every",
                                           "max_job_test",
                                           "max_requeue",
                                           "node_failure_drain",
@@ -209,6 +210,7 @@ Result<ClusterConfig> parse_cluster_config(std::string_view text, std::string_vi
     return controller.wrong("deadlock", "\"report\" or \"kill\", found \"" + deadlock + "\"");
   c.kill_deadlocked = deadlock == "kill";
   TRELLIS_TRY(controller.boolean("idle_detection", c.idle_detection));
+  TRELLIS_TRY(controller.integer("activity_every", c.activity_every, 1));
   TRELLIS_TRY(controller.integer("max_job_test", c.max_job_test, 0));
   TRELLIS_TRY(controller.integer("max_array_size", c.max_array_size, 1));
   TRELLIS_TRY(controller.string("mpi", c.mpi));
@@ -292,6 +294,7 @@ std::string format_cluster_config(const ClusterConfig& config) {
            {"node_failure_drain", c.node_failure_drain},
            {"deadlock", c.kill_deadlocked ? "kill" : "report"},
            {"idle_detection", c.idle_detection},
+           {"activity_every", c.activity_every},
            {"max_job_test", c.max_job_test},
            {"max_array_size", c.max_array_size},
 

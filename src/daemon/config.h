@@ -43,6 +43,11 @@
 //                                        # (its reason says so) or "kill"ed (it fails)
 //   idle_detection = true                # gang policies: a job whose processes all wait for
 //                                        # input gives its slots up until one of them wakes
+//   activity_every = 4                   # gang policies: what a job's processes do (idle,
+//                                        # deadlocked) is looked at when it is switched out the
+//                                        # first time and every this many times after (1 = at
+//                                        # every switch); a look over several slots still sees
+//                                        # any CPU time used in them
 //   max_job_test = 500                   # queue policies: queued jobs a pass looks at, from the
 //                                        # head (Slurm's bf_max_job_test), so that a pass costs
 //                                        # the same however deep the queue; 0 = all of them
@@ -91,6 +96,7 @@ struct ControllerSettings {
   int node_failure_drain = 3;
   bool kill_deadlocked = false;
   bool idle_detection = true;
+  int activity_every = 4;
   int max_job_test = 500;
   int max_array_size = 1001;
   std::string mpi = "pmi1";

@@ -229,6 +229,7 @@ class Controller {
     bool has_steps = false;  // it launched steps of its own (killed with it when it ends)
     Seconds frozen_since = 0;
     Seconds frozen_before = 0;
+    int switch_outs = 0;  // times a switch froze it (activity_wanted())
     // A running job as the store has it (not frozen, no steps known).
     static LiveJob of(const StoredJob& job) {
       LiveJob live;

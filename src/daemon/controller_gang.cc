@@ -327,7 +327,17 @@ int64_t Controller::send_switch(std::vector<JobId> freeze, std::vector<JobId> th
     into.push_back({id, live->second.attempt});
     nodes.insert(nodes.end(), live->second.nodes.begin(), live->second.nodes.end());
   };
-  for (JobId id : freeze) add(order.freeze, id);
+  for (JobId id : freeze) {
+    add(order.freeze, id);
+    auto live = running_.find(id);
+    if (live == running_.end()) continue;
+    // Its activity is looked at every few switch-outs only, and never while an administrator
+    // holds it (switch_done() would not use it).
+    const int switch_out = ++live->second.switch_outs;
+    if (admin_suspended_.contains(id) ||
+        !activity_wanted(switch_out, config_.controller.activity_every))
+      order.skip_activity.push_back({id, live->second.attempt});
+  }
   for (JobId id : thaw) add(order.thaw, id);
   for (const auto& [id, live] : running_)
     if (live.idle && live.stop == StopCause::kNone) add(order.probe, id);

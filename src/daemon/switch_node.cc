@@ -173,7 +173,10 @@ v1::SwitchReply SwitchNode::switch_here(const v1::GangSwitch& request) {
     std::set<Key> both = out;
     both.insert(in.begin(), in.end());
     both.insert(probe.begin(), probe.end());
+    // The outgoing jobs whose activity the controller wants, and the probed ones.
     std::set<Key> looked_at = out;
+    for (const v1::JobAttempt& j : request.skip_activity())
+      looked_at.erase({j.job_id(), j.attempt()});
     looked_at.insert(probe.begin(), probe.end());
     std::map<Key, std::vector<TaskInfo>> tasks = tasks_of(both);
     auto process_groups = [&](const Key& key) {

@@ -3,8 +3,11 @@
 // children in parallel, does its own three phases here meanwhile, waits for every child (the
 // barrier) and answers with its children's replies folded into its own (the reduction):
 //   freeze   the outgoing jobs' processes on this agent, confirmed (daemon/freezer.h);
-//   collect  what each frozen job's processes did in the slot (daemon/job_activity.h): the
-//            controller learns from the sums whether a job is globally idle or stopped;
+//   collect  what each frozen job's processes did since its previous look (daemon/job_activity.h):
+//            the controller learns from the sums whether a job is globally idle or stopped. Only
+//            for the outgoing jobs the controller asks about (not in the switch's skip_activity:
+//            it asks every few switch-outs of a job, see activity_wanted() in
+//            daemon/agent_link.h) and the probed ones;
 //   thaw     the incoming jobs (a job in both lists is frozen, looked at and thawed).
 // Every phase is local to a node, so one round trip carries all three: with no messages in flight
 // between nodes (jobs here talk over the host's network, which needs no draining), a node may

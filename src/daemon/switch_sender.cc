@@ -50,6 +50,7 @@ v1::SwitchReply SwitchSender::switch_through_tree(const SwitchOrder& order,
   for (const auto& job : order.freeze) add(request.mutable_freeze(), job);
   for (const auto& job : order.thaw) add(request.mutable_thaw(), job);
   for (const auto& job : order.probe) add(request.mutable_probe(), job);
+  for (const auto& job : order.skip_activity) add(request.mutable_skip_activity(), job);
   v1::TreeReply tree =
       tree_.send(std::move(body), std::move(agents),
                  {.fanout = options_.fanout, .deadline_seconds = options_.deadline_seconds});

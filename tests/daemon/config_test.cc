@@ -15,6 +15,7 @@ TEST(ClusterConfigTest, GangSettingsReadBackAsWritten) {
   ASSERT_TRUE(defaults) << defaults.error().message;
   EXPECT_TRUE(defaults->controller.idle_detection);
   EXPECT_FALSE(defaults->controller.kill_deadlocked);
+  EXPECT_EQ(defaults->controller.activity_every, 4);
 
   ClusterConfig config = *defaults;
   config.controller.policy = "dqt-ffapa";
@@ -22,6 +23,7 @@ TEST(ClusterConfigTest, GangSettingsReadBackAsWritten) {
   config.controller.tree_fanout = 4;
   config.controller.kill_deadlocked = true;
   config.controller.idle_detection = false;
+  config.controller.activity_every = 1;
   Result<ClusterConfig> again = parse_cluster_config(format_cluster_config(config), "again.toml");
   ASSERT_TRUE(again) << again.error().message;
   EXPECT_EQ(again->controller.policy, "dqt-ffapa");
@@ -29,6 +31,7 @@ TEST(ClusterConfigTest, GangSettingsReadBackAsWritten) {
   EXPECT_EQ(again->controller.tree_fanout, 4);
   EXPECT_TRUE(again->controller.kill_deadlocked);
   EXPECT_FALSE(again->controller.idle_detection);
+  EXPECT_EQ(again->controller.activity_every, 1);
 }
 
 TEST(ClusterConfigTest, WrongGangSettingsAreNamed) {
@@ -37,6 +40,7 @@ TEST(ClusterConfigTest, WrongGangSettingsAreNamed) {
            {"deadlock = \"ignore\"", "deadlock"},
            {"switch_fanout = 65", "switch_fanout"},
            {"slice = 0", "slice"},
+           {"activity_every = 0", "activity_every"},
            {"idle_detect = false", "idle_detect"}}) {
     Result<ClusterConfig> config = parse_cluster_config(kMinimal + line + "\n", "t.toml");
     ASSERT_FALSE(config) << line;

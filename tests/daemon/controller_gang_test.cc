@@ -188,6 +188,44 @@ TEST_F(ControllerGangTest, TwoSharedJobsTakeTurnsAndEachTimeLimitCountsOnlyItsRu
   EXPECT_NEAR(jobs(kStart + 46)[b].seconds_frozen(), before[b].seconds_frozen(), 0.1);
 }
 
+TEST_F(ControllerGangTest, AnOutgoingJobsActivityIsAskedForAtItsFirstSwitchOutAndEveryFewAfter) {
+  config_.controller.activity_every = 3;
+  open(kStart);
+  JobId a = submit(4, 3600, kStart);
+  JobId b = submit(4, 3600, kStart);
+  run(kStart, kStart + 10);
+  ASSERT_GE(agents_.switches.size(), 15u);
+  // Per job, its switch-outs in order: a look at the 1st, 4th, 7th...; the others skip it.
+  std::map<int64_t, int> switch_outs;
+  for (const SwitchOrder& o : agents_.switches) {
+    std::set<int64_t> skipped;
+    for (const auto& [job, attempt] : o.skip_activity) skipped.insert(job);
+    for (const auto& [job, attempt] : o.freeze) {
+      const int n = ++switch_outs[job];
+      EXPECT_EQ(skipped.contains(job), (n - 1) % 3 != 0) << "job " << job << " switch-out " << n;
+      skipped.erase(job);
+    }
+    EXPECT_TRUE(skipped.empty()) << "a skipped job that the switch does not freeze";
+  }
+  EXPECT_GE(switch_outs[a], 4);
+  EXPECT_GE(switch_outs[b], 4);
+}
+
+TEST_F(ControllerGangTest, AJobSuspendedByAnAdministratorIsFrozenWithoutALookAtItsActivity) {
+  JobId a = submit(4, 3600, kStart, /*share=*/false);
+  run(kStart, kStart + 1);
+  ASSERT_EQ(launched(), std::set<JobId>{a});
+  Result<std::vector<JobId>> suspended = controller_->suspend({a}, daemon_, kStart + 1);
+  ASSERT_TRUE(suspended) << suspended.error().message;
+  run(kStart + 1.05, kStart + 2);
+  ASSERT_FALSE(agents_.switches.empty());
+  const SwitchOrder& o = agents_.switches.back();
+  ASSERT_EQ(o.freeze.size(), 1u);
+  EXPECT_EQ(o.freeze[0].first, a);
+  ASSERT_EQ(o.skip_activity.size(), 1u);
+  EXPECT_EQ(o.skip_activity[0].first, a);
+}
+
 TEST_F(ControllerGangTest, AJobWithoutShareKeepsWholeNodesAndIsNeverSwitchedOut) {
   JobId a = submit(4, 3600, kStart);
   run(kStart, kStart + 1);

@@ -398,6 +398,37 @@ TEST_F(GangSwitchTest, TwoJobsAlternateOnEveryNodeThroughTheTree) {
   }
 }
 
+TEST_F(GangSwitchTest, AnOutgoingJobWhoseActivityIsNotWantedIsFrozenWithoutALook) {
+  std::vector<pid_t> first, second;
+  for (size_t k = 0; k < agents_.size(); ++k) {
+    first.push_back(launch_spinner(k, 1));
+    second.push_back(launch_spinner(k, 2));
+    ASSERT_GT(first.back(), 0);
+    ASSERT_GT(second.back(), 0);
+  }
+  SwitchSender sender(*tree_, {.fanout = 2, .deadline_seconds = 5});
+  v1::SwitchReply reply = sender.switch_through_tree(order(addresses_, {2}, {}), addresses_);
+  ASSERT_EQ(reply.errors_size(), 0) << reply.errors(0);
+  // Job 1 out without a look: frozen on every node, no activity for it.
+  SwitchOrder quiet = order(addresses_, {1}, {2});
+  quiet.skip_activity.push_back({1, 1});
+  reply = sender.switch_through_tree(quiet, addresses_);
+  ASSERT_EQ(reply.agents(), kAgents);
+  ASSERT_EQ(reply.errors_size(), 0) << reply.errors(0);
+  EXPECT_EQ(reply.activity_size(), 0);
+  for (size_t k = 0; k < first.size(); ++k)
+    EXPECT_FALSE(seen_running(first[k], 10, std::chrono::milliseconds(3))) << "node " << k;
+  // Job 2 out with a look, in the same switch as a skipped job 1 (frozen still): only job 2's.
+  SwitchOrder both = order(addresses_, {2, 1}, {});
+  both.skip_activity.push_back({1, 1});
+  reply = sender.switch_through_tree(both, addresses_);
+  ASSERT_EQ(reply.errors_size(), 0) << reply.errors(0);
+  ASSERT_EQ(reply.activity_size(), 1);
+  EXPECT_EQ(reply.activity(0).job_id(), 2);
+  EXPECT_EQ(reply.activity(0).tasks(), kAgents);
+  EXPECT_GT(reply.activity(0).running(), 0);
+}
+
 TEST_F(GangSwitchTest, AJobFrozenBeforeItsLaunchStartsFrozenAndTheAgentKeepsLaunching) {
   // The switch that freezes job 3 reaches the agents before its launch does (they travel on
   // different channels). Its tasks must start frozen, the launch must return, and the agents

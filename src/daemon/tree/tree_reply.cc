@@ -45,13 +45,14 @@ Status check_tree_body(const v1::TreeBody& body) {
   switch (body.op_case()) {
     case v1::TreeBody::kGangSwitch: {
       const v1::GangSwitch& s = body.gang_switch();
-      const int jobs = s.freeze_size() + s.thaw_size() + s.probe_size();
+      const int jobs = s.freeze_size() + s.thaw_size() + s.probe_size() + s.skip_activity_size();
       if (jobs > kMaxTreeJobs)
         return fail("gang_switch: " + std::to_string(jobs) + " jobs; at most " +
                     std::to_string(kMaxTreeJobs));
       if (Status ok = check_jobs(s.freeze(), "gang_switch.freeze"); !ok) return ok;
       if (Status ok = check_jobs(s.thaw(), "gang_switch.thaw"); !ok) return ok;
-      return check_jobs(s.probe(), "gang_switch.probe");
+      if (Status ok = check_jobs(s.probe(), "gang_switch.probe"); !ok) return ok;
+      return check_jobs(s.skip_activity(), "gang_switch.skip_activity");
     }
     case v1::TreeBody::kLaunch:
       if (body.launch().launches_size() > kMaxTreeJobs)
