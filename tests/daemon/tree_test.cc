@@ -467,12 +467,27 @@ TEST(TreeBodyTest, ChecksNameTheFieldAtFault) {
   EXPECT_EQ(field([](v1::TreeBody& b) { b.clear_agents(); }), "agents");
   EXPECT_EQ(field([](v1::TreeBody& b) { b.add_agents("h:1"); }), "agents");
   EXPECT_EQ(field([](v1::TreeBody& b) { b.add_agents(std::string(300, 'x')); }), "agents");
+  // Many agents, each once, pass; one of them twice, wherever, is named.
+  auto many = [](v1::TreeBody& b) {
+    for (int i = 2; i < 300; ++i) b.add_agents("h:" + std::to_string(i));
+  };
+  EXPECT_EQ(field(many), "ok");
+  v1::TreeBody twice = body;
+  many(twice);
+  twice.add_agents("h:3");
+  twice.add_agents("h:500");
+  Status refused = check_tree_body(twice);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().message, "agents: h:3 appears twice");
   EXPECT_EQ(field([](v1::TreeBody& b) { b.set_fanout(65); }), "fanout");
   EXPECT_EQ(field([](v1::TreeBody& b) { b.set_deadline_seconds(0); }), "deadline_seconds");
   EXPECT_EQ(field([](v1::TreeBody& b) { b.set_deadline_seconds(61); }), "deadline_seconds");
   EXPECT_EQ(field([](v1::TreeBody& b) { b.clear_op(); }), "op");
   EXPECT_EQ(field([](v1::TreeBody& b) { b.mutable_gang_switch()->add_freeze()->set_job_id(-1); }),
             "gang_switch.freeze");
+  EXPECT_EQ(
+      field([](v1::TreeBody& b) { b.mutable_gang_switch()->add_skip_activity()->set_job_id(-1); }),
+      "gang_switch.skip_activity");
   // A step's PMI exchange (daemon/pmi_tree_link.h): a good one, then each field spoilt.
   auto exchange = [](v1::TreeBody& b) -> v1::PmiExchange& {
     v1::PmiExchange& x = *b.mutable_pmi_exchange();

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <set>
+#include <string_view>
+#include <vector>
 
 #include "daemon/tree/tree_shape.h"
 
@@ -18,6 +20,13 @@ Status check_jobs(const google::protobuf::RepeatedPtrField<v1::JobAttempt>& jobs
   return Ok{};
 }
 
+// FNV-1a, 64 bits.
+uint64_t address_hash(std::string_view address) {
+  uint64_t hash = 14695981039346656037ull;
+  for (char c : address) hash = (hash ^ static_cast<unsigned char>(c)) * 1099511628211ull;
+  return hash;
+}
+
 }  // namespace
 
 Status check_tree_body(const v1::TreeBody& body) {
@@ -25,17 +34,25 @@ Status check_tree_body(const v1::TreeBody& body) {
   if (body.agents_size() > kMaxTreeAgents)
     return fail("agents: " + std::to_string(body.agents_size()) + "; at most " +
                 std::to_string(kMaxTreeAgents));
-  std::vector<std::string_view> sorted;
-  sorted.reserve(static_cast<size_t>(body.agents_size()));
+  // Every agent checks every message's list: addresses are told apart by a hash each, sorted as
+  // integers (a sort of the strings was a fiftieth of a 64-agent switch's CPU time, every agent
+  // comparing addresses that differ only in their last characters); the strings are compared only
+  // when two hashes are equal.
+  std::vector<uint64_t> hashes;
+  hashes.reserve(static_cast<size_t>(body.agents_size()));
   for (const std::string& agent : body.agents()) {
     if (agent.empty() || agent.size() > kMaxTreeAddressBytes)
       return fail("agents: an address is empty or longer than " +
                   std::to_string(kMaxTreeAddressBytes) + " bytes");
-    sorted.push_back(agent);
+    hashes.push_back(address_hash(agent));
   }
-  std::sort(sorted.begin(), sorted.end());
-  if (auto twice = std::adjacent_find(sorted.begin(), sorted.end()); twice != sorted.end())
-    return fail("agents: " + std::string(*twice) + " appears twice");
+  std::sort(hashes.begin(), hashes.end());
+  if (std::adjacent_find(hashes.begin(), hashes.end()) != hashes.end()) {
+    std::vector<std::string_view> sorted(body.agents().begin(), body.agents().end());
+    std::sort(sorted.begin(), sorted.end());
+    if (auto twice = std::adjacent_find(sorted.begin(), sorted.end()); twice != sorted.end())
+      return fail("agents: " + std::string(*twice) + " appears twice");
+  }
   if (body.fanout() < 1 || body.fanout() > kMaxTreeFanout)
     return fail("fanout: " + std::to_string(body.fanout()) + "; must be 1.." +
                 std::to_string(kMaxTreeFanout));
