@@ -4,6 +4,13 @@
 #include "store/sqlite_session.h"
 
 namespace trellis {
+namespace {
+
+// The sessions a PostgreSQL store opens at most: enough for a controller's scheduling pass, its
+// grouped submissions, its grouped exit reports and a client's read to run at once.
+constexpr int kPostgresSessions = 4;
+
+}  // namespace
 
 Result<std::unique_ptr<StateStore>> open_store(std::string_view url, StoreOptions options) {
   Result<std::unique_ptr<sql::Session>> session = fail("no store");
@@ -24,7 +31,14 @@ Result<std::unique_ptr<StateStore>> open_store(std::string_view url, StoreOption
                 "' is neither sqlite:PATH, a path ending in .db, nor postgresql://...");
   }
   if (!session) return session.error();
-  Result<std::unique_ptr<SqlStore>> store = SqlStore::open(std::move(*session));
+  sql::SessionPool::Opener open_more;
+  if (url.starts_with("postgresql://") || url.starts_with("postgres://")) {
+    open_more = [url = std::string(url), read_only = options.read_only] {
+      return sql::open_postgres_session(url, read_only);
+    };
+  }
+  Result<std::unique_ptr<SqlStore>> store =
+      SqlStore::open(std::move(*session), std::move(open_more), kPostgresSessions);
   if (!store) return store.error();
   return std::unique_ptr<StateStore>(std::move(*store));
 }

@@ -97,8 +97,8 @@ bool runs(JobState s) {
 }  // namespace
 
 Result<int> SqlStore::add_step(const StoredStep& step, int first_id, Seconds now) {
-  std::lock_guard lock(mutex_);
-  Session& db = *db_;
+  sql::SessionPool::Lease lease = pool_.acquire();
+  Session& db = *lease;
   return transaction(db, "add_step", true, [&](bool& changed) -> Result<int> {
     nlohmann::json argv = nlohmann::json::array();
     for (size_t i = 0; i < step.argv.size(); ++i) {
@@ -163,8 +163,8 @@ Result<int> SqlStore::add_step(const StoredStep& step, int first_id, Seconds now
 }
 
 Result<std::vector<StoredStep>> SqlStore::list_steps(JobId job) {
-  std::lock_guard lock(mutex_);
-  Session& db = *db_;
+  sql::SessionPool::Lease lease = pool_.acquire();
+  Session& db = *lease;
   return transaction(db, "list_steps", false, [&](bool&) -> Result<std::vector<StoredStep>> {
     Result<Rows> rows = db.query("SELECT " + std::string(kStepColumns) +
                                      " FROM steps WHERE job_id = ? ORDER BY attempt, step_id",
@@ -182,8 +182,8 @@ Result<std::vector<StoredStep>> SqlStore::list_steps(JobId job) {
 
 Result<JobState> SqlStore::stop_step(JobId job, int attempt, int step, StopCause cause,
                                      std::string_view reason, Seconds now) {
-  std::lock_guard lock(mutex_);
-  Session& db = *db_;
+  sql::SessionPool::Lease lease = pool_.acquire();
+  Session& db = *lease;
   return transaction(db, "stop_step", true, [&](bool& changed) -> Result<JobState> {
     if (cause == StopCause::kNone)
       return db.fail(Error::Code::kInvalidArgument, "a step is stopped for a cause");
@@ -211,8 +211,8 @@ Result<JobState> SqlStore::stop_step(JobId job, int attempt, int step, StopCause
 
 Result<std::vector<StepEnd>> SqlStore::record_step_exits(const std::vector<StepExit>& exits,
                                                          Seconds now) {
-  std::lock_guard lock(mutex_);
-  Session& db = *db_;
+  sql::SessionPool::Lease lease = pool_.acquire();
+  Session& db = *lease;
   return transaction(
       db, "record_step_exits", true, [&](bool& changed) -> Result<std::vector<StepEnd>> {
         std::set<std::tuple<JobId, int, int>> touched;
@@ -282,8 +282,8 @@ Result<std::vector<StepEnd>> SqlStore::record_step_exits(const std::vector<StepE
 
 Result<std::vector<StepEnd>> SqlStore::end_steps(JobId job, int attempt, std::string_view reason,
                                                  Seconds now) {
-  std::lock_guard lock(mutex_);
-  Session& db = *db_;
+  sql::SessionPool::Lease lease = pool_.acquire();
+  Session& db = *lease;
   return transaction(db, "end_steps", true, [&](bool& changed) -> Result<std::vector<StepEnd>> {
     if (!is_utf8(reason))
       return db.fail(Error::Code::kInvalidArgument, "the reason is not valid UTF-8");

@@ -21,36 +21,45 @@ using sql::Session;
 using sql::transaction;
 using namespace json_fields;  // NOLINT
 
-SqlStore::SqlStore(std::unique_ptr<Session> db) : db_(std::move(db)) {}
+SqlStore::SqlStore(std::unique_ptr<Session> db, sql::SessionPool::Opener open_more, int sessions)
+    : pool_(std::move(db), std::move(open_more), sessions) {}
 SqlStore::~SqlStore() = default;
 
 const std::string& SqlStore::name() const {
-  return db_->name();
+  return pool_.first().name();
 }
 
 int64_t SqlStore::round_trips() const {
-  std::lock_guard lock(mutex_);
-  return db_->round_trips();
+  int64_t total = 0;
+  pool_.for_each([&](const Session& db) { total += db.round_trips(); });
+  return total;
 }
 
 std::map<std::string, StateStore::OperationCounts> SqlStore::operation_counts() const {
-  std::lock_guard lock(mutex_);
   std::map<std::string, OperationCounts> out;
-  for (const auto& [op, c] : db_->operation_counts())
-    out[op] = {c.calls, c.round_trips, c.statements};
+  pool_.for_each([&](const Session& db) {
+    for (const auto& [op, c] : db.operation_counts()) {
+      OperationCounts& sum = out[op];
+      sum.calls += c.calls;
+      sum.round_trips += c.round_trips;
+      sum.statements += c.statements;
+    }
+  });
   return out;
 }
 
-Result<std::unique_ptr<SqlStore>> SqlStore::open(std::unique_ptr<Session> session) {
+Result<std::unique_ptr<SqlStore>> SqlStore::open(std::unique_ptr<Session> session,
+                                                 sql::SessionPool::Opener open_more, int sessions) {
   Status schema = session->read_only() ? sql::check_schema(*session) : sql::migrate(*session);
   if (!schema) return schema.error();
-  return std::unique_ptr<SqlStore>(new SqlStore(std::move(session)));
+  return std::unique_ptr<SqlStore>(
+      new SqlStore(std::move(session), std::move(open_more), sessions));
 }
 
 Status SqlStore::init_cluster(std::string_view machine_spec,
                               const std::vector<std::string>& node_names) {
-  std::lock_guard lock(mutex_);
-  Session& db = *db_;
+  sql::SessionPool::Lease lease = pool_.acquire();
+  Session& db = *lease;
   return transaction(db, "init_cluster", true, [&](bool& changed) -> Status {
     if (machine_spec.empty()) return db.fail(Error::Code::kInvalidArgument, "no machine spec");
     if (node_names.empty()) return db.fail(Error::Code::kInvalidArgument, "no node names");
@@ -110,8 +119,8 @@ Status SqlStore::init_cluster(std::string_view machine_spec,
 }
 
 Result<std::string> SqlStore::machine_spec() {
-  std::lock_guard lock(mutex_);
-  Session& db = *db_;
+  sql::SessionPool::Lease lease = pool_.acquire();
+  Session& db = *lease;
   return sql::single_statement(db, "machine_spec", [&]() -> Result<std::string> {
     Result<std::optional<std::string>> spec = sql::meta_text(db, "machine_spec");
     if (!spec) return spec.error();
@@ -123,8 +132,8 @@ Result<std::string> SqlStore::machine_spec() {
 }
 
 Result<int64_t> SqlStore::version() {
-  std::lock_guard lock(mutex_);
-  Session& db = *db_;
+  sql::SessionPool::Lease lease = pool_.acquire();
+  Session& db = *lease;
   return sql::single_statement(db, "version", [&]() -> Result<int64_t> {
     Result<Rows> rows = db.query("SELECT value FROM meta WHERE key = 'version'");
     if (!rows) return rows.error();
@@ -134,8 +143,8 @@ Result<int64_t> SqlStore::version() {
 }
 
 Result<StoreHead> SqlStore::head() {
-  std::lock_guard lock(mutex_);
-  Session& db = *db_;
+  sql::SessionPool::Lease lease = pool_.acquire();
+  Session& db = *lease;
   return sql::single_statement(db, "head", [&]() -> Result<StoreHead> {
     Result<Rows> rows = db.query(
         "SELECT (SELECT value FROM meta WHERE key = 'version'), "
@@ -149,8 +158,8 @@ Result<StoreHead> SqlStore::head() {
 }
 
 Result<StoreChanges> SqlStore::changes(int64_t after, int limit) {
-  std::lock_guard lock(mutex_);
-  Session& db = *db_;
+  sql::SessionPool::Lease lease = pool_.acquire();
+  Session& db = *lease;
   return sql::single_statement(db, "changes", [&]() -> Result<StoreChanges> {
     if (limit < 0) {
       return db.fail(Error::Code::kInvalidArgument,
@@ -180,8 +189,8 @@ Result<StoreChanges> SqlStore::changes(int64_t after, int limit) {
 }
 
 Result<bool> SqlStore::hold_lease(std::string_view holder, Seconds now, Seconds ttl) {
-  std::lock_guard lock(mutex_);
-  Session& db = *db_;
+  sql::SessionPool::Lease lease = pool_.acquire();
+  Session& db = *lease;
   return transaction(
       db, "hold_lease", true,
       [&](bool& changed) -> Result<bool> {
@@ -214,8 +223,8 @@ Result<bool> SqlStore::hold_lease(std::string_view holder, Seconds now, Seconds 
 }
 
 Status SqlStore::release_lease(std::string_view holder) {
-  std::lock_guard lock(mutex_);
-  Session& db = *db_;
+  sql::SessionPool::Lease lease = pool_.acquire();
+  Session& db = *lease;
   return transaction(
       db, "release_lease", true,
       [&](bool& changed) -> Status {
@@ -231,8 +240,8 @@ Status SqlStore::release_lease(std::string_view holder) {
 
 Result<std::vector<std::string>> SqlStore::check_in(std::string_view controller, Seconds now,
                                                     Seconds ttl) {
-  std::lock_guard lock(mutex_);
-  Session& db = *db_;
+  sql::SessionPool::Lease lease = pool_.acquire();
+  Session& db = *lease;
   if (controller.empty() || !is_utf8(controller))
     return fail(Error::Code::kInvalidArgument, "a controller needs a UTF-8 name");
   // Single statements, in no transaction, bumping no version: a check-in wakes no controller.
@@ -257,8 +266,8 @@ Result<std::vector<std::string>> SqlStore::check_in(std::string_view controller,
 }
 
 Result<std::vector<JobId>> SqlStore::adopt_pending(std::string_view controller, Seconds now) {
-  std::lock_guard lock(mutex_);
-  Session& db = *db_;
+  sql::SessionPool::Lease lease = pool_.acquire();
+  Session& db = *lease;
   return transaction(
       db, "adopt_pending", true,
       [&](bool& changed) -> Result<std::vector<JobId>> {
@@ -286,16 +295,16 @@ Result<std::vector<JobId>> SqlStore::adopt_pending(std::string_view controller, 
 }
 
 Result<std::optional<std::string>> SqlStore::core_state() {
-  std::lock_guard lock(mutex_);
-  Session& db = *db_;
+  sql::SessionPool::Lease lease = pool_.acquire();
+  Session& db = *lease;
   return sql::single_statement(db, "core_state", [&]() -> Result<std::optional<std::string>> {
     return sql::meta_text(db, "core_state");
   });
 }
 
 Result<std::vector<StoredEvent>> SqlStore::events(int64_t after, int limit) {
-  std::lock_guard lock(mutex_);
-  Session& db = *db_;
+  sql::SessionPool::Lease lease = pool_.acquire();
+  Session& db = *lease;
   return sql::single_statement(db, "events", [&]() -> Result<std::vector<StoredEvent>> {
     std::vector<StoredEvent> events;
     if (limit < 0) {

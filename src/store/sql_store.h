@@ -3,9 +3,10 @@
 // engines differ only in their sql::Session (sqlite_session.h, postgres_session.h) and in the
 // schema's two spellings (sql_schema.h).
 //
-// One session per object, used under a mutex (so one object serves many threads, one transaction
-// at a time). Writers of different rows run side by side across the processes that share the
-// database: each locks the rows it checks before it changes them (a job's row, the nodes a pass
+// Each call runs on a session of its own from the object's pool (session_pool.h): one for SQLite,
+// a few for PostgreSQL, so that one controller's pass, submissions and exit reports do not queue
+// behind one another. Writers of different rows run side by side across the processes that share
+// the database: each locks the rows it checks before it changes them (a job's row, the nodes a pass
 // takes), and only their ends are serial (the log lock, sql_session.h), so each transaction's
 // events follow those committed before it; readers never wait for writers. Node lists are kept as
 // id ranges ("0-63,80": jobs.nodes and the start events), and a change to many nodes is one
@@ -24,9 +25,9 @@
 #pragma once
 
 #include <memory>
-#include <mutex>
 #include <string>
 
+#include "store/session_pool.h"
 #include "store/sql_session.h"
 #include "store/state_store.h"
 
@@ -35,8 +36,11 @@ namespace trellis {
 class SqlStore final : public StateStore {
  public:
   // Checks (read-only) or creates and migrates (read-write) the schema of the database behind
-  // `session`, and wraps it.
-  static Result<std::unique_ptr<SqlStore>> open(std::unique_ptr<sql::Session> session);
+  // `session`, and wraps it; `open_more` opens more sessions like it, up to `sessions` in all,
+  // when calls overlap (none when it is empty).
+  static Result<std::unique_ptr<SqlStore>> open(std::unique_ptr<sql::Session> session,
+                                                sql::SessionPool::Opener open_more = {},
+                                                int sessions = 1);
   ~SqlStore() override;
   SqlStore(const SqlStore&) = delete;
   SqlStore& operator=(const SqlStore&) = delete;
@@ -103,10 +107,9 @@ class SqlStore final : public StateStore {
   std::map<std::string, OperationCounts> operation_counts() const override;
 
  private:
-  explicit SqlStore(std::unique_ptr<sql::Session> db);
+  SqlStore(std::unique_ptr<sql::Session> db, sql::SessionPool::Opener open_more, int sessions);
 
-  mutable std::mutex mutex_;  // guards db_: one transaction at a time per session
-  std::unique_ptr<sql::Session> db_;
+  mutable sql::SessionPool pool_;
 };
 
 }  // namespace trellis

@@ -100,8 +100,8 @@ Result<JobId> SqlStore::add_job(const StoredJob& job, Seconds now) {
 }
 
 Result<std::vector<JobId>> SqlStore::add_jobs(const std::vector<StoredJob>& jobs, Seconds now) {
-  std::lock_guard lock(mutex_);
-  Session& db = *db_;
+  sql::SessionPool::Lease lease = pool_.acquire();
+  Session& db = *lease;
   return transaction(db, "add_job", true, [&](bool& changed) -> Result<std::vector<JobId>> {
     std::vector<sql::Statement> inserts;
     for (size_t i = 0; i < jobs.size(); ++i) {
@@ -131,8 +131,8 @@ Result<std::vector<JobId>> SqlStore::add_jobs(const std::vector<StoredJob>& jobs
 }
 
 Result<std::vector<StoredJob>> SqlStore::list_jobs(const JobQuery& query) {
-  std::lock_guard lock(mutex_);
-  Session& db = *db_;
+  sql::SessionPool::Lease lease = pool_.acquire();
+  Session& db = *lease;
   return sql::single_statement(db, "list_jobs", [&]() -> Result<std::vector<StoredJob>> {
     std::vector<StoredJob> jobs;
     // The states asked for: `states` (or all) and, with only_active, the active ones among them.
@@ -208,8 +208,8 @@ Result<std::vector<StoredJob>> SqlStore::list_jobs(const JobQuery& query) {
 }
 
 Result<StoredJob> SqlStore::job(JobId id) {
-  std::lock_guard lock(mutex_);
-  Session& db = *db_;
+  sql::SessionPool::Lease lease = pool_.acquire();
+  Session& db = *lease;
   return sql::single_statement(db, "job", [&]() -> Result<StoredJob> {
     static const std::string kSql =
         "SELECT " + std::string(sql::kJobColumns) + " FROM jobs WHERE id = ?";
@@ -221,8 +221,8 @@ Result<StoredJob> SqlStore::job(JobId id) {
 }
 
 Result<bool> SqlStore::end_job(const JobEnd& end, Seconds now) {
-  std::lock_guard lock(mutex_);
-  Session& db = *db_;
+  sql::SessionPool::Lease lease = pool_.acquire();
+  Session& db = *lease;
   return transaction(db, "end_job", true, [&](bool& changed) -> Result<bool> {
     Result<JobStatus> status = sql::job_status(db, end.job, true);
     if (!status) return status.error();
@@ -233,8 +233,8 @@ Result<bool> SqlStore::end_job(const JobEnd& end, Seconds now) {
 }
 
 Result<bool> SqlStore::release_job(JobId job, Seconds now) {
-  std::lock_guard lock(mutex_);
-  Session& db = *db_;
+  sql::SessionPool::Lease lease = pool_.acquire();
+  Session& db = *lease;
   return transaction(db, "release_job", true, [&](bool& changed) -> Result<bool> {
     Result<Rows> held = db.query("SELECT state, hold FROM jobs WHERE id = ?", {job});
     if (!held) return held.error();
@@ -251,8 +251,8 @@ Result<bool> SqlStore::release_job(JobId job, Seconds now) {
 
 Result<JobState> SqlStore::stop_job(JobId job, int attempt, StopCause cause,
                                     std::string_view reason, Seconds now) {
-  std::lock_guard lock(mutex_);
-  Session& db = *db_;
+  sql::SessionPool::Lease lease = pool_.acquire();
+  Session& db = *lease;
   return transaction(db, "stop_job", true, [&](bool& changed) -> Result<JobState> {
     if (cause == StopCause::kNone) {
       return db.fail(Error::Code::kInvalidArgument, "a job is stopped for a cause");
@@ -293,8 +293,8 @@ Result<JobState> SqlStore::stop_job(JobId job, int attempt, StopCause cause,
 
 Result<std::vector<JobEnd>> SqlStore::record_exits(const std::vector<TaskExit>& exits,
                                                    const EndRule& rule, Seconds now) {
-  std::lock_guard lock(mutex_);
-  Session& db = *db_;
+  sql::SessionPool::Lease lease = pool_.acquire();
+  Session& db = *lease;
   return transaction(db, "record_exits", true, [&](bool& changed) -> Result<std::vector<JobEnd>> {
     std::vector<JobEnd> ended;
     // One round trip: the jobs reported, locked (a stranger's report names no row and changes
@@ -361,8 +361,8 @@ Result<std::vector<JobEnd>> SqlStore::record_exits(const std::vector<TaskExit>& 
 }
 
 Status SqlStore::set_job_state(JobId job, JobState state, std::string_view reason, Seconds now) {
-  std::lock_guard lock(mutex_);
-  Session& db = *db_;
+  sql::SessionPool::Lease lease = pool_.acquire();
+  Session& db = *lease;
   return transaction(db, "set_job_state", true, [&](bool& changed) -> Status {
     if (!is_utf8(reason)) {
       return db.fail(Error::Code::kInvalidArgument, "the reason is not valid UTF-8");
@@ -402,8 +402,8 @@ Status SqlStore::set_job_state(JobId job, JobState state, std::string_view reaso
 }
 
 Status SqlStore::record_frozen_time(JobId job, int attempt, Seconds seconds) {
-  std::lock_guard lock(mutex_);
-  Session& db = *db_;
+  sql::SessionPool::Lease lease = pool_.acquire();
+  Session& db = *lease;
   return transaction(db, "record_frozen_time", true, [&](bool& changed) -> Status {
     if (!(seconds >= 0)) {
       return db.fail(Error::Code::kInvalidArgument,

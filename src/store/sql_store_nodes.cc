@@ -33,8 +33,8 @@ std::vector<std::string> names_of(const Rows& rows, int column) {
 }  // namespace
 
 Result<std::vector<StoredNode>> SqlStore::list_nodes() {
-  std::lock_guard lock(mutex_);
-  Session& db = *db_;
+  sql::SessionPool::Lease lease = pool_.acquire();
+  Session& db = *lease;
   return transaction(db, "list_nodes", false, [&](bool&) -> Result<std::vector<StoredNode>> {
     std::vector<StoredNode> nodes;
     Result<std::vector<Rows>> read = db.query_batch(std::vector<sql::Statement>{
@@ -70,8 +70,8 @@ Result<std::vector<StoredNode>> SqlStore::list_nodes() {
 Status SqlStore::nodes_seen(const std::vector<std::string>& names, std::string_view agent,
                             Seconds now) {
   if (names.empty()) return Ok{};
-  std::lock_guard lock(mutex_);
-  Session& db = *db_;
+  sql::SessionPool::Lease lease = pool_.acquire();
+  Session& db = *lease;
   // One statement outside any transaction: nodes up on this agent only have their time changed,
   // which no cache depends on, so it bumps no version and wakes no controller.
   Result<int64_t> beat = sql::single_statement(db, "nodes_seen", [&]() -> Result<int64_t> {
@@ -113,8 +113,8 @@ Result<std::vector<RunningTask>> SqlStore::register_nodes(const std::vector<std:
                                                           std::string_view agent,
                                                           const std::vector<RunningTask>& running,
                                                           Seconds now) {
-  std::lock_guard lock(mutex_);
-  Session& db = *db_;
+  sql::SessionPool::Lease lease = pool_.acquire();
+  Session& db = *lease;
   return transaction(
       db, "register_nodes", true, [&](bool& changed) -> Result<std::vector<RunningTask>> {
         if (!is_utf8(agent)) {
@@ -189,8 +189,8 @@ Result<std::vector<RunningTask>> SqlStore::register_nodes(const std::vector<std:
 Status SqlStore::nodes_down(const std::vector<NodeId>& nodes, std::string_view reason,
                             Seconds now) {
   if (nodes.empty()) return Ok{};
-  std::lock_guard lock(mutex_);
-  Session& db = *db_;
+  sql::SessionPool::Lease lease = pool_.acquire();
+  Session& db = *lease;
   return transaction(db, "nodes_down", true, [&](bool& changed) -> Status {
     if (!is_utf8(reason)) {
       return db.fail(Error::Code::kInvalidArgument, "the reason is not valid UTF-8");
@@ -211,8 +211,8 @@ Status SqlStore::nodes_down(const std::vector<NodeId>& nodes, std::string_view r
 Status SqlStore::set_drained(const std::vector<NodeId>& nodes, bool drained,
                              std::string_view reason, Seconds now) {
   if (nodes.empty()) return Ok{};
-  std::lock_guard lock(mutex_);
-  Session& db = *db_;
+  sql::SessionPool::Lease lease = pool_.acquire();
+  Session& db = *lease;
   return transaction(db, "set_drained", true, [&](bool& changed) -> Status {
     if (!is_utf8(reason)) {
       return db.fail(Error::Code::kInvalidArgument, "the reason is not valid UTF-8");

@@ -56,8 +56,8 @@ struct NodeHolders {
 }  // namespace
 
 Result<PassOutcome> SqlStore::apply_pass(const PassCommit& pass, Seconds now) {
-  std::lock_guard lock(mutex_);
-  Session& db = *db_;
+  sql::SessionPool::Lease lease = pool_.acquire();
+  Session& db = *lease;
   return transaction(db, "commit_pass", true, [&](bool& changed) -> Result<PassOutcome> {
     PassOutcome outcome;
     std::vector<std::vector<NodeId>> nodes_of;

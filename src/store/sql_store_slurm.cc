@@ -31,8 +31,8 @@ Status store_scripts(Session& db, const std::vector<StoredJob>& jobs,
 
 Result<std::vector<JobId>> SqlStore::add_array(const StoredJob& job, const std::vector<int>& tasks,
                                                Seconds now) {
-  std::lock_guard lock(mutex_);
-  Session& db = *db_;
+  sql::SessionPool::Lease lease = pool_.acquire();
+  Session& db = *lease;
   return transaction(db, "add_array", true, [&](bool& changed) -> Result<std::vector<JobId>> {
     if (tasks.empty()) return db.fail(Error::Code::kInvalidArgument, "an array of no tasks");
     // The first task alone, for its id (the array's), its script stored with it; then the rest
@@ -77,8 +77,8 @@ Result<std::vector<JobId>> SqlStore::add_array(const StoredJob& job, const std::
 }
 
 Result<std::string> SqlStore::job_script(JobId script_id) {
-  std::lock_guard lock(mutex_);
-  Session& db = *db_;
+  sql::SessionPool::Lease lease = pool_.acquire();
+  Session& db = *lease;
   return sql::single_statement(db, "job_script", [&]() -> Result<std::string> {
     Result<Rows> rows = db.query("SELECT script FROM job_scripts WHERE id = ?", {script_id});
     if (!rows) return rows.error();
@@ -89,8 +89,8 @@ Result<std::string> SqlStore::job_script(JobId script_id) {
 }
 
 Status SqlStore::clear_dependencies(const std::vector<JobId>& jobs) {
-  std::lock_guard lock(mutex_);
-  Session& db = *db_;
+  sql::SessionPool::Lease lease = pool_.acquire();
+  Session& db = *lease;
   return transaction(db, "clear_dependencies", true, [&](bool& changed) -> Status {
     Result<Rows> updated = db.query("UPDATE jobs SET dependency = '' WHERE state = 'PD' AND id" +
                                         std::string(db.dialect().ints_in),
