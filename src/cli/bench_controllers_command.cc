@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <iomanip>
 #include <iostream>
@@ -24,6 +25,39 @@ namespace trellis::cli {
 namespace {
 
 namespace fs = std::filesystem;
+
+// With TRELLIS_PG_STATS set (the server then loads pg_stat_statements, postgres_server.h), what
+// the database did for one row: the WAL it wrote, its most expensive statements (calls, total
+// and per-call execution time, rows), and each table's updates (how many were HOT) and dead rows.
+// `reset` clears the counters before the row.
+void database_profile(PostgresServer& server, const std::string& url, bool reset) {
+  if (!std::getenv("TRELLIS_PG_STATS")) return;
+  const std::string database = url.substr(url.rfind('/') + 1);
+  if (reset) {
+    // In the postgres database: an extension's view in the store's would make it not empty.
+    (void)server.psql("postgres",
+                      "CREATE EXTENSION IF NOT EXISTS pg_stat_statements; "
+                      "SELECT pg_stat_statements_reset(); SELECT pg_stat_reset_shared('wal');");
+    return;
+  }
+  Result<std::string> statements =
+      server.psql("postgres",
+                  "SELECT wal_records, wal_bytes, wal_fpi FROM pg_stat_wal; "
+                  "SELECT calls, round(CAST(total_exec_time AS NUMERIC), 1) AS ms, "
+                  "round(CAST(total_exec_time / calls * 1000 AS NUMERIC), 1) AS us_per_call, rows, "
+                  "left(regexp_replace(query, '\\s+', ' ', 'g'), 110) FROM pg_stat_statements "
+                  "WHERE dbid = (SELECT oid FROM pg_database WHERE datname = '" +
+                      database + "') ORDER BY total_exec_time DESC LIMIT 25;");
+  Result<std::string> tables =
+      server.psql(database,
+                  "SELECT relname, n_tup_ins, n_tup_upd, n_tup_hot_upd, n_tup_del, n_dead_tup "
+                  "FROM pg_stat_user_tables ORDER BY n_tup_upd + n_tup_ins DESC;");
+  std::cerr << "  database profile (TRELLIS_PG_STATS), " << database << "\n"
+            << "  WAL records|bytes|full pages, then calls|ms|us per call|rows|statement:\n"
+            << (statements ? *statements : statements.error().message)
+            << "  table|inserts|updates|HOT updates|deletes|dead rows:\n"
+            << (tables ? *tables : tables.error().message);
+}
 
 struct BenchControllersArgs {
   int64_t decisions = 100000;
@@ -102,7 +136,9 @@ int run_bench_controllers(const BenchControllersArgs& args) {
           std::cerr << "trellis bench controllers: " << url.error().message << "\n";
           return kExitFailure;
         }
+        database_profile(**server, *url, true);
         if (!run_row("PostgreSQL", *url, controllers, mode, server->get())) return kExitFailure;
+        database_profile(**server, *url, false);
       }
   }
 
@@ -228,7 +264,8 @@ void add_bench_controllers_command(CLI::App& app, int& status) {
       ->check(CLI::IsMember({"lease", "concurrent"}));
   cmd->add_flag("--counts", args->counts,
                 "Also print each row's store calls, round trips and statements per decision, by "
-                "kind of call");
+                "kind of call (with TRELLIS_PG_STATS=1 in the environment, also each PostgreSQL "
+                "row's WAL, costliest statements and table updates)");
   cmd->callback([args, &status] { status = run_bench_controllers(*args); });
 }
 
