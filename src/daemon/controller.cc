@@ -164,6 +164,7 @@ Request Controller::placed_request(const Request& asked) const {
 
 Status Controller::rebuild(Seconds now, bool relaunch) {
   const int n = machine_.node_count();
+  if (int64_t epoch = outstanding_epoch(); epoch >= 0) rebuilt_at_epoch_ = epoch;
   synced_version_ = -1;
   synced_at_ = -1;
   // Where the store is, read first: a change committed while the rest is read is replayed by the
@@ -488,10 +489,10 @@ bool Controller::is_scheduler() const {
 }
 
 void Controller::resign() {
-  std::lock_guard lock(mutex_);
+  auto lock = lock_memory();
   if (concurrent_) {
     // Checked out: the lease holder adopts this controller's pending jobs at its next look.
-    (void)store_.check_in(identity_, latest_now_, 0);
+    (void)store_.check_in(identity_, not_before_latest(0), 0);
   }
   if (!scheduler_) return;
   (void)store_.release_lease(identity_);

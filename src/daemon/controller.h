@@ -328,8 +328,14 @@ class Controller {
   Result<NodeId> node_id(std::string_view name) const;
 
   // Submissions and exit reports that arrive together are committed in one transaction
-  // (group_commit.h); the leader commits and applies a batch with mutex_ held, so that memory
-  // follows the store in commit order.
+  // (group_commit.h). The leader commits a batch without mutex_ and answers its callers once the
+  // batch is durable; the batch joins memory through an inbox (below) that whoever takes mutex_
+  // next through lock_memory() applies first, the leader itself if mutex_ is free. So a pass, a
+  // batch of submissions and a batch of exit reports reach the store side by side, and none
+  // waits for a pass to let go of the memory. Meanwhile a sync() may have replayed a batch's
+  // events already (replaying is the same change), so applying skips what memory has: an end
+  // whose attempt no longer runs, a submission that entered memory since its batch began
+  // (entered_), and after a rebuild in that time, one the store no longer has pending.
   struct Submission {
     StoredJob job;
     Seconds now = 0;
@@ -342,10 +348,41 @@ class Controller {
   std::vector<Result<Ok>> commit_exit_reports(std::vector<ExitReport>& batch);
   // A committed submission joins the memory (mutex_ held).
   Result<JobId> apply_submitted(StoredJob job, JobId id, Seconds now);
+  // Whether a job of a committed batch begun at `epoch` is still to join memory (mutex_ held).
+  bool apply_wanted(JobId id, int64_t epoch) const;
   // Commits an array (one job per task id of `tasks`) or a job with a dependency in a
   // transaction of its own, then applies each job as apply_submitted() does.
   Result<JobId> submit_apart(StoredJob job, const std::vector<int>& tasks, Seconds now,
                              std::vector<JobId>* task_ids);
+  // A batch committed and not yet applied to memory.
+  struct CommittedSubmissions {
+    int64_t epoch = 0;  // when the batch began (submission_epoch_)
+    std::vector<StoredJob> jobs;
+    std::vector<JobId> ids;
+    std::vector<Seconds> at;
+  };
+  struct CommittedEnds {
+    std::vector<JobEnd> ends;
+    Seconds now = 0;
+  };
+  // mutex_ held, then the memory applies the inboxes (apply_committed()). Every entry point
+  // that reads or changes memory takes mutex_ through it; const accessors may read a memory
+  // a batch behind.
+  std::unique_lock<std::mutex> lock_memory();
+  void apply_committed();
+  // Guards the inboxes, the epochs and latest_now_; taken after mutex_, never before it.
+  mutable std::mutex committed_mutex_;
+  std::vector<CommittedSubmissions> submitted_inbox_;
+  std::vector<CommittedEnds> ended_inbox_;
+  int64_t submission_epoch_ = 0;          // batches of submissions begun so far
+  std::set<int64_t> outstanding_epochs_;  // the batches begun and not applied yet
+  // With mutex_ held: the jobs that entered memory by another way (a replayed submit, a rebuild)
+  // while a batch was outstanding, with the epoch then; and the epoch of the last rebuild done
+  // while one was (-1: none).
+  std::map<JobId, int64_t> entered_;
+  int64_t rebuilt_at_epoch_ = -1;
+  // The latest epoch begun if a batch is outstanding, else -1 (takes committed_mutex_).
+  int64_t outstanding_epoch() const;
   GroupCommit<Submission, JobId> submissions_{
       [this](std::vector<Submission>& batch) { return commit_submissions(batch); }};
   GroupCommit<ExitReport, Ok> exit_reports_{
@@ -390,8 +427,9 @@ class Controller {
   // The latest time a state change was recorded with (mutex_ held): callers take `now` before
   // they get the lock, so a pass whose `now` was taken before an exit report committed could
   // otherwise start a dependent job at a time before its dependency's end.
-  Seconds latest_now_ = 0;
+  Seconds latest_now_ = 0;  // committed_mutex_
   Seconds not_before_latest(Seconds now) {
+    std::lock_guard lock(committed_mutex_);
     latest_now_ = std::max(latest_now_, now);
     return latest_now_;
   }

@@ -351,7 +351,7 @@ int64_t Controller::send_switch(std::vector<JobId> freeze, std::vector<JobId> th
 }
 
 void Controller::switch_done(const SwitchOutcome& outcome, Seconds now) {
-  std::lock_guard lock(mutex_);
+  auto lock = lock_memory();
   if (!gang_ || !scheduler_) return;
   for (const std::string& error : outcome.reply.errors())
     log_line("gang switch " + std::to_string(outcome.order.id) + ": " + error);

@@ -72,26 +72,42 @@ Result<JobId> Controller::submit(const v1::JobSpec& spec, const Caller& caller, 
 }
 
 std::vector<Result<JobId>> Controller::commit_submissions(std::vector<Submission>& batch) {
-  std::lock_guard lock(mutex_);
-  std::vector<Result<JobId>> out;
   Seconds now = 0;
   std::vector<StoredJob> jobs;
   for (Submission& s : batch) {
     now = std::max(now, s.now);
     jobs.push_back(s.job);
   }
+  CommittedSubmissions committed;
+  {
+    std::lock_guard lock(committed_mutex_);
+    committed.epoch = ++submission_epoch_;
+    outstanding_epochs_.insert(committed.epoch);
+  }
+  // Committed without mutex_ (see controller.h); the jobs join memory through the inbox.
+  std::vector<Result<JobId>> out;
   Result<std::vector<JobId>> ids = store_.add_jobs(jobs, now);
   if (!ids && batch.size() > 1 && ids.error().code == Error::Code::kInvalidArgument) {
     // One job the store refuses: each is committed on its own, and gets its own answer.
-    for (Submission& s : batch) {
-      Result<JobId> id = store_.add_job(s.job, s.now);
-      out.push_back(id ? apply_submitted(std::move(s.job), *id, s.now) : Result<JobId>(id.error()));
-    }
-    return out;
+    for (Submission& s : batch) out.push_back(store_.add_job(s.job, s.now));
+  } else {
+    for (size_t i = 0; i < batch.size(); ++i)
+      out.push_back(ids ? Result<JobId>((*ids)[i]) : Result<JobId>(ids.error()));
   }
-  for (size_t i = 0; i < batch.size(); ++i)
-    out.push_back(ids ? apply_submitted(std::move(batch[i].job), (*ids)[i], now)
-                      : Result<JobId>(ids.error()));
+  for (size_t i = 0; i < batch.size(); ++i) {
+    if (!out[i]) continue;
+    committed.jobs.push_back(std::move(batch[i].job));
+    committed.ids.push_back(*out[i]);
+    committed.at.push_back(ids ? now : batch[i].now);
+  }
+  {
+    std::lock_guard lock(committed_mutex_);
+    submitted_inbox_.push_back(std::move(committed));  // even empty: its epoch ends there
+  }
+  if (mutex_.try_lock()) {
+    std::lock_guard lock(mutex_, std::adopt_lock);
+    apply_committed();
+  }
   return out;
 }
 
@@ -117,7 +133,7 @@ Result<JobId> Controller::apply_submitted(StoredJob job, JobId id, Seconds now) 
 
 Result<JobId> Controller::submit_apart(StoredJob job, const std::vector<int>& tasks, Seconds now,
                                        std::vector<JobId>* task_ids) {
-  std::lock_guard lock(mutex_);
+  auto lock = lock_memory();
   if (!job.dependency.empty())
     if (Status ok = check_dependency_targets(job.dependency); !ok) return ok.error();
   std::vector<JobId> ids;
@@ -148,7 +164,7 @@ Result<std::vector<JobId>> Controller::cancel(const std::vector<JobId>& ids, int
   if (ids.empty()) return fail("job_ids: give at least one job id");
   if (signal < 0 || signal > 64)
     return fail("signal: " + std::to_string(signal) + " is not a signal");
-  std::lock_guard lock(mutex_);
+  auto lock = lock_memory();
   now = not_before_latest(now);
   // Every id is checked before anything changes, so a refused call changes nothing.
   // An array's id names every task of the array, as with scancel.
@@ -227,7 +243,7 @@ Result<std::vector<JobId>> Controller::set_suspended(const std::vector<JobId>& i
   if (ids.empty()) return fail("job_ids: give at least one job id");
   const JobState from = suspend ? JobState::kRunning : JobState::kSuspended;
   const JobState to = suspend ? JobState::kSuspended : JobState::kRunning;
-  std::lock_guard lock(mutex_);
+  auto lock = lock_memory();
   // Every id is checked before anything changes, so a refused call changes nothing. The store is
   // the truth: a job suspended through another controller is S there, whatever this one holds.
   std::vector<JobId> targets;
@@ -313,7 +329,7 @@ Status Controller::apply_end(JobId id, JobState state, Seconds now) {
 Result<std::vector<JobId>> Controller::release(const std::vector<JobId>& ids, const Caller& caller,
                                                Seconds now) {
   if (ids.empty()) return fail("job_ids: give at least one job id");
-  std::lock_guard lock(mutex_);
+  auto lock = lock_memory();
   // Every id is checked before anything changes, so a refused call changes nothing.
   for (JobId id : ids) {
     Result<StoredJob> job = store_.job(id);
@@ -344,7 +360,7 @@ Result<std::vector<JobId>> Controller::release(const std::vector<JobId>& ids, co
 }
 
 Status Controller::launch_failed(JobId id, int attempt, const Error& error, Seconds now) {
-  std::lock_guard lock(mutex_);
+  auto lock = lock_memory();
   Result<StoredJob> job = store_.job(id);
   if (!job) return job.error();
   bool holds = job->state == JobState::kRunning || job->state == JobState::kSuspended ||
@@ -406,8 +422,9 @@ Status Controller::report_exits(const v1::ExitRequest& request, const Caller& ca
     if (task.exit_code() != 0 || task.signal() != 0) failures.push_back(&task);
   }
   if (exits.empty() && step_tasks.empty()) return Ok{};
-  {
-    std::lock_guard lock(mutex_);
+  // Steps and failures need the memory; plain exits are committed without it (below).
+  if (!step_tasks.empty() || !failures.empty()) {
+    auto lock = lock_memory();
     if (Status ok = record_step_exits(step_tasks, now); !ok) return ok;
     // A task that failed ends its job: the others are stopped now (SIGTERM, then SIGKILL after
     // the kill grace), and the job's reason names the first failure (later ones are those kills).
@@ -433,7 +450,6 @@ Status Controller::report_exits(const v1::ExitRequest& request, const Caller& ca
 }
 
 std::vector<Result<Ok>> Controller::commit_exit_reports(std::vector<ExitReport>& batch) {
-  std::lock_guard lock(mutex_);
   std::vector<TaskExit> exits;
   Seconds now = 0;
   for (ExitReport& report : batch) {
@@ -442,7 +458,7 @@ std::vector<Result<Ok>> Controller::commit_exit_reports(std::vector<ExitReport>&
   }
   now = not_before_latest(now);
   // Any controller may hear any agent: the store counts the nodes that have reported, and ends
-  // the job with the last one, in one transaction.
+  // the job with the last one, in one transaction, committed without mutex_ (see controller.h).
   Result<std::vector<JobEnd>> ended = store_.record_exits(
       exits,
       [this](JobId id, int attempt, StopCause stop, int exit_code, int signal,
@@ -450,11 +466,83 @@ std::vector<Result<Ok>> Controller::commit_exit_reports(std::vector<ExitReport>&
         return end_rule(id, attempt, stop, exit_code, signal, stopped_reason);
       },
       now);
-  Status applied = Ok{};
-  if (!ended) applied = ended.error();
-  for (const JobEnd& end : ended ? *ended : std::vector<JobEnd>{})
-    if (Status ok = apply_end(end.job, end.state, now); !ok && applied) applied = ok;
-  return std::vector<Result<Ok>>(batch.size(), applied);
+  if (!ended) return std::vector<Result<Ok>>(batch.size(), ended.error());
+  {
+    std::lock_guard lock(committed_mutex_);
+    ended_inbox_.push_back({std::move(*ended), now});
+  }
+  if (mutex_.try_lock()) {
+    std::lock_guard lock(mutex_, std::adopt_lock);
+    apply_committed();
+  }
+  return std::vector<Result<Ok>>(batch.size(), Ok{});
+}
+
+std::unique_lock<std::mutex> Controller::lock_memory() {
+  std::unique_lock lock(mutex_);
+  apply_committed();
+  return lock;
+}
+
+int64_t Controller::outstanding_epoch() const {
+  std::lock_guard lock(committed_mutex_);
+  return outstanding_epochs_.empty() ? -1 : submission_epoch_;
+}
+
+bool Controller::apply_wanted(JobId id, int64_t epoch) const {
+  auto entered = entered_.find(id);
+  if (entered != entered_.end() && entered->second >= epoch) return false;
+  return !pending_.count(id) && !waiting_.count(id) && !running_.count(id) && !finished_.count(id);
+}
+
+void Controller::apply_committed() {
+  std::vector<CommittedSubmissions> submitted;
+  std::vector<CommittedEnds> ended;
+  {
+    std::lock_guard lock(committed_mutex_);
+    if (submitted_inbox_.empty() && ended_inbox_.empty()) return;
+    submitted.swap(submitted_inbox_);
+    ended.swap(ended_inbox_);
+  }
+  pass_wanted_ = true;
+  for (const CommittedEnds& batch : ended) {
+    for (const JobEnd& end : batch.ends) {
+      // An end is final (end_rule never requeues), so applying one that a sync() replayed
+      // meanwhile changes nothing; only a later attempt running now is not this end's.
+      auto live = running_.find(end.job);
+      if (live != running_.end() && live->second.attempt != end.attempt) continue;
+      if (Status ok = apply_end(end.job, end.state, batch.now); !ok)
+        log_line("job " + std::to_string(end.job) +
+                 " ended, but the memory did not follow: " + ok.error().message);
+    }
+  }
+  for (CommittedSubmissions& batch : submitted) {
+    for (size_t i = 0; i < batch.ids.size(); ++i) {
+      JobId id = batch.ids[i];
+      if (!apply_wanted(id, batch.epoch)) continue;
+      if (rebuilt_at_epoch_ >= batch.epoch) {
+        // The rebuild may have read the job and a pass started it since, or not: the store says.
+        Result<StoredJob> stored = store_.job(id);
+        if (!stored || stored->state != JobState::kPending || !stored->hold.empty() ||
+            !places(*stored))
+          continue;  // an unreadable one is read by the next rebuild
+      }
+      if (Result<JobId> applied = apply_submitted(std::move(batch.jobs[i]), id, batch.at[i]);
+          !applied)
+        log_line("job " + std::to_string(id) + ": " + applied.error().message);
+    }
+  }
+  std::lock_guard lock(committed_mutex_);
+  for (const CommittedSubmissions& batch : submitted) outstanding_epochs_.erase(batch.epoch);
+  if (outstanding_epochs_.empty()) {
+    entered_.clear();
+    rebuilt_at_epoch_ = -1;
+  } else {
+    // A batch's jobs enter memory after it began: what entered before the oldest one still
+    // outstanding began is no batch's concern.
+    int64_t oldest = *outstanding_epochs_.begin();
+    std::erase_if(entered_, [&](const auto& e) { return e.second < oldest; });
+  }
 }
 
 Result<v1::ListJobsReply> Controller::list_jobs(const v1::ListJobsRequest& request, Seconds now) {
@@ -476,7 +564,7 @@ Result<v1::ListJobsReply> Controller::list_jobs(const v1::ListJobsRequest& reque
   Result<std::vector<StoredJob>> jobs = store_.list_jobs(query);
   if (!jobs) return jobs.error();
   v1::ListJobsReply reply;
-  std::lock_guard lock(mutex_);
+  auto lock = lock_memory();
   for (const StoredJob& job : *jobs) {
     v1::JobInfo* info = reply.add_jobs();
     *info = job_info(job, machine_.node_count());

@@ -28,7 +28,7 @@ Result<v1::RegisterReply> Controller::register_agent(const v1::RegisterRequest& 
   std::vector<NodeId> known_ids;
   std::vector<RunningTask> running;
   {
-    std::lock_guard lock(mutex_);
+    auto lock = lock_memory();
     for (const std::string& name : request.nodes()) {
       Result<NodeId> id = node_id(name);
       if (!id) {
@@ -54,7 +54,7 @@ Result<v1::RegisterReply> Controller::register_agent(const v1::RegisterRequest& 
   if (!stale) return stale.error();
   liveness_.add(request.address(), known_ids, now);
   {
-    std::lock_guard lock(mutex_);
+    auto lock = lock_memory();
     std::set<std::string> held_down;
     // One kill per attempt, not per task (an agent may list a thousand).
     std::map<std::pair<JobId, int>, std::vector<NodeId>> stale_attempts;
@@ -130,7 +130,7 @@ Result<v1::DrainReply> Controller::drain(const v1::DrainRequest& request, const 
   if (!is_admin(caller))
     return fail(Error::Code::kPermissionDenied,
                 "permission denied: only administrators drain nodes");
-  std::lock_guard lock(mutex_);
+  auto lock = lock_memory();
   Result<NodeSet> nodes = parse_hostlist(request.nodelist(), machine_.node_count(), kNodePrefix);
   if (!nodes) return fail("nodelist: " + nodes.error().message);
   std::vector<NodeId> ids = nodes->to_vector();
@@ -151,7 +151,7 @@ Result<v1::DrainReply> Controller::drain(const v1::DrainRequest& request, const 
 }
 
 Status Controller::tick(Seconds now) {
-  std::lock_guard lock(mutex_);
+  auto lock = lock_memory();
   if (Status ok = sync(now); !ok) return ok;
   if (!scheduler_) return Ok{};  // limits and liveness are the scheduler's to watch
   if (Status ok = adopt_orphans(now); !ok) return ok;
@@ -324,7 +324,7 @@ Result<v1::ListNodesReply> Controller::list_nodes(const v1::ListNodesRequest& re
   if (!nodes) return nodes.error();
   v1::ListNodesReply reply;
   reply.set_machine(machine_.spec());
-  std::lock_guard lock(mutex_);
+  auto lock = lock_memory();
   for (const StoredNode& node : *nodes) {
     if (node.id < 0 || node.id >= n || !wanted.test(node.id)) continue;
     v1::NodeInfo* info = reply.add_nodes();

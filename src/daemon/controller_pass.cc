@@ -17,7 +17,7 @@
 namespace trellis {
 
 Result<std::vector<JobId>> Controller::run_pass(Seconds now) {
-  std::lock_guard lock(mutex_);
+  auto lock = lock_memory();
   now = not_before_latest(now);
   // tick() at this same instant has just brought the memory up to the store (a change since
   // wakes the scheduler again): reading it a second time would find nothing new.
@@ -293,7 +293,13 @@ bool Controller::pass_due(Seconds now) const {
   std::lock_guard lock(mutex_);
   std::optional<Seconds> promised = core_->next_wakeup();
   if (promised && *promised <= now) return true;
-  if (!pass_wanted_) return false;
+  bool wanted = pass_wanted_;
+  if (!wanted) {
+    // Committed submissions and ends not applied yet (the pass applies them first).
+    std::lock_guard inbox(committed_mutex_);
+    wanted = !submitted_inbox_.empty() || !ended_inbox_.empty();
+  }
+  if (!wanted) return false;
   // Under a gang policy a slot runs its whole length, as in the thesis's scheduler and in the
   // simulator: a submission or an end during a slot is taken at the slot's end (a pass is the
   // next slot, and passing at every event would cut the running jobs' slots short). Only a slot

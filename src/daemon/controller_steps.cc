@@ -66,7 +66,7 @@ Result<v1::RunStepReply> Controller::run_step(const v1::RunStepRequest& request,
                                               const Caller& caller, Seconds now) {
   if (request.argv_size() == 0 || request.argv(0).empty())
     return fail("argv: no command given (e.g. trellis run -n 4 -- ./app)");
-  std::lock_guard lock(mutex_);
+  auto lock = lock_memory();
   Result<StoredJob> job = job_for(request.job_id(), caller);
   if (!job) return job.error();
   if (job->state != JobState::kRunning && job->state != JobState::kSuspended)
@@ -215,7 +215,7 @@ Status Controller::cancel_step(const v1::CancelStepRequest& request, const Calle
                                Seconds now) {
   if (request.signal() < 0 || request.signal() > 64)
     return fail("signal: " + std::to_string(request.signal()) + " is not a signal");
-  std::lock_guard lock(mutex_);
+  auto lock = lock_memory();
   Result<StoredJob> job = job_for(request.job_id(), caller);
   if (!job) return job.error();
   Result<std::vector<StoredStep>> steps = store_.list_steps(job->id);
@@ -277,7 +277,7 @@ Status Controller::record_step_exits(const std::vector<const v1::TaskStatus*>& t
 
 Status Controller::step_launch_failed(const v1::LaunchRequest& request, const Error& error,
                                       Seconds now) {
-  std::lock_guard lock(mutex_);
+  auto lock = lock_memory();
   // The step's tasks on that agent never ran: their nodes end failed, so the step ends.
   std::vector<StepExit> exits;
   for (const std::string& name : request.nodes())

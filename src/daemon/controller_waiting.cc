@@ -41,6 +41,7 @@ bool Controller::array_has_room(JobId array_job, int limit) const {
 
 Status Controller::enqueue(const StoredJob& job, Seconds now) {
   pass_wanted_ = true;
+  if (int64_t epoch = outstanding_epoch(); epoch >= 0) entered_[job.id] = epoch;
   // A dependency is looked at by the next pass (admit_waiting()), with the store's states.
   if (!job.dependency.empty() || !array_has_room(job.array_job, job.array_limit)) {
     waiting_[job.id] = job;
