@@ -97,6 +97,10 @@ class PostgresSession final : public Session {
         "SELECT (SELECT coalesce(max(seq), 0) FROM events) + e.n, "
         "CAST(e.v->>0 AS DOUBLE PRECISION), e.v->>1, CAST(e.v->>2 AS BIGINT), e.v->>3, e.v->>4 "
         "FROM json_array_elements(CAST(? AS JSON)) WITH ORDINALITY AS e(v, n) ORDER BY e.n",
+        "json_array_elements(CAST(? AS JSON)) AS e(value)",
+        "(e.value->>{i})",
+        "BIGINT",
+        "DOUBLE PRECISION",
     };
     return kPostgres;
   }

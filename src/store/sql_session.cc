@@ -91,4 +91,12 @@ Status finish_write(Session& db, bool counted) {
   return db.announce_change();
 }
 
+std::string json_column(const Dialect& dialect, int index, std::string_view type) {
+  std::string item(dialect.json_item);
+  item.replace(item.find("{i}"), 3, std::to_string(index));
+  if (type == "text") return item;
+  return "CAST(" + item + " AS " +
+         std::string(type == "real" ? dialect.real_type : dialect.int64_type) + ")";
+}
+
 }  // namespace trellis::sql

@@ -108,7 +108,19 @@ struct Dialect {
   // Appends the events of a JSON array of [time, kind, job, node, detail] bound to its one '?',
   // with seqs following the log's last one, in the array's order.
   std::string_view insert_events;
+  // Set-based writes (one statement for a whole batch): the rows of a JSON array of arrays bound
+  // to its one '?', as a FROM item named `e` ("FROM <this>"), and how column {i} of a row is read
+  // (json_column() fills in the index and the type).
+  std::string_view json_rows;
+  std::string_view json_item;
+  // The types json_column() casts to: a 64-bit integer, a double.
+  std::string_view int64_type;
+  std::string_view real_type;
 };
+
+// Column `index` of a row of dialect.json_rows, cast to `type` ("int64", "real" or "text"):
+// "CAST(json_extract(e.value, '$[1]') AS INTEGER)".
+std::string json_column(const Dialect& dialect, int index, std::string_view type);
 
 class Session {
  public:

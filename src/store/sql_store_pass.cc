@@ -10,6 +10,7 @@
 // trigger still refuse a node given twice whatever this code decides.
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "store/json_fields.h"
@@ -99,14 +100,34 @@ Result<PassOutcome> SqlStore::apply_pass(const PassCommit& pass, Seconds now) {
                   std::string(d.ints_in) + " ORDER BY n.id, a.exclusive DESC, a.job_id",
               {encode_ints(all_nodes)});
     }
-    size_t notes_from = reads.size();
-    for (const PendingNote& note : pass.notes) {
-      // A note is for a job the pass saw pending; one that has started or ended since (another
-      // writer, or a start of this pass, which clears it) keeps its state. An unchanged note
-      // writes nothing.
-      add("UPDATE jobs SET reason = ?, expected_start = ? WHERE id = ? AND state = 'PD' "
-          "AND (reason <> ? OR expected_start <> ?)",
-          {note.reason, note.expected_start, note.job, note.reason, note.expected_start});
+    auto column = [&](int index, std::string_view type) {
+      return sql::json_column(d, index, type);
+    };
+    std::optional<size_t> notes_at;
+    if (!pass.notes.empty()) {
+      // One statement for every note. A note is for a job the pass saw pending; one that has
+      // started or ended since (another writer, or a start of this pass, which clears it) keeps
+      // its state. An unchanged note writes nothing.
+      // A job noted twice keeps its last note (one row per job: an UPDATE ... FROM with two
+      // would take either).
+      std::map<JobId, const PendingNote*> last;
+      for (const PendingNote& note : pass.notes) last[note.job] = &note;
+      nlohmann::json rows = nlohmann::json::array();
+      std::vector<JobId> noted;
+      for (const auto& [job, note] : last) {
+        rows.push_back({job, note->reason, note->expected_start});
+        noted.push_back(job);
+      }
+      // The ids again, as a list the planner looks up by index (joined with the rows alone, the
+      // jobs table would be scanned whole).
+      notes_at =
+          add("UPDATE jobs SET reason = n.reason, expected_start = n.expected FROM (SELECT " +
+                  column(0, "int64") + " AS id, " + column(1, "text") + " AS reason, " +
+                  column(2, "real") + " AS expected FROM " + std::string(d.json_rows) +
+                  ") AS n WHERE jobs.id" + std::string(d.ints_in) +
+                  " AND jobs.id = n.id AND jobs.state = 'PD' AND "
+                  "(jobs.reason <> n.reason OR jobs.expected_start <> n.expected)",
+              {dump(rows), encode_ints(noted)});
     }
     if (pass.core_state) state_at = add("SELECT value FROM meta WHERE key = 'core_state'", {});
     Result<std::vector<Rows>> read = reads.empty() ? std::vector<Rows>{} : db.query_batch(reads);
@@ -121,8 +142,7 @@ Result<PassOutcome> SqlStore::apply_pass(const PassCommit& pass, Seconds now) {
                            (holder.empty() ? std::string("no one does") : holder + " does") + ")");
       }
     }
-    for (size_t i = notes_from; i < notes_from + pass.notes.size(); ++i)
-      if ((*read)[i].affected() > 0) changed = true;
+    if (notes_at && (*read)[*notes_at].affected() > 0) changed = true;
     if (pass.core_state) {
       // Most passes leave the reservations as they were: then the version stays too.
       const Rows& old = (*read)[state_at];
@@ -162,6 +182,11 @@ Result<PassOutcome> SqlStore::apply_pass(const PassCommit& pass, Seconds now) {
       h.jobs.emplace_back(held.int64(r, 2), held.integer(r, 3) != 0);
     }
 
+    // The rows the pass's two statements write: [job, node, exclusive] and [job, attempt,
+    // nodes, box anchor, box extents].
+    nlohmann::json allocations = nlohmann::json::array();
+    nlohmann::json started = nlohmann::json::array();
+    std::vector<JobId> started_ids;
     // Each start in the pass's order: refused (the whole pass, or only it when partial) if its
     // job is not pending on the attempt before, or a node it takes is held, or taken by an
     // earlier start of this pass.
@@ -205,31 +230,38 @@ Result<PassOutcome> SqlStore::apply_pass(const PassCommit& pass, Seconds now) {
       status_of[start.job].state = JobState::kRunning;
       for (NodeId node : nodes) holders[node].jobs.emplace_back(start.job, exclusive);
 
-      // Round trip 2 (the commit's): the allocations, the job, the log. The node ids are in the
-      // log, as id ranges, so that an auditor can replay who held what, and when.
+      // Round trip 2 (the commit's): the allocations and the jobs, one statement each for the
+      // whole pass (below), and the log. The node ids are in the log, as id ranges, so that an
+      // auditor can replay who held what, and when.
       std::string ranges = sql::encode_nodes(nodes);
-      if (Status s = db.defer("INSERT INTO allocations (job_id, node_id, exclusive) SELECT CAST(? "
-                              "AS BIGINT), value, "
-                              "CAST(? AS INTEGER) "
-                              "FROM (" +
-                                  std::string(d.ints_from_json) + ") AS ids ORDER BY value",
-                              {start.job, exclusive ? 1 : 0, encode_ints(nodes)});
-          !s) {
-        return s.error();
-      }
-      if (Status s = db.defer(
-              "UPDATE jobs SET state = 'R', attempt = ?, start_time = ?, end_time = 0, "
-              "expected_start = 0, reason = '', nodes = ?, box_anchor = ?, box_extents = ?, "
-              "exit_code = 0, signal = 0, stop = '' WHERE id = ?",
-              {start.attempt, now, ranges, encode_ints(start.box_anchor),
-               encode_ints(start.box_extents), start.job});
-          !s) {
-        return s.error();
-      }
+      for (NodeId node : nodes) allocations.push_back({start.job, node, exclusive ? 1 : 0});
+      started.push_back({start.job, start.attempt, ranges, encode_ints(start.box_anchor),
+                         encode_ints(start.box_extents)});
+      started_ids.push_back(start.job);
       sql::log_event(db, now, "start", start.job, "",
                      "attempt " + std::to_string(start.attempt) + " on " +
                          std::to_string(nodes.size()) + " nodes: " + ranges);
       changed = true;
+    }
+    if (started.empty()) return outcome;
+    if (Status s = db.defer("INSERT INTO allocations (job_id, node_id, exclusive) SELECT " +
+                                column(0, "int64") + ", " + column(1, "int64") + ", " +
+                                column(2, "int64") + " FROM " + std::string(d.json_rows),
+                            {dump(allocations)});
+        !s) {
+      return s.error();
+    }
+    if (Status s = db.defer(
+            "UPDATE jobs SET state = 'R', attempt = s.attempt, start_time = ?, end_time = 0, "
+            "expected_start = 0, reason = '', nodes = s.nodes, box_anchor = s.anchor, "
+            "box_extents = s.extents, exit_code = 0, signal = 0, stop = '' FROM (SELECT " +
+                column(0, "int64") + " AS id, " + column(1, "int64") + " AS attempt, " +
+                column(2, "text") + " AS nodes, " + column(3, "text") + " AS anchor, " +
+                column(4, "text") + " AS extents FROM " + std::string(d.json_rows) +
+                ") AS s WHERE jobs.id" + std::string(d.ints_in) + " AND jobs.id = s.id",
+            {now, dump(started), encode_ints(started_ids)});
+        !s) {
+      return s.error();
     }
     return outcome;
   });

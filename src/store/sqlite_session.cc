@@ -66,6 +66,10 @@ class SqliteSession final : public Session {
         "SELECT (SELECT coalesce(max(seq), 0) FROM events) + key + 1, "
         "json_extract(value, '$[0]'), json_extract(value, '$[1]'), json_extract(value, '$[2]'), "
         "json_extract(value, '$[3]'), json_extract(value, '$[4]') FROM json_each(?) ORDER BY key",
+        "json_each(?) AS e",
+        "json_extract(e.value, '$[{i}]')",
+        "INTEGER",
+        "REAL",
     };
     return kSqlite;
   }

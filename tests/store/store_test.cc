@@ -352,6 +352,15 @@ TEST_P(StoreTest, TheDatabaseItselfRefusesADoubleAllocation) {
             1);
   // The store reads what the hand wrote: node 8 is held by b.
   EXPECT_EQ(value_of(store_->list_nodes())[8].jobs, std::vector<JobId>{b});
+  // Within one statement too (PostgreSQL checks a statement's rows at its end).
+  JobId c = add(simple_job("c"));
+  EXPECT_EQ(error_of(raw->query("INSERT INTO allocations (job_id, node_id, exclusive) VALUES "
+                                "(?, 9, 0), (?, 9, 1)",
+                                {s, c}))
+                .code,
+            Error::Code::kDoesNotFitNow);
+  EXPECT_EQ(value_of(raw->query("SELECT count(*) FROM allocations WHERE node_id = 9")).int64(0, 0),
+            0);
 }
 
 // --- Ends
