@@ -332,6 +332,9 @@ Status Controller::sync(Seconds now) {
   }
   std::vector<StoredEvent>* events = &changes->events;
   if (static_cast<int>(events->size()) > kMostReplayed) return rebuild(now, /*relaunch=*/false);
+  // This controller's batches committed since the memory was last taken are among the events:
+  // applied first, they need no rows read.
+  apply_committed();
   // The rows of the jobs the events need, in one read.
   JobQuery needed;
   for (const StoredEvent& event : *events) {
@@ -340,7 +343,9 @@ Status Controller::sync(Seconds now) {
     bool submitted = !concurrent_ && event.kind == "submit" && !pending_.count(event.job) &&
                      !waiting_.count(event.job) && !running_.count(event.job) &&
                      !finished_.count(event.job);
-    bool ended = (event.kind == "end" || event.kind == "requeue") && running_.count(event.job);
+    // An end is final: replaying it needs no row (below). A requeue's row says whether the job
+    // has run again since.
+    bool ended = event.kind == "requeue" && running_.count(event.job);
     bool suspension =
         event.kind == "state" && running_.count(event.job) && is_suspension_event(event.detail);
     bool released = event.kind == "release" && !pending_.count(event.job);
@@ -402,11 +407,17 @@ Result<bool> Controller::replay(const StoredEvent& event, const std::map<JobId, 
   if (event.kind == "end" || event.kind == "requeue") {
     auto live = running_.find(id);
     if (live == running_.end()) return true;  // ended in memory already
+    // Under concurrent allocation the controller that committed the end ended the job's steps.
+    if (concurrent_) live->second.has_steps = false;
+    if (event.kind == "end") {
+      // Final, so no later attempt follows; the memory needs only that the job left (any final
+      // state: apply_end() tells a requeue from an end, nothing more).
+      if (Status ok = apply_end(id, JobState::kCompleted, now); !ok) return ok.error();
+      return true;
+    }
     if (!job) return false;
     bool requeued = job->state == JobState::kPending && job->attempt == live->second.attempt;
     if (!is_final(job->state) && !requeued) return false;  // it runs again, started elsewhere
-    // Under concurrent allocation the controller that committed the end ended the job's steps.
-    if (concurrent_) live->second.has_steps = false;
     if (Status ok = apply_end(id, requeued ? JobState::kPending : job->state, now); !ok)
       return ok.error();
     return true;

@@ -183,43 +183,94 @@ Result<std::vector<JobStatus>> job_statuses(Session& db, std::vector<JobId> ids,
   return out;
 }
 
-Result<bool> end_attempt(Session& db, const JobStatus& status, const JobEnd& end, Seconds now) {
+namespace {
+
+std::string end_detail(const JobEnd& end) {
   bool requeue = end.state == JobState::kPending;
-  if (!requeue && !is_final(end.state)) {
-    return db.fail(Error::Code::kInvalidArgument,
-                   "a job ends in a final state or PENDING (a requeue), not " +
-                       std::string(state_name(end.state)));
-  }
-  if (!is_utf8(end.reason) || !is_utf8(end.hold)) {
-    return db.fail(Error::Code::kInvalidArgument, "the end's reason is not valid UTF-8");
-  }
-  if (!requeue && (end.node_failure || !end.hold.empty())) {
-    return db.fail(Error::Code::kInvalidArgument, "only a requeue counts node failures or holds");
-  }
-  // Only the attempt that holds nodes now can end; any other report is late or repeated.
-  if (!holds_nodes(status.state) || status.attempt != end.attempt) return false;
-  if (Status s = db.defer("DELETE FROM allocations WHERE job_id = ?", {end.job}); !s)
-    return s.error();
-  Status updated =
-      requeue ? db.defer(
-                    "UPDATE jobs SET state = 'PD', reason = ?, exit_code = ?, signal = ?, "
-                    "start_time = 0, nodes = '', box_anchor = '[]', box_extents = '[]', "
-                    "stop = '', node_failures = node_failures + ?, hold = ? WHERE id = ?",
-                    {end.reason, end.exit_code, end.signal, end.node_failure ? 1 : 0, end.hold,
-                     end.job})
-              : db.defer(
-                    "UPDATE jobs SET state = ?, reason = ?, exit_code = ?, signal = ?, "
-                    "end_time = ? WHERE id = ?",
-                    {state_letter(end.state), end.reason, end.exit_code, end.signal, now, end.job});
-  if (!updated) return updated.error();
   std::string detail = requeue ? "attempt " + std::to_string(end.attempt) + " stopped"
                                : std::string(state_name(end.state));
   detail += ", exit " + std::to_string(end.exit_code);
   if (end.signal) detail += ", signal " + std::to_string(end.signal);
   if (!end.reason.empty()) detail += ": " + end.reason;
   if (!end.hold.empty()) detail += " (held: " + end.hold + ")";
-  log_event(db, now, requeue ? "requeue" : "end", end.job, "", detail);
-  return true;
+  return detail;
+}
+
+}  // namespace
+
+Result<bool> end_attempt(Session& db, const JobStatus& status, const JobEnd& end, Seconds now) {
+  Result<std::vector<bool>> ended = end_attempts(db, {{status, end}}, now);
+  if (!ended) return ended.error();
+  return static_cast<bool>(ended->front());
+}
+
+Result<std::vector<bool>> end_attempts(Session& db,
+                                       const std::vector<std::pair<JobStatus, JobEnd>>& ends,
+                                       Seconds now) {
+  std::vector<bool> ended;
+  for (const auto& [status, end] : ends) {
+    bool requeue = end.state == JobState::kPending;
+    if (!requeue && !is_final(end.state)) {
+      return db.fail(Error::Code::kInvalidArgument,
+                     "a job ends in a final state or PENDING (a requeue), not " +
+                         std::string(state_name(end.state)));
+    }
+    if (!is_utf8(end.reason) || !is_utf8(end.hold)) {
+      return db.fail(Error::Code::kInvalidArgument, "the end's reason is not valid UTF-8");
+    }
+    if (!requeue && (end.node_failure || !end.hold.empty())) {
+      return db.fail(Error::Code::kInvalidArgument, "only a requeue counts node failures or holds");
+    }
+    // Only the attempt that holds nodes now can end; any other report is late or repeated.
+    ended.push_back(holds_nodes(status.state) && status.attempt == end.attempt);
+  }
+  // The final ends in one statement each for allocations and jobs; a requeue alone.
+  std::vector<JobId> finals;
+  nlohmann::json rows = nlohmann::json::array();
+  for (size_t i = 0; i < ends.size(); ++i) {
+    if (!ended[i]) continue;
+    const JobEnd& end = ends[i].second;
+    if (end.state != JobState::kPending) {
+      finals.push_back(end.job);
+      rows.push_back(
+          {end.job, std::string(state_letter(end.state)), end.reason, end.exit_code, end.signal});
+    } else {
+      if (Status s = db.defer("DELETE FROM allocations WHERE job_id = ?", {end.job}); !s)
+        return s.error();
+      if (Status s = db.defer(
+              "UPDATE jobs SET state = 'PD', reason = ?, exit_code = ?, signal = ?, "
+              "start_time = 0, nodes = '', box_anchor = '[]', box_extents = '[]', "
+              "stop = '', node_failures = node_failures + ?, hold = ? WHERE id = ?",
+              {end.reason, end.exit_code, end.signal, end.node_failure ? 1 : 0, end.hold, end.job});
+          !s)
+        return s.error();
+    }
+  }
+  if (!finals.empty()) {
+    const Dialect& d = db.dialect();
+    if (Status s = db.defer("DELETE FROM allocations WHERE job_id" + std::string(d.ints_in),
+                            {json_fields::encode_ints(finals)});
+        !s)
+      return s.error();
+    if (Status s = db.defer(
+            "UPDATE jobs SET state = f.state, reason = f.reason, exit_code = f.exit_code, "
+            "signal = f.signal, end_time = ? FROM (SELECT " +
+                json_column(d, 0, "int64") + " AS id, " + json_column(d, 1, "text") +
+                " AS state, " + json_column(d, 2, "text") + " AS reason, " +
+                json_column(d, 3, "int64") + " AS exit_code, " + json_column(d, 4, "int64") +
+                " AS signal FROM " + std::string(d.json_rows) + ") AS f WHERE jobs.id" +
+                std::string(d.ints_in) + " AND jobs.id = f.id",
+            {now, json_fields::dump(rows), json_fields::encode_ints(finals)});
+        !s)
+      return s.error();
+  }
+  for (size_t i = 0; i < ends.size(); ++i) {
+    if (!ended[i]) continue;
+    const JobEnd& end = ends[i].second;
+    log_event(db, now, end.state == JobState::kPending ? "requeue" : "end", end.job, "",
+              end_detail(end));
+  }
+  return ended;
 }
 
 }  // namespace trellis::sql

@@ -75,5 +75,10 @@ Result<std::vector<JobStatus>> job_statuses(Session& db, std::vector<JobId> ids,
 // Ends a job's current attempt (end_job()); false, changing nothing, for a late or repeated end.
 // `status` is the job's status, read with its row locked.
 Result<bool> end_attempt(Session& db, const JobStatus& status, const JobEnd& end, Seconds now);
+// The same for many jobs, whose final ends are written with one statement for their allocations
+// and one for their rows (a requeue, with its own); one answer per end, in order.
+Result<std::vector<bool>> end_attempts(Session& db,
+                                       const std::vector<std::pair<JobStatus, JobEnd>>& ends,
+                                       Seconds now);
 
 }  // namespace trellis::sql

@@ -3,6 +3,7 @@
 // jobs run side by side; what they log is appended at their commit.
 #include <algorithm>
 #include <set>
+#include <tuple>
 
 #include "store/json_fields.h"
 #include "store/sql_rows.h"
@@ -310,14 +311,28 @@ Result<std::vector<JobEnd>> SqlStore::record_exits(const std::vector<TaskExit>& 
     batch.push_back({"SELECT id, state, attempt, share, stop, reason FROM jobs WHERE id" +
                          std::string(d.ints_in) + " ORDER BY id" + std::string(d.for_update),
                      {encode_ints(ids)}});
-    for (const TaskExit& exit : exits) {
-      batch.push_back(
-          {"UPDATE allocations SET exited = 1, exit_code = ?, signal = ? "
-           "WHERE job_id = ? AND node_id = ? AND exited = 0 AND EXISTS (SELECT 1 "
-           "FROM jobs WHERE jobs.id = ? AND jobs.attempt = ? "
-           "AND jobs.state IN ('R', 'S', 'CG'))",
-           {exit.exit_code, exit.signal, exit.job, exit.node, exit.job, exit.attempt}});
-    }
+    // Every exit in one statement: it marks its node if its attempt is the one holding nodes
+    // and the node has not reported yet, and names the job it marked for.
+    // A node reported twice for one attempt in the batch counts its first report (an UPDATE ...
+    // FROM with two rows for one target row would take either); only the current attempt's
+    // match.
+    nlohmann::json rows = nlohmann::json::array();
+    std::set<std::tuple<JobId, NodeId, int>> reported;
+    for (const TaskExit& exit : exits)
+      if (reported.insert({exit.job, exit.node, exit.attempt}).second)
+        rows.push_back({exit.job, exit.node, exit.exit_code, exit.signal, exit.attempt});
+    auto column = [&](int index) { return sql::json_column(d, index, "int64"); };
+    batch.push_back(
+        {"UPDATE allocations SET exited = 1, exit_code = x.exit_code, signal = x.signal FROM "
+         "(SELECT " +
+             column(0) + " AS job, " + column(1) + " AS node, " + column(2) + " AS exit_code, " +
+             column(3) + " AS signal, " + column(4) + " AS attempt FROM " +
+             std::string(d.json_rows) + ") AS x WHERE allocations.job_id" + std::string(d.ints_in) +
+             " AND allocations.job_id = x.job AND allocations.node_id = x.node AND "
+             "allocations.exited = 0 AND EXISTS (SELECT 1 FROM jobs WHERE jobs.id = x.job AND "
+             "jobs.attempt = x.attempt AND jobs.state IN ('R', 'S', 'CG')) "
+             "RETURNING allocations.job_id",
+         {dump(rows), encode_ints(ids)}});
     batch.push_back(
         {"SELECT job_id, count(*) - sum(exited), max(exit_code), max(signal) "
          "FROM allocations WHERE job_id" +
@@ -338,12 +353,13 @@ Result<std::vector<JobEnd>> SqlStore::record_exits(const std::vector<TaskExit>& 
           JobStatus{jobs.int64(r, 0), *state, jobs.integer(r, 2), jobs.integer(r, 3) != 0, *stop};
       if (*stop != StopCause::kNone) stopped_reason[jobs.int64(r, 0)] = jobs.text(r, 5);
     }
-    std::set<JobId> touched;
-    for (size_t i = 0; i < exits.size(); ++i)
-      if ((*done)[i + 1].affected() > 0) touched.insert(exits[i].job);  // not late, not repeated
+    std::set<JobId> touched;  // jobs with an exit not late and not repeated
+    const Rows& marked = (*done)[1];
+    for (size_t r = 0; r < marked.size(); ++r) touched.insert(marked.int64(r, 0));
     if (touched.empty()) return ended;
     changed = true;
     const Rows& left = done->back();
+    std::vector<std::pair<JobStatus, JobEnd>> ends;
     for (size_t r = 0; r < left.size(); ++r) {
       JobId id = left.int64(r, 0);
       if (!touched.count(id) || left.int64(r, 1) != 0) continue;  // nodes still running it
@@ -352,10 +368,12 @@ Result<std::vector<JobEnd>> SqlStore::record_exits(const std::vector<TaskExit>& 
                         stopped_reason[id]);
       end.job = id;
       end.attempt = status.attempt;
-      Result<bool> over = sql::end_attempt(db, status, end, now);
-      if (!over) return over.error();
-      if (*over) ended.push_back(std::move(end));
+      ends.emplace_back(status, std::move(end));
     }
+    Result<std::vector<bool>> over = sql::end_attempts(db, ends, now);
+    if (!over) return over.error();
+    for (size_t i = 0; i < ends.size(); ++i)
+      if ((*over)[i]) ended.push_back(std::move(ends[i].second));
     return ended;
   });
 }
