@@ -101,6 +101,8 @@ class PostgresSession final : public Session {
         "(e.value->>{i})",
         "BIGINT",
         "DOUBLE PRECISION",
+        " = ANY(ARRAY(SELECT CAST(value AS BIGINT) FROM json_array_elements_text(CAST(? AS "
+        "JSON))))",
     };
     return kPostgres;
   }

@@ -259,7 +259,7 @@ Result<std::vector<bool>> end_attempts(Session& db,
                 " AS state, " + json_column(d, 2, "text") + " AS reason, " +
                 json_column(d, 3, "int64") + " AS exit_code, " + json_column(d, 4, "int64") +
                 " AS signal FROM " + std::string(d.json_rows) + ") AS f WHERE jobs.id" +
-                std::string(d.ints_in) + " AND jobs.id = f.id",
+                std::string(d.rows_ids_in) + " AND jobs.id = f.id",
             {now, json_fields::dump(rows), json_fields::encode_ints(finals)});
         !s)
       return s.error();

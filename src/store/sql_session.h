@@ -116,6 +116,11 @@ struct Dialect {
   // The types json_column() casts to: a 64-bit integer, a double.
   std::string_view int64_type;
   std::string_view real_type;
+  // "target.id<this> AND target.id = rows.id" lets the engine drive such a statement from the
+  // rows, looking each target row up by its key: PostgreSQL needs the ids as a list it looks up
+  // by index (else it scans the target whole, not knowing how few the rows are); SQLite must not
+  // be offered that index (else it loops over the target rows and scans the rows for each).
+  std::string_view rows_ids_in;
 };
 
 // Column `index` of a row of dialect.json_rows, cast to `type` ("int64", "real" or "text"):

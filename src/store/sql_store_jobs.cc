@@ -327,7 +327,8 @@ Result<std::vector<JobEnd>> SqlStore::record_exits(const std::vector<TaskExit>& 
          "(SELECT " +
              column(0) + " AS job, " + column(1) + " AS node, " + column(2) + " AS exit_code, " +
              column(3) + " AS signal, " + column(4) + " AS attempt FROM " +
-             std::string(d.json_rows) + ") AS x WHERE allocations.job_id" + std::string(d.ints_in) +
+             std::string(d.json_rows) + ") AS x WHERE allocations.job_id" +
+             std::string(d.rows_ids_in) +
              " AND allocations.job_id = x.job AND allocations.node_id = x.node AND "
              "allocations.exited = 0 AND EXISTS (SELECT 1 FROM jobs WHERE jobs.id = x.job AND "
              "jobs.attempt = x.attempt AND jobs.state IN ('R', 'S', 'CG')) "

@@ -118,14 +118,14 @@ Result<PassOutcome> SqlStore::apply_pass(const PassCommit& pass, Seconds now) {
         rows.push_back({job, note->reason, note->expected_start});
         noted.push_back(job);
       }
-      // The ids again, as a list the planner looks up by index (joined with the rows alone, the
-      // jobs table would be scanned whole).
+      // The ids again, so that each job is looked up by its key (Dialect::rows_ids_in); the
+      // state is tested through an expression, which no index serves, for the same reason.
       notes_at =
           add("UPDATE jobs SET reason = n.reason, expected_start = n.expected FROM (SELECT " +
                   column(0, "int64") + " AS id, " + column(1, "text") + " AS reason, " +
                   column(2, "real") + " AS expected FROM " + std::string(d.json_rows) +
-                  ") AS n WHERE jobs.id" + std::string(d.ints_in) +
-                  " AND jobs.id = n.id AND jobs.state = 'PD' AND "
+                  ") AS n WHERE jobs.id" + std::string(d.rows_ids_in) +
+                  " AND jobs.id = n.id AND coalesce(jobs.state, '') = 'PD' AND "
                   "(jobs.reason <> n.reason OR jobs.expected_start <> n.expected)",
               {dump(rows), encode_ints(noted)});
     }
@@ -258,7 +258,7 @@ Result<PassOutcome> SqlStore::apply_pass(const PassCommit& pass, Seconds now) {
                 column(0, "int64") + " AS id, " + column(1, "int64") + " AS attempt, " +
                 column(2, "text") + " AS nodes, " + column(3, "text") + " AS anchor, " +
                 column(4, "text") + " AS extents FROM " + std::string(d.json_rows) +
-                ") AS s WHERE jobs.id" + std::string(d.ints_in) + " AND jobs.id = s.id",
+                ") AS s WHERE jobs.id" + std::string(d.rows_ids_in) + " AND jobs.id = s.id",
             {now, dump(started), encode_ints(started_ids)});
         !s) {
       return s.error();

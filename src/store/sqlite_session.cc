@@ -70,6 +70,7 @@ class SqliteSession final : public Session {
         "json_extract(e.value, '$[{i}]')",
         "INTEGER",
         "REAL",
+        " + 0 IN (SELECT value FROM json_each(?))",
     };
     return kSqlite;
   }
