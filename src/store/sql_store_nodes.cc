@@ -128,7 +128,7 @@ Result<std::vector<RunningTask>> SqlStore::register_nodes(const std::vector<std:
         std::vector<std::string> task_nodes;
         for (const RunningTask& task : running) task_nodes.push_back(task.node);
         Result<std::vector<Rows>> read = db.query_batch(std::vector<sql::Statement>{
-            {"SELECT id, name, up FROM nodes WHERE name " + std::string(d.texts_in) +
+            {"SELECT id, name, up, agent FROM nodes WHERE name " + std::string(d.texts_in) +
                  " ORDER BY id" + std::string(d.for_update),
              {json_texts(names)}},
             {"SELECT jobs.id, jobs.attempt, nodes.name FROM jobs JOIN allocations ON "
@@ -138,9 +138,12 @@ Result<std::vector<RunningTask>> SqlStore::register_nodes(const std::vector<std:
              {json_texts(task_nodes)}}});
         if (!read) return read.error();
         std::map<std::string, std::pair<int64_t, bool>> node_of;  // name -> id, up
+        std::map<std::string, std::string> agent_of;              // name -> its agent so far
         const Rows& nodes = (*read)[0];
-        for (size_t r = 0; r < nodes.size(); ++r)
+        for (size_t r = 0; r < nodes.size(); ++r) {
           node_of[nodes.text(r, 1)] = {nodes.int64(r, 0), nodes.integer(r, 2) != 0};
+          agent_of[nodes.text(r, 1)] = nodes.text(r, 3);
+        }
         for (const std::string& name : names)
           if (!node_of.count(name))
             return db.fail(Error::Code::kNotFound, "no node '" + name + "' in the cluster");
@@ -160,13 +163,16 @@ Result<std::vector<RunningTask>> SqlStore::register_nodes(const std::vector<std:
         }
         // Up they come, in one statement, except a down node where a stale process still runs;
         // coming up clears the reason it was down, but not an administrator's drain reason.
+        // Logged: the nodes that were down, and those up under another address (an agent
+        // restarted before its nodes were found down), so that every controller pings and
+        // launches at the address the agent has now.
         std::vector<int64_t> coming;
         std::vector<std::string> were_down;
         for (const std::string& name : names) {
           auto [id, was_up] = node_of[name];
           if (held_down.count(name) && !was_up) continue;
           coming.push_back(id);
-          if (!was_up) were_down.push_back(name);
+          if (!was_up || agent_of[name] != agent) were_down.push_back(name);
         }
         if (!coming.empty()) {
           if (Status s =

@@ -292,6 +292,28 @@ TEST_F(HeartbeatTest, NodesDownHereThatComeBackThroughAnotherControllerTakeJobsA
   EXPECT_NE(std::find(pinged.begin(), pinged.end(), "fake:2"), pinged.end());
 }
 
+// An agent restarted (a new address) before its nodes were found down registers with another
+// controller: this one pings and launches at the new address, not the dead one.
+TEST_F(HeartbeatTest, AnAgentThatComesBackAtANewAddressThroughAnotherControllerIsFollowed) {
+  ClusterConfig config;
+  config.machine = "flat:2";
+  config.store = "sqlite:" + (dir_ / ("state-" + std::to_string(opened_) + ".db"));
+  auto other_store = open_store(config.store);
+  ASSERT_TRUE(other_store) << other_store.error().message;
+  testing::RecordingAgents other_agents;
+  auto other = Controller::open(config, **other_store, other_agents, kStart + 1, "other");
+  ASSERT_TRUE(other) << other.error().message;
+  ASSERT_EQ(nodes_in(v1::DOWN), 0);
+  v1::RegisterRequest hello;
+  hello.set_address("fake:2");
+  hello.add_nodes("n0");
+  hello.add_nodes("n1");
+  ASSERT_TRUE((*other)->register_agent(hello, daemon_, kStart + 1));
+  ASSERT_TRUE(controller_->tick(kStart + 1.5));
+  const std::vector<std::string> pinged = controller_->liveness().agents();
+  EXPECT_EQ(pinged, std::vector<std::string>{"fake:2"});
+}
+
 TEST_F(HeartbeatTest, AJobIsHeldAfterMaxRequeueAndANodeThatFailsJobsIsDrained) {
   open(/*max_requeue=*/2, /*drain_after=*/2);
   JobId id = submit_both_nodes();
