@@ -200,6 +200,11 @@ Status Controller::rebuild(Seconds now, bool relaunch) {
   active.only_active = true;
   Result<std::vector<StoredJob>> jobs = store_.list_jobs(active);
   if (!jobs) return jobs.error();
+  std::vector<JobId> holding;
+  for (const StoredJob& job : *jobs)
+    if (job.state != JobState::kPending) holding.push_back(job.id);
+  Result<std::set<JobId>> with_steps = store_.jobs_with_steps(holding);
+  if (!with_steps) return with_steps.error();
   CoreSnapshot snapshot;
   snapshot.down = NodeSet(n);
   // A gang core keeps every node in its partition tree (GangCore::node_down).
@@ -237,9 +242,9 @@ Status Controller::rebuild(Seconds now, bool relaunch) {
       continue;
     }
     LiveJob live = LiveJob::of(job);
-    // Steps it may have launched before (this controller does not know): their ends are
-    // recorded, and their tasks killed, when it ends.
-    live.has_steps = true;
+    // Steps it launched before (a step launched after the head was read comes as a "step"
+    // event): their ends are recorded, and their tasks killed, when it ends.
+    live.has_steps = with_steps->count(job.id) > 0;
     // Suspended by an administrator (the store's S): frozen until resumed. A gang policy's saved
     // state has the frozen times (restore_gang()); a queue policy's, core_state.
     if (job.state == JobState::kSuspended) {

@@ -180,6 +180,21 @@ Result<std::vector<StoredStep>> SqlStore::list_steps(JobId job) {
   });
 }
 
+Result<std::set<JobId>> SqlStore::jobs_with_steps(const std::vector<JobId>& ids) {
+  if (ids.empty()) return std::set<JobId>{};
+  sql::SessionPool::Lease lease = pool_.acquire();
+  Session& db = *lease;
+  return sql::single_statement(db, "jobs_with_steps", [&]() -> Result<std::set<JobId>> {
+    Result<Rows> rows = db.query(
+        "SELECT DISTINCT job_id FROM steps WHERE job_id" + std::string(db.dialect().ints_in),
+        {json_fields::encode_ints(ids)});
+    if (!rows) return rows.error();
+    std::set<JobId> with;
+    for (size_t r = 0; r < rows->size(); ++r) with.insert(rows->int64(r, 0));
+    return with;
+  });
+}
+
 Result<JobState> SqlStore::stop_step(JobId job, int attempt, int step, StopCause cause,
                                      std::string_view reason, Seconds now) {
   sql::SessionPool::Lease lease = pool_.acquire();

@@ -77,6 +77,7 @@ class SqlStore final : public StateStore {
   // Steps: sql_steps.cc.
   Result<int> add_step(const StoredStep& step, int first_id, Seconds now) override;
   Result<std::vector<StoredStep>> list_steps(JobId job) override;
+  Result<std::set<JobId>> jobs_with_steps(const std::vector<JobId>& ids) override;
   Result<JobState> stop_step(JobId job, int attempt, int step, StopCause cause,
                              std::string_view reason, Seconds now) override;
   Result<std::vector<StepEnd>> record_step_exits(const std::vector<StepExit>& exits,

@@ -21,6 +21,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -375,6 +376,8 @@ class StateStore {
   virtual Result<int> add_step(const StoredStep& step, int first_id, Seconds now) = 0;
   // The steps of a job (every attempt), by attempt then id.
   virtual Result<std::vector<StoredStep>> list_steps(JobId job) = 0;
+  // The jobs among `ids` that have launched steps of their own (in any attempt), in one read.
+  virtual Result<std::set<JobId>> jobs_with_steps(const std::vector<JobId>& ids) = 0;
   // Asks a running step to stop (CG) for `cause` with `reason`; anything else is left as it is.
   // Returns its state afterwards; not found when there is no such step.
   virtual Result<JobState> stop_step(JobId job, int attempt, int step, StopCause cause,

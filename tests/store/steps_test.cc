@@ -36,6 +36,16 @@ class StepStoreTest : public StoreTest {
   }
 };
 
+TEST_P(StepStoreTest, JobsWithStepsAreNamedInOneRead) {
+  JobId with = running_job();
+  JobId without = add(simple_job("no steps", 1));
+  EXPECT_OK(store_->commit_pass(pass_of({start_of(without, {7})}), 11));
+  EXPECT_EQ(value_of(store_->add_step(step_of(with, {2}), 1, 12)), 1);
+  EXPECT_EQ(value_of(store_->jobs_with_steps({with, without, 999})), std::set<JobId>{with});
+  EXPECT_TRUE(value_of(store_->jobs_with_steps({without})).empty());
+  EXPECT_TRUE(value_of(store_->jobs_with_steps({})).empty());
+}
+
 TEST_P(StepStoreTest, StepsAreNumberedPerAttemptOnTheJobsNodes) {
   JobId job = running_job();
   EXPECT_EQ(value_of(store_->add_step(step_of(job, {3, 2}), 1, 12)), 1);
