@@ -177,6 +177,25 @@ class HeartbeatTest : public ::testing::Test {
 
   testing::TempDir dir_;
   int opened_ = 0;
+
+  // The agent, restarted at a new address ("fake:2"), registers its nodes with another controller
+  // on this store (a restarted agent registers with the first in its list that answers).
+  void register_elsewhere(Seconds now) {
+    ClusterConfig config;
+    config.machine = "flat:2";
+    config.store = "sqlite:" + (dir_ / ("state-" + std::to_string(opened_) + ".db"));
+    auto other_store = open_store(config.store);
+    ASSERT_TRUE(other_store) << other_store.error().message;
+    testing::RecordingAgents other_agents;
+    auto other = Controller::open(config, **other_store, other_agents, now, "other");
+    ASSERT_TRUE(other) << other.error().message;
+    v1::RegisterRequest hello;
+    hello.set_address("fake:2");
+    hello.add_nodes("n0");
+    hello.add_nodes("n1");
+    ASSERT_TRUE((*other)->register_agent(hello, daemon_, now));
+    EXPECT_FALSE((*other)->is_scheduler());
+  }
   testing::RecordingAgents agents_;
   std::unique_ptr<StateStore> store_;
   std::unique_ptr<Controller> controller_;
@@ -267,20 +286,7 @@ TEST_F(HeartbeatTest, ANodeComesBackOnlyWhenNothingOfAnEndedAttemptRunsThere) {
 TEST_F(HeartbeatTest, NodesDownHereThatComeBackThroughAnotherControllerTakeJobsAgain) {
   rounds(kStart + 1, kStart + 6, /*answered=*/false);
   ASSERT_EQ(nodes_in(v1::DOWN), 2);
-  ClusterConfig config;
-  config.machine = "flat:2";
-  config.store = "sqlite:" + (dir_ / ("state-" + std::to_string(opened_) + ".db"));
-  auto other_store = open_store(config.store);
-  ASSERT_TRUE(other_store) << other_store.error().message;
-  testing::RecordingAgents other_agents;
-  auto other = Controller::open(config, **other_store, other_agents, kStart + 7, "other");
-  ASSERT_TRUE(other) << other.error().message;
-  v1::RegisterRequest hello;
-  hello.set_address("fake:2");
-  hello.add_nodes("n0");
-  hello.add_nodes("n1");
-  ASSERT_TRUE((*other)->register_agent(hello, daemon_, kStart + 7));
-  EXPECT_FALSE((*other)->is_scheduler());
+  ASSERT_NO_FATAL_FAILURE(register_elsewhere(kStart + 7));
   const JobId id = submit_both_nodes();
   ASSERT_TRUE(controller_->tick(kStart + 7.5));
   EXPECT_EQ(nodes_in(v1::DOWN), 0);
@@ -295,20 +301,8 @@ TEST_F(HeartbeatTest, NodesDownHereThatComeBackThroughAnotherControllerTakeJobsA
 // An agent restarted (a new address) before its nodes were found down registers with another
 // controller: this one pings and launches at the new address, not the dead one.
 TEST_F(HeartbeatTest, AnAgentThatComesBackAtANewAddressThroughAnotherControllerIsFollowed) {
-  ClusterConfig config;
-  config.machine = "flat:2";
-  config.store = "sqlite:" + (dir_ / ("state-" + std::to_string(opened_) + ".db"));
-  auto other_store = open_store(config.store);
-  ASSERT_TRUE(other_store) << other_store.error().message;
-  testing::RecordingAgents other_agents;
-  auto other = Controller::open(config, **other_store, other_agents, kStart + 1, "other");
-  ASSERT_TRUE(other) << other.error().message;
   ASSERT_EQ(nodes_in(v1::DOWN), 0);
-  v1::RegisterRequest hello;
-  hello.set_address("fake:2");
-  hello.add_nodes("n0");
-  hello.add_nodes("n1");
-  ASSERT_TRUE((*other)->register_agent(hello, daemon_, kStart + 1));
+  ASSERT_NO_FATAL_FAILURE(register_elsewhere(kStart + 1));
   ASSERT_TRUE(controller_->tick(kStart + 1.5));
   const std::vector<std::string> pinged = controller_->liveness().agents();
   EXPECT_EQ(pinged, std::vector<std::string>{"fake:2"});
