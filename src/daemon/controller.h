@@ -42,8 +42,9 @@
 // A pass commits partially (StateStore::apply_pass): a start whose node another controller took
 // first is refused, the job waits again at its place, and the next pass (after reading the log)
 // places it elsewhere. Each controller checks in with the store; the lease holder adopts the
-// pending jobs of one that stopped checking in. Queue order then holds per controller only: a
-// job given to one controller may start before an earlier one given to another.
+// unfinished jobs of one that stopped checking in (and launches its started ones again). Queue
+// order then holds per controller only: a job given to one controller may start before an earlier
+// one given to another.
 //
 // trellisd (daemon/controller_service.h) calls it from gRPC threads with the wall clock; the
 // simulator-equivalence test calls it with a virtual clock and fake agents. Thread-safe: one
@@ -194,7 +195,7 @@ class Controller {
   // because another controller had taken a node (or the job) first; each was placed again.
   int64_t conflicts() const;
   // Concurrent allocation: a controller checks in this often; one silent for kCheckInTtl has its
-  // pending jobs adopted by the lease holder, which looks every kAdoptEvery. The TTL is long
+  // unfinished jobs adopted by the lease holder, which looks every kAdoptEvery. The TTL is long
   // beside a pass or a stall under load (adoption makes every controller read the store again)
   // and short beside a user's patience.
   static constexpr Seconds kCheckInEvery = 0.5;
@@ -284,7 +285,8 @@ class Controller {
   // event left it) holds its nodes here too; false when the memory cannot follow (rebuild).
   Result<bool> follow_foreign_start(const StoredJob& job, Seconds now);
   // Concurrent allocation: checks in with the store now and then (StateStore::check_in), and, as
-  // the lease holder, adopts the pending jobs of controllers that stopped (tick()).
+  // the lease holder, adopts the unfinished jobs of controllers that stopped (tick()): it places
+  // the pending ones and launches the started ones again (a launch or kill may have been lost).
   Status check_in(Seconds now);
   Status adopt_orphans(Seconds now);
   bool is_admin(const Caller& caller) const;

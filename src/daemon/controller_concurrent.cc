@@ -63,15 +63,35 @@ Status Controller::check_in(Seconds now) {
 Status Controller::adopt_orphans(Seconds now) {
   if (!concurrent_ || !scheduler_ || now < next_adoption_) return Ok{};
   next_adoption_ = now + kAdoptEvery;
-  Result<std::vector<JobId>> adopted = store_.adopt_pending(identity_, now);
+  Result<AdoptedJobs> adopted = store_.adopt_jobs(identity_, now);
   if (!adopted) return adopted.error();
-  if (adopted->empty()) return Ok{};
-  log_line(identity_ + " adopted " + std::to_string(adopted->size()) +
-           " pending jobs of controllers that stopped checking in (none for " +
+  if (adopted->pending.empty() && adopted->holding.empty()) return Ok{};
+  log_line(identity_ + " adopted " + std::to_string(adopted->pending.size()) + " pending and " +
+           std::to_string(adopted->holding.size()) +
+           " started jobs of controllers that stopped checking in (none for " +
            std::to_string(static_cast<int>(kCheckInTtl)) +
            " s) or that no controller owned; every controller reads the store again");
   // The "adopt" event makes every controller, this one too, read the store again (sync()).
   pass_wanted_ = true;
+  if (adopted->holding.empty()) return Ok{};
+  // A started job's controller may have stopped after committing its start and before every
+  // agent had its launch, or after committing its stop and before the kill went out: nothing
+  // else would ever run it, or end it. Sent again as a rebuild with the lease does: a launch that
+  // arrived is a no-op at the agent (same job and attempt), and a task that ended is re-reported.
+  JobQuery query;
+  query.ids = adopted->holding;
+  Result<std::vector<StoredJob>> jobs = store_.list_jobs(query);
+  if (!jobs) return jobs.error();
+  for (const StoredJob& job : *jobs) {
+    const bool holds = job.state == JobState::kRunning || job.state == JobState::kSuspended ||
+                       job.state == JobState::kCompleting;
+    if (!holds || job.nodes.empty()) continue;  // ended since
+    log_line("job " + std::to_string(job.id) + " attempt " + std::to_string(job.attempt) +
+             " launched again on " + std::to_string(job.nodes.size()) + " nodes by " + identity_ +
+             ": its controller stopped checking in while it held nodes");
+    send_launch(job, job.attempt, job.nodes);
+    if (job.stop != StopCause::kNone) send_signal(job.id, job.attempt, job.nodes, 0);
+  }
   return Ok{};
 }
 

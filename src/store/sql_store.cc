@@ -265,30 +265,37 @@ Result<std::vector<std::string>> SqlStore::check_in(std::string_view controller,
   });
 }
 
-Result<std::vector<JobId>> SqlStore::adopt_pending(std::string_view controller, Seconds now) {
+Result<AdoptedJobs> SqlStore::adopt_jobs(std::string_view controller, Seconds now) {
   sql::SessionPool::Lease lease = pool_.acquire();
   Session& db = *lease;
   return transaction(
-      db, "adopt_pending", true,
-      [&](bool& changed) -> Result<std::vector<JobId>> {
+      db, "adopt_jobs", true,
+      [&](bool& changed) -> Result<AdoptedJobs> {
         if (controller.empty() || !is_utf8(controller)) {
           return db.fail(Error::Code::kInvalidArgument, "a controller needs a UTF-8 name");
         }
-        // A pending job whose owner has no unexpired check-in (or that has no owner).
+        // An unfinished job whose owner has no unexpired check-in (or that has no owner).
         Result<Rows> rows = db.query(
-            "UPDATE jobs SET owner = ? WHERE state = 'PD' AND owner <> ? AND NOT EXISTS "
-            "(SELECT 1 FROM leases WHERE leases.role = ? || jobs.owner AND leases.expires > ?) "
-            "RETURNING id",
+            "UPDATE jobs SET owner = ? WHERE state IN ('PD', 'R', 'S', 'CG') AND owner <> ? AND "
+            "NOT EXISTS (SELECT 1 FROM leases WHERE leases.role = ? || jobs.owner AND "
+            "leases.expires > ?) RETURNING id, state",
             {controller, controller, sql::kControllerRolePrefix, now});
         if (!rows) return rows.error();
-        std::vector<JobId> adopted;
-        for (size_t r = 0; r < rows->size(); ++r) adopted.push_back(rows->int64(r, 0));
-        if (adopted.empty()) return adopted;
-        std::sort(adopted.begin(), adopted.end());
+        AdoptedJobs adopted;
+        for (size_t r = 0; r < rows->size(); ++r)
+          (rows->text(r, 1) == "PD" ? adopted.pending : adopted.holding)
+              .push_back(rows->int64(r, 0));
+        if (adopted.pending.empty() && adopted.holding.empty()) return adopted;
+        std::sort(adopted.pending.begin(), adopted.pending.end());
+        std::sort(adopted.holding.begin(), adopted.holding.end());
         changed = true;
-        sql::log_event(db, now, "adopt", 0, "",
-                       std::string(controller) + " adopted pending jobs " +
-                           format_id_ranges(adopted) + " of controllers no longer checked in");
+        std::string detail = std::string(controller) + " adopted";
+        if (!adopted.pending.empty())
+          detail += " pending jobs " + format_id_ranges(adopted.pending);
+        if (!adopted.holding.empty())
+          detail += std::string(adopted.pending.empty() ? "" : " and") + " started jobs " +
+                    format_id_ranges(adopted.holding) + " (launched again)";
+        sql::log_event(db, now, "adopt", 0, "", detail + " of controllers no longer checked in");
         return adopted;
       },
       sql::Counting::kUncounted);

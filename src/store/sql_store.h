@@ -101,7 +101,7 @@ class SqlStore final : public StateStore {
   Status release_lease(std::string_view holder) override;
   Result<std::vector<std::string>> check_in(std::string_view controller, Seconds now,
                                             Seconds ttl) override;
-  Result<std::vector<JobId>> adopt_pending(std::string_view controller, Seconds now) override;
+  Result<AdoptedJobs> adopt_jobs(std::string_view controller, Seconds now) override;
 
   Result<std::vector<StoredEvent>> events(int64_t after, int limit) override;
   int64_t round_trips() const override;

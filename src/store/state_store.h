@@ -104,7 +104,7 @@ struct StoredJob {
   bool kill_on_invalid_dep = false;  // cancel it when the dependency can never be satisfied
   JobId script_id = 0;  // the stored batch script it runs (job_script()); 0 = not a batch job
   // The controller that places it while it is pending, under concurrent allocation (the one that
-  // took the submission, or one that adopted it: adopt_pending()); "" = whichever schedules.
+  // took the submission, or one that adopted it: adopt_jobs()); "" = whichever schedules.
   std::string owner;
   // add_job() and add_array() only: the batch script to store with the job (script_id is then
   // set by the store). Listings leave it empty: job_script() reads it.
@@ -215,6 +215,12 @@ struct StoreHead {
 struct StoreChanges {
   StoreHead head;
   std::vector<StoredEvent> events;
+};
+
+// The jobs adopt_jobs() moved to a controller: sorted, each list by id.
+struct AdoptedJobs {
+  std::vector<JobId> pending;  // to place
+  std::vector<JobId> holding;  // started (R, S or CG): to launch again, a no-op where it runs
 };
 
 // One node's processes of a job attempt ended (an agent's report).
@@ -430,12 +436,13 @@ class StateStore {
   // the pending jobs it owns (StoredJob::owner). Each says it is alive until now + ttl
   // (check_in(); ttl 0 says it leaves, so that its jobs are adopted at once), which returns the
   // controllers checked in at `now`, sorted by name (it among them unless it left). One of them
-  // (the scheduler-lease holder) adopts the pending jobs of controllers that stopped checking in,
-  // or of none: they become `controller`'s, logged as one "adopt" event naming them. Returns the
-  // jobs adopted.
+  // (the scheduler-lease holder) adopts the unfinished jobs of controllers that stopped checking
+  // in, or of none: they become `controller`'s, logged as one "adopt" event naming them. The
+  // pending ones are its to place; the ones holding nodes (R, S, CG) it launches again, since
+  // their controller may have stopped between committing a start and sending it to the agents.
   virtual Result<std::vector<std::string>> check_in(std::string_view controller, Seconds now,
                                                     Seconds ttl) = 0;
-  virtual Result<std::vector<JobId>> adopt_pending(std::string_view controller, Seconds now) = 0;
+  virtual Result<AdoptedJobs> adopt_jobs(std::string_view controller, Seconds now) = 0;
 
   // --- The event log, oldest first: at most `limit` events with seq > `after`.
   virtual Result<std::vector<StoredEvent>> events(int64_t after, int limit) = 0;

@@ -5,6 +5,7 @@
 // adopted by the lease holder. Neither ever places the other's jobs while it lives.
 #include <unistd.h>
 
+#include <map>
 #include <set>
 #include <string>
 
@@ -186,6 +187,62 @@ TEST_F(ControllerConcurrentTest, EachPlacesOnlyItsOwnJobsUntilTheOtherStopsCheck
           << e.detail;
     }
   EXPECT_EQ(adoptions, 1);
+}
+
+// A controller that dies between committing a start and reaching the agents (or between
+// committing a cancel and sending the kill) leaves jobs that nothing else would run or end: the
+// lease holder adopts them with its pending ones and sends their launches, and kills, again.
+TEST_F(ControllerConcurrentTest, TheStartedJobsOfAControllerThatStoppedAreLaunchedAgain) {
+  ASSERT_TRUE(b_->tick(kStart));
+  ASSERT_TRUE(a_->tick(kStart));
+  ASSERT_TRUE(b_->is_scheduler());
+  const JobId running = submit(*a_, 2, kStart);
+  const JobId stopping = submit(*a_, 2, kStart);
+  Result<std::vector<JobId>> started = a_->run_pass(kStart + 0.1);
+  ASSERT_TRUE(started) << started.error().message;
+  ASSERT_EQ(std::set<JobId>(started->begin(), started->end()),
+            (std::set<JobId>{running, stopping}));
+  Result<std::vector<JobId>> cancelled = a_->cancel({stopping}, 0, admin_, kStart + 0.2);
+  ASSERT_TRUE(cancelled) << cancelled.error().message;
+  ASSERT_EQ(stored(stopping).state, JobState::kCompleting);
+  // A stops here: what it sent (agents_a_) never reached an agent. B follows the store but does
+  // not launch another controller's jobs while it lives.
+  Seconds t = kStart + 0.25;
+  for (; t < kStart + Controller::kCheckInTtl - 0.5; t += 0.25) ASSERT_TRUE(b_->tick(t));
+  EXPECT_TRUE(agents_b_.launches.empty());
+  for (; t < kStart + Controller::kCheckInTtl + 3; t += 0.25) ASSERT_TRUE(b_->tick(t));
+  EXPECT_EQ(stored(running).owner, "B");
+  EXPECT_EQ(stored(stopping).owner, "B");
+  std::map<JobId, int> launched_attempt;
+  for (const v1::LaunchRequest& l : agents_b_.launches) {
+    EXPECT_FALSE(launched_attempt.count(l.job_id())) << "job " << l.job_id() << " launched twice";
+    launched_attempt[l.job_id()] = l.attempt();
+  }
+  EXPECT_EQ(launched_attempt, (std::map<JobId, int>{{running, 1}, {stopping, 1}}));
+  std::set<JobId> killed;
+  for (const v1::SignalRequest& s : agents_b_.signals)
+    if (s.signal() == 0 && s.attempt() == 1) killed.insert(s.job_id());
+  EXPECT_EQ(killed, std::set<JobId>{stopping});
+  Result<std::vector<StoredEvent>> events = store_b_->events(0, 100000);
+  ASSERT_TRUE(events);
+  std::string adoption;
+  for (const StoredEvent& e : *events)
+    if (e.kind == "adopt") adoption = e.detail;
+  EXPECT_NE(adoption.find("started jobs"), std::string::npos) << adoption;
+  // The agents report, through B, and both end as they would have.
+  for (JobId id : {running, stopping}) {
+    v1::ExitRequest report;
+    for (NodeId node : stored(id).nodes) {
+      v1::TaskStatus* task = report.add_tasks();
+      task->set_job_id(id);
+      task->set_attempt(1);
+      task->set_node("n" + std::to_string(node));
+      if (id == stopping) task->set_signal(15);
+    }
+    ASSERT_TRUE(b_->report_exits(report, admin_, t));
+  }
+  EXPECT_EQ(stored(running).state, JobState::kCompleted);
+  EXPECT_EQ(stored(stopping).state, JobState::kCancelled);
 }
 
 TEST(ControllerConcurrentConfig, AGangPolicyOrAnUnknownModeIsRefusedWithTheReason) {
