@@ -195,9 +195,19 @@ Result<std::vector<JobId>> Controller::cancel(const std::vector<JobId>& ids, int
       continue;
     }
     // The store decides from the job's state at the commit: another controller may have started
-    // or ended it since it was read above.
-    Result<JobState> after = store_.stop_job(job.id, 0, StopCause::kCancel, "cancelled", now);
+    // or ended it since it was read above. A job read with nodes is stopped only in the attempt
+    // read, whose nodes are known then without a second read; in another attempt (requeued and
+    // started again meanwhile) it is stopped in whichever it is in, and read again.
+    const bool read_holding = job.state != JobState::kPending;
+    Result<JobState> after = store_.stop_job(job.id, read_holding ? job.attempt : 0,
+                                             StopCause::kCancel, "cancelled", now);
     if (!after) return after.error();
+    bool same_attempt = read_holding;
+    if (read_holding && *after != JobState::kCompleting && !is_final(*after)) {
+      after = store_.stop_job(job.id, 0, StopCause::kCancel, "cancelled", now);
+      if (!after) return after.error();
+      same_attempt = false;
+    }
     if (*after == JobState::kCancelled) {
       if (tracking() && pending_.count(job.id)) {
         (void)core_->cancel(job.id, now);
@@ -212,12 +222,16 @@ Result<std::vector<JobId>> Controller::cancel(const std::vector<JobId>& ids, int
       pass_wanted_ = true;
       acted.push_back(job.id);
     } else if (*after == JobState::kCompleting) {
-      Result<StoredJob> stopping = store_.job(job.id);
-      if (!stopping) return stopping.error();
+      StoredJob stopping = job;
+      if (!same_attempt) {
+        Result<StoredJob> read = store_.job(job.id);
+        if (!read) return read.error();
+        stopping = std::move(*read);
+      }
       if (tracking())
         if (auto live = running_.find(job.id); live != running_.end())
           live->second.stop = StopCause::kCancel;
-      send_signal(job.id, stopping->attempt, stopping->nodes, 0);
+      send_signal(job.id, stopping.attempt, stopping.nodes, 0);
       acted.push_back(job.id);
     }
   }
