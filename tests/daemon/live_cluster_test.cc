@@ -454,7 +454,7 @@ void kill_a_controller_mid_stream(const std::string& allocation) {
   EXPECT_EQ(ran_twice, 0);
   // The takeover, from the log: the survivor took the lease (lease allocation), and its first
   // start after the kill. Under concurrent allocation the survivor places its own jobs all along,
-  // and adopts the victim's pending ones (an "adopt" event, if the victim had any).
+  // and adopts the victim's unfinished ones (an "adopt" event, if the victim had any).
   Result<std::vector<StoredEvent>> events = (*store)->events(0, 1000000);
   ASSERT_TRUE(events);
   Seconds takeover = 0, first_start = 0, adopted = 0;
@@ -472,7 +472,7 @@ void kill_a_controller_mid_stream(const std::string& allocation) {
   std::cout << allocation << " allocation: controller (pid " << victim << ") killed -9 after "
             << kSubmissions / 3 << " of " << kSubmissions << " submissions; lease taken over "
             << (takeover > 0 ? std::to_string(takeover - killed_at) + " s later" : "(not needed)")
-            << ", pending jobs adopted "
+            << ", its jobs adopted "
             << (adopted > 0 ? std::to_string(adopted - killed_at) + " s later" : "(none)")
             << ", first start by the survivor " << first_start - killed_at
             << " s after the kill (goal: under 1 s); " << acknowledged.size()
