@@ -441,21 +441,35 @@ Status Controller::report_exits(const v1::ExitRequest& request, const Caller& ca
     auto lock = lock_memory();
     if (Status ok = record_step_exits(step_tasks, now); !ok) return ok;
     // A task that failed ends its job: the others are stopped now (SIGTERM, then SIGKILL after
-    // the kill grace), and the job's reason names the first failure (later ones are those kills).
+    // the kill grace), and the job's reason names the first failure. A job already stopping (a
+    // cancel, a time limit, an earlier failure) is left as it is: its tasks' deaths are those
+    // kills, not failures, and need no store call each.
+    std::set<std::pair<JobId, int>> looked_at;
     for (const v1::TaskStatus* task : failures) {
+      if (!looked_at.insert({task->job_id(), task->attempt()}).second) continue;
+      LiveJob* live = nullptr;
+      if (tracking())
+        if (auto found = running_.find(task->job_id());
+            found != running_.end() && found->second.attempt == task->attempt())
+          live = &found->second;
+      if (live && live->stop != StopCause::kNone) continue;
       const std::string reason = failure_reason(*task);
+      // The store says whether it was stopping already (its stop cause); the memory may be
+      // behind, or not kept (a controller that does not schedule).
       Result<JobState> after =
           store_.stop_job(task->job_id(), task->attempt(), StopCause::kFailed, reason, now);
       if (!after) return after.error();
-      if (*after != JobState::kCompleting) continue;  // over, or stopping for another cause
+      if (*after != JobState::kCompleting) continue;  // over, or in another attempt
+      Result<StoredJob> stopping = store_.job(task->job_id());
+      if (!stopping) return stopping.error();
+      if (stopping->attempt != task->attempt() || stopping->stop != StopCause::kFailed ||
+          stopping->reason != reason)
+        continue;  // stopping for another cause (or failure) already
       log_line("job " + std::to_string(task->job_id()) + " attempt " +
                std::to_string(task->attempt()) + " failed: " + reason +
                "; stopping its other tasks");
-      if (tracking())
-        if (auto live = running_.find(task->job_id()); live != running_.end())
-          live->second.stop = StopCause::kFailed;
-      if (Result<StoredJob> stopping = store_.job(task->job_id()); stopping)
-        send_signal(task->job_id(), task->attempt(), stopping->nodes, 0);
+      if (live) live->stop = StopCause::kFailed;
+      send_signal(task->job_id(), task->attempt(), stopping->nodes, 0);
     }
   }
   if (exits.empty()) return Ok{};

@@ -245,6 +245,65 @@ TEST_F(ControllerConcurrentTest, TheStartedJobsOfAControllerThatStoppedAreLaunch
   EXPECT_EQ(stored(stopping).state, JobState::kCancelled);
 }
 
+// The deaths of a stopping job's tasks are its kills, not failures: they cost no store call each
+// and change neither its cause nor its reason. A real failure stops the job once, with its reason.
+TEST_F(ControllerConcurrentTest, TheKilledTasksOfAStoppingJobAreNotFailures) {
+  ASSERT_TRUE(a_->tick(kStart));
+  const JobId cancelled = submit(*a_, 4, kStart);
+  ASSERT_TRUE(a_->run_pass(kStart + 0.1));
+  ASSERT_TRUE(a_->cancel({cancelled}, 0, admin_, kStart + 0.2));
+  auto stop_calls = [&] { return store_a_->operation_counts()["stop_job"].calls; };
+  const int64_t after_cancel = stop_calls();
+  auto report = [&](JobId id, int exit_code, int signal, int nodes_from, Seconds now) {
+    v1::ExitRequest request;
+    const std::vector<NodeId> nodes = stored(id).nodes;
+    for (size_t i = nodes_from; i < nodes.size(); ++i) {
+      v1::TaskStatus* task = request.add_tasks();
+      task->set_job_id(id);
+      task->set_attempt(1);
+      task->set_node("n" + std::to_string(nodes[i]));
+      task->set_exit_code(i == static_cast<size_t>(nodes_from) ? exit_code : 0);
+      task->set_signal(i == static_cast<size_t>(nodes_from) ? signal : 15);
+    }
+    ASSERT_TRUE(a_->report_exits(request, admin_, now));
+  };
+  report(cancelled, 0, 15, 0, kStart + 0.3);
+  EXPECT_EQ(stop_calls(), after_cancel)
+      << "a killed task of a cancelled job was taken as a failure";
+  EXPECT_EQ(stored(cancelled).state, JobState::kCancelled);
+  EXPECT_EQ(stored(cancelled).reason, "cancelled");
+
+  const JobId failing = submit(*a_, 4, kStart + 1);
+  ASSERT_TRUE(a_->run_pass(kStart + 1.1));
+  ASSERT_EQ(stored(failing).state, JobState::kRunning);
+  const size_t signals_before = agents_a_.signals.size();
+  // One task fails with exit 3 and another dies by a signal in the same report: one stop.
+  {
+    v1::ExitRequest request;
+    const std::vector<NodeId> nodes = stored(failing).nodes;
+    for (size_t i = 0; i < 2; ++i) {
+      v1::TaskStatus* task = request.add_tasks();
+      task->set_job_id(failing);
+      task->set_attempt(1);
+      task->set_node("n" + std::to_string(nodes[i]));
+      if (i == 0)
+        task->set_exit_code(3);
+      else
+        task->set_signal(9);
+    }
+    ASSERT_TRUE(a_->report_exits(request, admin_, kStart + 1.2));
+  }
+  EXPECT_EQ(stop_calls(), after_cancel + 1);
+  EXPECT_EQ(stored(failing).state, JobState::kCompleting);
+  ASSERT_EQ(agents_a_.signals.size(), signals_before + 1);
+  EXPECT_EQ(agents_a_.signals.back().job_id(), failing);
+  // Its other tasks die of the kill: no further stop, and it ends FAILED with the first reason.
+  report(failing, 0, 15, 2, kStart + 1.3);
+  EXPECT_EQ(stop_calls(), after_cancel + 1);
+  EXPECT_EQ(stored(failing).state, JobState::kFailed);
+  EXPECT_NE(stored(failing).reason.find("3"), std::string::npos) << stored(failing).reason;
+}
+
 TEST(ControllerConcurrentConfig, AGangPolicyOrAnUnknownModeIsRefusedWithTheReason) {
   testing::TempDir dir;
   ClusterConfig config;
