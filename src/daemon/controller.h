@@ -282,7 +282,8 @@ class Controller {
   // allocation (only the lease holder passes), only its own jobs under concurrent allocation.
   bool places(const StoredJob& job) const { return !concurrent_ || job.owner == identity_; }
   // Concurrent allocation: a job another controller started (its row, as the log's start
-  // event left it) holds its nodes here too; false when the memory cannot follow (rebuild).
+  // event left it) holds its nodes here too (one that has ended since, nothing); false when the
+  // memory cannot follow (rebuild).
   Result<bool> follow_foreign_start(const StoredJob& job, Seconds now);
   // Concurrent allocation: checks in with the store now and then (StateStore::check_in), and, as
   // the lease holder, adopts the unfinished jobs of controllers that stopped (tick()): it places

@@ -14,9 +14,10 @@ namespace trellis {
 Result<bool> Controller::follow_foreign_start(const StoredJob& job, Seconds now) {
   const bool holds = job.state == JobState::kRunning || job.state == JobState::kSuspended ||
                      job.state == JobState::kCompleting;
-  // Ended or requeued since: the later events say so; read it all again rather than guess.
-  if (!holds || job.nodes.empty()) return false;
   const JobId id = job.id;
+  // Requeued since: whose queue it is in now is read again rather than guessed.
+  if (!is_final(job.state) && (!holds || job.nodes.empty())) return false;
+  if (waiting_.count(id)) return false;
   // This controller thought it its own to place (ownership moved while both looked): it leaves
   // the queue, since the other started it.
   if (auto mine = pending_.find(id); mine != pending_.end()) {
@@ -24,7 +25,10 @@ Result<bool> Controller::follow_foreign_start(const StoredJob& job, Seconds now)
     pending_.erase(mine);
     notes_.erase(id);
   }
-  if (waiting_.count(id)) return false;
+  // Ended since (short jobs often end before another controller reads their start): it holds
+  // nothing here, and its end event, replayed later, finds nothing to end. Reading the whole
+  // store again for it was most of the rebuilds with several concurrent controllers.
+  if (is_final(job.state)) return true;
   RunningJob r;
   r.id = id;
   r.start = job.start_time;

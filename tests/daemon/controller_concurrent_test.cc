@@ -304,6 +304,34 @@ TEST_F(ControllerConcurrentTest, TheKilledTasksOfAStoppingJobAreNotFailures) {
   EXPECT_NE(stored(failing).reason.find("3"), std::string::npos) << stored(failing).reason;
 }
 
+// A short job the other controller started and ended before this one read its start is followed
+// from the log alone: the memory is not read again (a rebuild reads every node and the saved
+// scheduler state), and this controller goes on placing its own jobs on the nodes it freed.
+TEST_F(ControllerConcurrentTest, AForeignJobThatEndedBeforeItsStartWasReadNeedsNoRebuild) {
+  ASSERT_TRUE(a_->tick(kStart + 0.5));
+  ASSERT_TRUE(b_->tick(kStart + 0.5));
+  const JobId theirs = submit(*b_, 4, kStart + 0.6);
+  ASSERT_TRUE(b_->run_pass(kStart + 0.7));
+  v1::ExitRequest report;
+  for (NodeId node : stored(theirs).nodes) {
+    v1::TaskStatus* task = report.add_tasks();
+    task->set_job_id(theirs);
+    task->set_attempt(1);
+    task->set_node("n" + std::to_string(node));
+  }
+  ASSERT_TRUE(b_->report_exits(report, admin_, kStart + 0.8));
+  ASSERT_EQ(stored(theirs).state, JobState::kCompleted);
+  auto rebuilds = [&] { return store_a_->operation_counts()["list_nodes"].calls; };
+  const int64_t before = rebuilds();
+  const JobId mine = submit(*a_, 4, kStart + 0.9);
+  ASSERT_TRUE(a_->tick(kStart + 1));
+  Result<std::vector<JobId>> started = a_->run_pass(kStart + 1);
+  ASSERT_TRUE(started) << started.error().message;
+  EXPECT_EQ(*started, std::vector<JobId>{mine});
+  EXPECT_EQ(rebuilds(), before) << "A read the whole store again for B's ended job";
+  EXPECT_EQ(a_->conflicts(), 0);
+}
+
 TEST(ControllerConcurrentConfig, AGangPolicyOrAnUnknownModeIsRefusedWithTheReason) {
   testing::TempDir dir;
   ClusterConfig config;
