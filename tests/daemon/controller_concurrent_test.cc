@@ -8,6 +8,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -61,6 +62,22 @@ class ControllerConcurrentTest : public ::testing::Test {
     return job ? *job : StoredJob{};
   }
 
+  // What agents report when the tasks of `id`'s first attempt on `nodes` end, each with
+  // `exit_code` and `signal`.
+  static v1::ExitRequest ended(JobId id, const std::vector<NodeId>& nodes, int exit_code = 0,
+                               int signal = 0) {
+    v1::ExitRequest report;
+    for (NodeId node : nodes) {
+      v1::TaskStatus* task = report.add_tasks();
+      task->set_job_id(id);
+      task->set_attempt(1);
+      task->set_node("n" + std::to_string(node));
+      task->set_exit_code(exit_code);
+      task->set_signal(signal);
+    }
+    return report;
+  }
+
   static std::set<JobId> launched(const testing::RecordingAgents& agents) {
     std::set<JobId> ids;
     for (const v1::LaunchRequest& l : agents.launches) ids.insert(l.job_id());
@@ -110,14 +127,7 @@ TEST_F(ControllerConcurrentTest, AStartThatMeetsTheOthersCommitIsRefusedAndPlace
   // B's job ends; A places its job on the freed nodes.
   const StoredJob b_job = stored(theirs);
   ASSERT_EQ(b_job.nodes.size(), 4u);
-  v1::ExitRequest report;
-  for (NodeId node : b_job.nodes) {
-    v1::TaskStatus* task = report.add_tasks();
-    task->set_job_id(theirs);
-    task->set_attempt(1);
-    task->set_node("n" + std::to_string(node));
-  }
-  ASSERT_TRUE(b_->report_exits(report, admin_, t + 0.2));
+  ASSERT_TRUE(b_->report_exits(ended(theirs, b_job.nodes), admin_, t + 0.2));
   EXPECT_EQ(stored(theirs).state, JobState::kCompleted);
   a_started = a_->run_pass(t + 0.3);
   ASSERT_TRUE(a_started) << a_started.error().message;
@@ -230,17 +240,9 @@ TEST_F(ControllerConcurrentTest, TheStartedJobsOfAControllerThatStoppedAreLaunch
     if (e.kind == "adopt") adoption = e.detail;
   EXPECT_NE(adoption.find("started jobs"), std::string::npos) << adoption;
   // The agents report, through B, and both end as they would have.
-  for (JobId id : {running, stopping}) {
-    v1::ExitRequest report;
-    for (NodeId node : stored(id).nodes) {
-      v1::TaskStatus* task = report.add_tasks();
-      task->set_job_id(id);
-      task->set_attempt(1);
-      task->set_node("n" + std::to_string(node));
-      if (id == stopping) task->set_signal(15);
-    }
-    ASSERT_TRUE(b_->report_exits(report, admin_, t));
-  }
+  for (JobId id : {running, stopping})
+    ASSERT_TRUE(
+        b_->report_exits(ended(id, stored(id).nodes, 0, id == stopping ? 15 : 0), admin_, t));
   EXPECT_EQ(stored(running).state, JobState::kCompleted);
   EXPECT_EQ(stored(stopping).state, JobState::kCancelled);
 }
@@ -255,16 +257,10 @@ TEST_F(ControllerConcurrentTest, TheKilledTasksOfAStoppingJobAreNotFailures) {
   auto stop_calls = [&] { return store_a_->operation_counts()["stop_job"].calls; };
   const int64_t after_cancel = stop_calls();
   auto report = [&](JobId id, int exit_code, int signal, int nodes_from, Seconds now) {
-    v1::ExitRequest request;
+    // The first task named ends as given, the others by the kill's SIGTERM.
     const std::vector<NodeId> nodes = stored(id).nodes;
-    for (size_t i = nodes_from; i < nodes.size(); ++i) {
-      v1::TaskStatus* task = request.add_tasks();
-      task->set_job_id(id);
-      task->set_attempt(1);
-      task->set_node("n" + std::to_string(nodes[i]));
-      task->set_exit_code(i == static_cast<size_t>(nodes_from) ? exit_code : 0);
-      task->set_signal(i == static_cast<size_t>(nodes_from) ? signal : 15);
-    }
+    v1::ExitRequest request = ended(id, {nodes[nodes_from]}, exit_code, signal);
+    request.MergeFrom(ended(id, {nodes.begin() + nodes_from + 1, nodes.end()}, 0, 15));
     ASSERT_TRUE(a_->report_exits(request, admin_, now));
   };
   report(cancelled, 0, 15, 0, kStart + 0.3);
@@ -279,18 +275,9 @@ TEST_F(ControllerConcurrentTest, TheKilledTasksOfAStoppingJobAreNotFailures) {
   const size_t signals_before = agents_a_.signals.size();
   // One task fails with exit 3 and another dies by a signal in the same report: one stop.
   {
-    v1::ExitRequest request;
     const std::vector<NodeId> nodes = stored(failing).nodes;
-    for (size_t i = 0; i < 2; ++i) {
-      v1::TaskStatus* task = request.add_tasks();
-      task->set_job_id(failing);
-      task->set_attempt(1);
-      task->set_node("n" + std::to_string(nodes[i]));
-      if (i == 0)
-        task->set_exit_code(3);
-      else
-        task->set_signal(9);
-    }
+    v1::ExitRequest request = ended(failing, {nodes[0]}, 3);
+    request.MergeFrom(ended(failing, {nodes[1]}, 0, 9));
     ASSERT_TRUE(a_->report_exits(request, admin_, kStart + 1.2));
   }
   EXPECT_EQ(stop_calls(), after_cancel + 1);
@@ -312,14 +299,7 @@ TEST_F(ControllerConcurrentTest, AForeignJobThatEndedBeforeItsStartWasReadNeedsN
   ASSERT_TRUE(b_->tick(kStart + 0.5));
   const JobId theirs = submit(*b_, 4, kStart + 0.6);
   ASSERT_TRUE(b_->run_pass(kStart + 0.7));
-  v1::ExitRequest report;
-  for (NodeId node : stored(theirs).nodes) {
-    v1::TaskStatus* task = report.add_tasks();
-    task->set_job_id(theirs);
-    task->set_attempt(1);
-    task->set_node("n" + std::to_string(node));
-  }
-  ASSERT_TRUE(b_->report_exits(report, admin_, kStart + 0.8));
+  ASSERT_TRUE(b_->report_exits(ended(theirs, stored(theirs).nodes), admin_, kStart + 0.8));
   ASSERT_EQ(stored(theirs).state, JobState::kCompleted);
   auto rebuilds = [&] { return store_a_->operation_counts()["list_nodes"].calls; };
   const int64_t before = rebuilds();
