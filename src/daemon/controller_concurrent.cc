@@ -12,11 +12,9 @@
 namespace trellis {
 
 Result<bool> Controller::follow_foreign_start(const StoredJob& job, Seconds now) {
-  const bool holds = job.state == JobState::kRunning || job.state == JobState::kSuspended ||
-                     job.state == JobState::kCompleting;
   const JobId id = job.id;
   // Requeued since: whose queue it is in now is read again rather than guessed.
-  if (!is_final(job.state) && (!holds || job.nodes.empty())) return false;
+  if (!is_final(job.state) && (!holds_nodes(job.state) || job.nodes.empty())) return false;
   if (waiting_.count(id)) return false;
   // This controller thought it its own to place (ownership moved while both looked): it leaves
   // the queue, since the other started it.
@@ -87,9 +85,7 @@ Status Controller::adopt_orphans(Seconds now) {
   Result<std::vector<StoredJob>> jobs = store_.list_jobs(query);
   if (!jobs) return jobs.error();
   for (const StoredJob& job : *jobs) {
-    const bool holds = job.state == JobState::kRunning || job.state == JobState::kSuspended ||
-                       job.state == JobState::kCompleting;
-    if (!holds || job.nodes.empty()) continue;  // ended since
+    if (!holds_nodes(job.state) || job.nodes.empty()) continue;  // ended since
     log_line("job " + std::to_string(job.id) + " attempt " + std::to_string(job.attempt) +
              " launched again on " + std::to_string(job.nodes.size()) + " nodes by " + identity_ +
              ": its controller stopped checking in while it held nodes");

@@ -377,10 +377,8 @@ Status Controller::launch_failed(JobId id, int attempt, const Error& error, Seco
   auto lock = lock_memory();
   Result<StoredJob> job = store_.job(id);
   if (!job) return job.error();
-  bool holds = job->state == JobState::kRunning || job->state == JobState::kSuspended ||
-               job->state == JobState::kCompleting;
-  if (!holds || job->attempt != attempt) return Ok{};  // already over
-  send_signal(id, attempt, job->nodes, SIGKILL);       // whatever started on other agents
+  if (!holds_nodes(job->state) || job->attempt != attempt) return Ok{};  // already over
+  send_signal(id, attempt, job->nodes, SIGKILL);  // whatever started on other agents
   bool retry = error.code != Error::Code::kInvalidArgument && attempt < kLaunchAttempts;
   std::string reason = "launch failed: " + error.message;
   if (retry) reason += " (requeued)";

@@ -25,9 +25,6 @@ Result<StopCause> parse_stop_cause(std::string_view text);
 inline bool is_active(JobState s) {
   return !is_final(s);
 }
-inline bool holds_nodes(JobState s) {
-  return s == JobState::kRunning || s == JobState::kSuspended || s == JobState::kCompleting;
-}
 
 // Runs a statement whose rows do not matter, now.
 Status run(Session& db, std::string_view sql, std::initializer_list<Param> params = {});

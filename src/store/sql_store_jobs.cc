@@ -394,7 +394,7 @@ Status SqlStore::set_job_state(JobId job, JobState state, std::string_view reaso
       return db.fail(Error::Code::kInvalidArgument,
                      name + " is " + from + ", a final state: it cannot become " + to);
     }
-    if (sql::holds_nodes(state) && !sql::holds_nodes(status->state)) {
+    if (holds_nodes(state) && !holds_nodes(status->state)) {
       return db.fail(Error::Code::kInvalidArgument, name + " is " + from + ": it becomes " + to +
                                                         " only once a pass has started it");
     }

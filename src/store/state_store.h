@@ -52,6 +52,11 @@ std::string_view state_name(JobState state);    // "PENDING"
 Result<JobState> parse_job_state(std::string_view text);
 // True for the states a job never leaves (CD F CA TO NF).
 bool is_final(JobState state);
+// True for the states in which a job's attempt holds its nodes (R S CG).
+inline bool holds_nodes(JobState state) {
+  return state == JobState::kRunning || state == JobState::kSuspended ||
+         state == JobState::kCompleting;
+}
 
 // Why a job that holds nodes is being stopped (stop_job()); it ends when its processes are gone.
 // kFailed: one of its tasks failed (a rank exited non-zero, was killed, or aborted), and the
