@@ -31,11 +31,6 @@ class NoAgents final : public AgentLink {
   void signal(const std::vector<std::string>&, const v1::SignalRequest&) override {}
 };
 
-bool holds_nodes(JobState state) {
-  return state == JobState::kRunning || state == JobState::kCompleting ||
-         state == JobState::kSuspended;
-}
-
 void check_store(StateStore& store, size_t acknowledged, const std::string& step) {
   Result<std::vector<StoredJob>> jobs = store.list_jobs({});
   FUZZ_CHECK(jobs.ok(), step + ": list_jobs: " + jobs.error().message);
