@@ -43,14 +43,14 @@ AgentLauncher::~AgentLauncher() {
 
 std::shared_future<AgentLauncher::Outcome> AgentLauncher::accept(int64_t job, int attempt,
                                                                  std::vector<TaskSpec> tasks,
-                                                                 bool whole_nodes) {
+                                                                 Nodes nodes) {
   auto launch = std::make_unique<Launch>();
   launch->job = job;
   launch->attempt = attempt;
-  launch->whole_nodes = whole_nodes;
+  launch->use = nodes;
   launch->outcome.tasks = static_cast<int>(tasks.size());
   for (TaskSpec& spec : tasks) {
-    if (whole_nodes) launch->nodes.insert(spec.key.node);
+    if (nodes != Nodes::kShared) launch->nodes.insert(spec.key.node);
     launch->tasks.push_back(std::move(spec));
   }
   std::shared_future<Outcome> done = launch->promise.get_future().share();
@@ -126,16 +126,17 @@ bool AgentLauncher::finished_here(int64_t job, int attempt, int step) const {
   return std::find(finished_steps_.rbegin(), finished_steps_.rend(), key) != finished_steps_.rend();
 }
 
+std::set<std::pair<int64_t, int>> AgentLauncher::others_on_nodes(const Launch& launch) const {
+  std::set<std::pair<int64_t, int>> found;
+  for (const TaskInfo& task : runner_.tasks())
+    if (task.running && launch.nodes.contains(task.key.node) &&
+        (task.key.job_id != launch.job || task.key.attempt != launch.attempt))
+      found.emplace(task.key.job_id, task.key.attempt);
+  return found;
+}
+
 bool AgentLauncher::clear_nodes(const Launch& launch) {
-  auto leftovers = [&] {
-    std::set<std::pair<int64_t, int>> found;
-    for (const TaskInfo& task : runner_.tasks())
-      if (task.running && launch.nodes.contains(task.key.node) &&
-          (task.key.job_id != launch.job || task.key.attempt != launch.attempt))
-        found.emplace(task.key.job_id, task.key.attempt);
-    return found;
-  };
-  std::set<std::pair<int64_t, int>> found = leftovers();
+  std::set<std::pair<int64_t, int>> found = others_on_nodes(launch);
   if (found.empty()) return true;
   for (const auto& [job, attempt] : found) {
     agent_log("job " + std::to_string(job) + " attempt " + std::to_string(attempt) +
@@ -147,9 +148,37 @@ bool AgentLauncher::clear_nodes(const Launch& launch) {
     (void)runner_.signal(job, attempt, SIGKILL, std::chrono::milliseconds(0));
   }
   const auto deadline = std::chrono::steady_clock::now() + kLeftoverWait;
-  while (!(found = leftovers()).empty() && std::chrono::steady_clock::now() < deadline)
+  while (!(found = others_on_nodes(launch)).empty() && std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   return found.empty();
+}
+
+void AgentLauncher::claim_nodes(Launch& launch) {
+  launch.cleared = true;
+  // A late copy of a launch that was dropped, or whose tasks already ran, leaves the nodes to
+  // whoever has them now.
+  {
+    std::lock_guard held(mutex_);
+    if (dropped(launch) != 0 ||
+        (!launch.tasks.empty() &&
+         finished_here(launch.job, launch.attempt, launch.tasks.front().key.step)))
+      return;
+  }
+  if (launch.use == Nodes::kWhole) {
+    if (!clear_nodes(launch))
+      fail_waiting(launch, "a task of another job on its nodes outlived SIGKILL");
+    return;
+  }
+  // kWholeIfFree: whoever runs there was given the nodes after this attempt (see the header).
+  std::set<std::pair<int64_t, int>> found = others_on_nodes(launch);
+  if (found.empty()) return;
+  std::string holders;
+  for (const auto& [job, attempt] : found)
+    holders += (holders.empty() ? "job " : ", job ") + std::to_string(job) + " attempt " +
+               std::to_string(attempt);
+  fail_waiting(launch, "sent again to reconcile, it found " + holders +
+                           " running on its nodes: its own attempt is over and the nodes went "
+                           "on, so it starts nothing and kills nothing");
 }
 
 void AgentLauncher::fail_waiting(Launch& launch, const std::string& why) {
@@ -225,20 +254,7 @@ void AgentLauncher::run() {
     if (!launch.ended.empty()) {
       switches_.ended(launch.ended);
     } else {
-      if (launch.whole_nodes && !launch.cleared) {
-        launch.cleared = true;
-        bool late_copy = false;  // of a launch that was dropped, or whose tasks already ran
-        {
-          std::lock_guard held(mutex_);
-          late_copy = dropped(launch) != 0 ||
-                      (!launch.tasks.empty() &&
-                       finished_here(launch.job, launch.attempt, launch.tasks.front().key.step));
-        }
-        if (!late_copy && !clear_nodes(launch))
-          fail_waiting(launch,
-                       "a task of another job on its nodes "
-                       "outlived SIGKILL");
-      }
+      if (launch.use != Nodes::kShared && !launch.cleared) claim_nodes(launch);
       start_some(launch);
     }
     lock.lock();

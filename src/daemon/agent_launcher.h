@@ -15,7 +15,9 @@
 // A launch on whole nodes (no gang time-sharing) first kills what another job or attempt still
 // runs on its nodes: the controller gives a node away only once the attempt that held it has
 // ended, so such a task is a leftover whose kill was lost, and the new job must not share the
-// node with it. The launch waits (boundedly) until the leftovers are gone.
+// node with it. The launch waits (boundedly) until the leftovers are gone. A launch sent again
+// to reconcile (Nodes::kWholeIfFree) may come after its own attempt ended and its nodes went to
+// another job, so it kills nothing: where another attempt runs on its nodes, it starts nothing.
 //
 //   AgentLauncher launcher(runner, switch_node, [&] { wake_reporter(); });
 //   auto done = launcher.accept(job, attempt, std::move(specs));   // returns at once
@@ -57,11 +59,21 @@ class AgentLauncher {
   AgentLauncher(const AgentLauncher&) = delete;
   AgentLauncher& operator=(const AgentLauncher&) = delete;
 
+  // What a launch may do about the tasks of other jobs and attempts on its nodes.
+  enum class Nodes {
+    kShared,  // gang time-sharing: they run beside it
+    // Its nodes were just given to it: what another attempt runs there is a leftover whose kill
+    // was lost, and is killed first.
+    kWhole,
+    // Sent again to reconcile: where another attempt runs on its nodes, this launch is the late
+    // one (its attempt ended and the nodes went on); it kills nothing and starts nothing.
+    kWholeIfFree,
+  };
+
   // Queues the tasks of one launch (all of one job attempt); the future is ready once they have
   // all been dealt with.
-  // `whole_nodes`: the tasks' nodes are this attempt's alone (see above).
   std::shared_future<Outcome> accept(int64_t job, int attempt, std::vector<TaskSpec> tasks,
-                                     bool whole_nodes = false);
+                                     Nodes nodes = Nodes::kShared);
 
   // Tasks of job `job` (`attempt` 0: any) not started yet never will: each ends as killed by
   // `signal` (SIGTERM for a terminate) and is reported. `attempt_over` (a terminate or SIGKILL of
@@ -80,8 +92,8 @@ class AgentLauncher {
     uint64_t seq = 0;  // order of acceptance
     int64_t job = 0;
     int attempt = 0;
-    bool whole_nodes = false;
-    bool cleared = false;  // the leftovers on its nodes are gone (whole_nodes)
+    Nodes use = Nodes::kShared;
+    bool cleared = false;  // the leftovers on its nodes are gone, or it found its nodes taken
     std::set<std::string> nodes;
     std::deque<TaskSpec> tasks;
     Outcome outcome;
@@ -101,9 +113,14 @@ class AgentLauncher {
   void start_some(Launch& launch);
   // The signal of a drop that applies to `launch`, or 0.
   int dropped(const Launch& launch) const;
+  // The (job, attempt)s other than `launch`'s with tasks running on its nodes.
+  std::set<std::pair<int64_t, int>> others_on_nodes(const Launch& launch) const;
   // Kills the tasks of other attempts still running on `launch`'s nodes and waits until they are
   // gone; false when some outlived the wait.
   bool clear_nodes(const Launch& launch);
+  // Before the first task of a launch on whole nodes: clears them (kWhole), or finds them taken
+  // (kWholeIfFree); the launch's tasks then end at once.
+  void claim_nodes(Launch& launch);
   // Every task of `launch` still waiting ends at once (exit 255) because of `why`.
   void fail_waiting(Launch& launch, const std::string& why);
 

@@ -187,7 +187,10 @@ grpc::Status Agent::Service::launch(const v1::LaunchRequest& request, bool wait,
   plan.uid = request.uid();
   agent_.exchange_->expect({request.job_id(), request.attempt(), request.step()}, std::move(plan));
   std::shared_future<AgentLauncher::Outcome> done = agent_.launcher_->accept(
-      request.job_id(), request.attempt(), std::move(specs), request.whole_nodes());
+      request.job_id(), request.attempt(), std::move(specs),
+      !request.whole_nodes() ? AgentLauncher::Nodes::kShared
+                             : (request.reconcile() ? AgentLauncher::Nodes::kWholeIfFree
+                                                    : AgentLauncher::Nodes::kWhole));
   if (!wait) return grpc::Status::OK;
   AgentLauncher::Outcome outcome = done.get();
   if (!outcome.error.empty()) return grpc::Status(StatusCode::UNAVAILABLE, outcome.error);

@@ -292,7 +292,7 @@ Status Controller::rebuild(Seconds now, bool relaunch) {
   // no-op there (same job and attempt), and an agent re-reports a task that has ended.
   if (relaunch) {
     for (const StoredJob* job : relaunch_jobs) {
-      send_launch(*job, job->attempt, job->nodes);
+      send_launch(*job, job->attempt, job->nodes, Launching::kAgain);
       if (job->stop != StopCause::kNone) send_signal(job->id, job->attempt, job->nodes, 0);
     }
   }

@@ -294,7 +294,14 @@ class Controller {
   bool is_agent(const Caller& caller) const;
   v1::LaunchRequest launch_request(const StoredJob& job, int attempt,
                                    const std::vector<NodeId>& nodes) const;
-  void send_launch(const StoredJob& job, int attempt, const std::vector<NodeId>& nodes);
+  // Why a job's launch is sent: its nodes were just given to it, or it is sent again to reconcile
+  // (after a registration, a takeover or an adoption: the agent may never have had it). A copy
+  // sent again can arrive after its attempt ended and its nodes went on, so it never takes them
+  // from another job (LaunchRequest.reconcile).
+  enum class Launching { kStart, kAgain };
+  // Sends the launch to the agents of `nodes`, or only to `only_agent` when it is given.
+  void send_launch(const StoredJob& job, int attempt, const std::vector<NodeId>& nodes,
+                   Launching why, const std::string& only_agent = "");
   void send_signal(JobId id, int attempt, const std::vector<NodeId>& nodes, int signal);
   // The agents serving `nodes`, in node order (the control tree's order), reading the store for
   // nodes registered elsewhere.

@@ -89,7 +89,7 @@ Status Controller::adopt_orphans(Seconds now) {
     log_line("job " + std::to_string(job.id) + " attempt " + std::to_string(job.attempt) +
              " launched again on " + std::to_string(job.nodes.size()) + " nodes by " + identity_ +
              ": its controller stopped checking in while it held nodes");
-    send_launch(job, job.attempt, job.nodes);
+    send_launch(job, job.attempt, job.nodes, Launching::kAgain);
     if (job.stop != StopCause::kNone) send_signal(job.id, job.attempt, job.nodes, 0);
   }
   return Ok{};

@@ -89,9 +89,10 @@ Result<v1::RegisterReply> Controller::register_agent(const v1::RegisterRequest& 
         if (std::none_of(live.nodes.begin(), live.nodes.end(),
                          [&](NodeId n) { return mine.count(n) > 0; }))
           continue;
-        // The whole request: the agent starts the tasks of the nodes it serves.
+        // The whole request (a batch job's with its script): the agent starts the tasks of the
+        // nodes it serves.
         if (Result<StoredJob> job = store_.job(id); job && job->attempt == live.attempt)
-          agents_.launch({request.address()}, launch_request(*job, live.attempt, live.nodes));
+          send_launch(*job, live.attempt, live.nodes, Launching::kAgain, request.address());
       }
     }
     std::vector<std::string> up;

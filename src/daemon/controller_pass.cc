@@ -117,7 +117,7 @@ Result<std::vector<JobId>> Controller::run_pass(Seconds now) {
     live.nodes = start.nodes;
     running_[start.job] = std::move(live);
     // Launched even when another controller's change came in between: the start is committed.
-    send_launch(stored, start.attempt, start.nodes);
+    send_launch(stored, start.attempt, start.nodes, Launching::kStart);
     started.push_back(start.job);
   }
   if (gang_) switch_jobs(decided, now);
@@ -233,12 +233,15 @@ v1::LaunchRequest Controller::launch_request(const StoredJob& job, int attempt,
   return request;
 }
 
-void Controller::send_launch(const StoredJob& job, int attempt, const std::vector<NodeId>& nodes) {
+void Controller::send_launch(const StoredJob& job, int attempt, const std::vector<NodeId>& nodes,
+                             Launching why, const std::string& only_agent) {
   // One message down the tree of the job's agents; each starts the tasks of the nodes it serves.
   // (A node never registered has no agent: it is down, and the job will be requeued.)
-  std::vector<std::string> agents = agents_of(nodes);
+  std::vector<std::string> agents =
+      only_agent.empty() ? agents_of(nodes) : std::vector<std::string>{only_agent};
   if (agents.empty()) return;
   v1::LaunchRequest request = launch_request(job, attempt, nodes);
+  request.set_reconcile(why == Launching::kAgain && request.whole_nodes());
   if (job.script_id != 0) {
     // A batch job: its script, as stored when it was submitted, runs on its first node.
     Result<std::string> script = store_.job_script(job.script_id);

@@ -498,6 +498,47 @@ TEST_F(AgentTest, ALateCopyOfALaunchWhoseTasksRanStartsNothingAndKillsNothing) {
   ASSERT_TRUE(wait_exits(72, 1));
 }
 
+// A launch sent again to reconcile (after the agent registered, or a controller took over) can
+// come after its attempt was requeued and its nodes given to the next job, which runs there by
+// then. Found by `trellis bench chaos`: such a copy killed the next job as a leftover. It kills
+// nothing and starts nothing; its tasks end at once (exit 255). On free nodes it runs.
+TEST_F(AgentTest, ALaunchSentAgainToReconcileNeverTakesItsNodesFromTheJobThatHasThemNow) {
+  v1::LaunchRequest next =
+      launch_request(82, {"n1"}, {"sh", "-c", "echo $$ > next.pid; exec sleep 1000"});
+  next.set_whole_nodes(true);
+  ASSERT_TRUE(launch(next).ok());
+  pid_t now_there = pid_from(dir_ / "next.pid");
+  ASSERT_GT(now_there, 0);
+  v1::LaunchRequest again = launch_request(81, {"n1", "n2"}, {"sh", "-c", "echo ran"});
+  again.set_whole_nodes(true);
+  again.set_reconcile(true);
+  // Called directly (not through the tree, which answers at once), the launch says why.
+  grpc::Status status = launch(again);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAVAILABLE);
+  EXPECT_NE(status.error_message().find("found job 82 attempt 1"), std::string::npos)
+      << status.error_message();
+  ASSERT_TRUE(wait_exits(81, 2));  // n1 and n2: the launch is one, and n1 is taken
+  EXPECT_TRUE(process_running(now_there));
+  for (const v1::TaskStatus& task : controller_->service().exits_of(81)) {
+    EXPECT_EQ(task.exit_code(), 255) << task.node();
+    EXPECT_EQ(task.signal(), 0) << task.node();
+  }
+  EXPECT_TRUE(read_lines(output(81)).empty());
+  const std::string log = read_file(dir_ / "agent.log");
+  EXPECT_NE(log.find("it found job 82 attempt 1 running on its nodes"), std::string::npos) << log;
+  EXPECT_EQ(log.find("still runs on nodes that job 81"), std::string::npos) << log;
+  // The same launch sent again where its nodes are free starts its tasks.
+  v1::LaunchRequest free = launch_request(83, {"n2"}, {"sh", "-c", "echo ran"});
+  free.set_whole_nodes(true);
+  free.set_reconcile(true);
+  ASSERT_TRUE(launch(free).ok());
+  ASSERT_TRUE(wait_exits(83, 1));
+  EXPECT_EQ(controller_->service().exits_of(83)[0].exit_code(), 0);
+  EXPECT_EQ(read_lines(output(83)), std::vector<std::string>{"ran"});
+  ASSERT_TRUE(signal(82, SIGKILL, 0).ok());
+  ASSERT_TRUE(wait_exits(82, 1));
+}
+
 // The kill of an attempt can overtake its launch (a retried launch takes another route through
 // the tree): the late launch starts nothing, and ends as killed. A later attempt runs.
 TEST_F(AgentTest, ALaunchOfAnAttemptKilledBeforeItCameStartsNothing) {

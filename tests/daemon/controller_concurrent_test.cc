@@ -227,7 +227,13 @@ TEST_F(ControllerConcurrentTest, TheStartedJobsOfAControllerThatStoppedAreLaunch
   for (const v1::LaunchRequest& l : agents_b_.launches) {
     EXPECT_FALSE(launched_attempt.count(l.job_id())) << "job " << l.job_id() << " launched twice";
     launched_attempt[l.job_id()] = l.attempt();
+    // Sent again, it never takes its nodes from a job that has them by the time it arrives.
+    EXPECT_TRUE(l.whole_nodes() && l.reconcile()) << "job " << l.job_id();
   }
+  // A's own launches, sent as the nodes were given, clear them of leftovers.
+  ASSERT_FALSE(agents_a_.launches.empty());
+  for (const v1::LaunchRequest& l : agents_a_.launches)
+    EXPECT_TRUE(l.whole_nodes() && !l.reconcile()) << "job " << l.job_id();
   EXPECT_EQ(launched_attempt, (std::map<JobId, int>{{running, 1}, {stopping, 1}}));
   std::set<JobId> killed;
   for (const v1::SignalRequest& s : agents_b_.signals)

@@ -308,6 +308,38 @@ TEST_F(HeartbeatTest, AnAgentThatComesBackAtANewAddressThroughAnotherControllerI
   EXPECT_EQ(pinged, std::vector<std::string>{"fake:2"});
 }
 
+// An agent that registers again listing nothing of a job that runs on its nodes may have lost the
+// launch (it restarted before starting the tasks): the launch is sent again, whole (a batch job's
+// with its script), as a copy to reconcile, which never takes the nodes from a job that has them
+// by the time it arrives. An agent that lists the job's tasks gets nothing again.
+TEST_F(HeartbeatTest, ARegistrationThatListsNothingOfARunningJobGetsItsLaunchAgainToReconcile) {
+  v1::JobSpec spec;
+  spec.set_nodes(2);
+  spec.add_argv("job.sh");
+  spec.set_cwd("/tmp");
+  const std::string script = "#!/bin/sh\necho from the script\n";
+  spec.set_script(script);
+  Result<JobId> id = controller_->submit(spec, daemon_, kStart);
+  ASSERT_TRUE(id) << id.error().message;
+  Result<std::vector<JobId>> started = controller_->run_pass(kStart + 0.5);
+  ASSERT_TRUE(started) << started.error().message;
+  ASSERT_EQ(*started, std::vector<JobId>{*id});
+  ASSERT_EQ(agents_.launches.size(), 1u);
+  EXPECT_TRUE(agents_.launches[0].whole_nodes());
+  EXPECT_FALSE(agents_.launches[0].reconcile());
+  EXPECT_EQ(agents_.launches[0].script(), script);
+  register_agent(kStart + 1, {});
+  ASSERT_EQ(agents_.launches.size(), 2u);
+  const v1::LaunchRequest& again = agents_.launches[1];
+  EXPECT_EQ(again.job_id(), *id);
+  EXPECT_EQ(again.attempt(), 1);
+  EXPECT_TRUE(again.whole_nodes());
+  EXPECT_TRUE(again.reconcile());
+  EXPECT_EQ(again.script(), script);
+  register_agent(kStart + 2, running_on_both(*id, 1));
+  EXPECT_EQ(agents_.launches.size(), 2u);
+}
+
 TEST_F(HeartbeatTest, AJobIsHeldAfterMaxRequeueAndANodeThatFailsJobsIsDrained) {
   open(/*max_requeue=*/2, /*drain_after=*/2);
   JobId id = submit_both_nodes();
