@@ -90,8 +90,11 @@ Result<v1::RegisterReply> Controller::register_agent(const v1::RegisterRequest& 
                          [&](NodeId n) { return mine.count(n) > 0; }))
           continue;
         // The whole request (a batch job's with its script): the agent starts the tasks of the
-        // nodes it serves.
-        if (Result<StoredJob> job = store_.job(id); job && job->attempt == live.attempt)
+        // nodes it serves. Not when the store has the job stopping or ended by now (a requeue
+        // after a failed launch, taken on another thread).
+        if (Result<StoredJob> job = store_.job(id); job && job->attempt == live.attempt &&
+                                                    holds_nodes(job->state) &&
+                                                    job->stop == StopCause::kNone)
           send_launch(*job, live.attempt, live.nodes, Launching::kAgain, request.address());
       }
     }
