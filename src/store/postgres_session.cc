@@ -68,6 +68,8 @@ struct Outgoing {
   std::string sql;
   std::vector<std::string> values;
   bool want_rows = false;  // its rows are returned; otherwise only its failure counts
+  // With want_rows: its rows go to Session::rows_after_commit, not to the call that sent it.
+  bool rows_after_commit = false;
 };
 
 class PostgresSession final : public Session {
@@ -103,6 +105,11 @@ class PostgresSession final : public Session {
         "DOUBLE PRECISION",
         " = ANY(ARRAY(SELECT CAST(value AS BIGINT) FROM json_array_elements_text(CAST(? AS "
         "JSON))))",
+        // Run with the log lock held (taken earlier in the same transaction), so max(seq) + 1
+        // keeps the log gap-free and in commit order, as insert_events does.
+        "WITH j AS ({insert}) INSERT INTO events (seq, time, kind, job, node, detail) "
+        "SELECT (SELECT coalesce(max(seq), 0) FROM events) + 1, CAST(? AS DOUBLE PRECISION), "
+        "'submit', j.id, '', CAST(? AS TEXT) FROM j RETURNING job",
     };
     return kPostgres;
   }
@@ -161,6 +168,12 @@ class PostgresSession final : public Session {
   using Session::defer;
   Status defer(std::string_view sql, std::span<const Param> params) override {
     queued_.push_back({std::string(sql), texts(params), false});
+    return Ok{};
+  }
+
+  using Session::defer_for_rows;
+  Status defer_for_rows(std::string_view sql, std::span<const Param> params) override {
+    queued_.push_back({std::string(sql), texts(params), true, /*rows_after_commit=*/true});
     return Ok{};
   }
 
@@ -352,6 +365,10 @@ class PostgresSession final : public Session {
     std::optional<Error> first_error;
     size_t command = 0;
     bool synced = false;
+    // A transaction begun in this pipeline whose BEGIN did not run (the server had dropped the
+    // connection before it came) ran nothing, so it may run again even when this was its commit.
+    const bool begins_here = !all.empty() && all.front().sql.starts_with("BEGIN");
+    bool began = false;
     while (!synced) {
       PGresult* r = PQgetResult(conn_);
       if (!r) {
@@ -365,28 +382,31 @@ class PostgresSession final : public Session {
       } else if (command < commands.size()) {
         const Command& c = commands[command];
         const Outgoing& o = all[c.statement];
+        if (c.statement == 0 && begins_here && status == PGRES_COMMAND_OK) began = true;
         if (status == PGRES_PIPELINE_ABORTED) {
           // After an earlier failure; the failure names itself.
         } else if (Status s = check(r, o.sql); !s) {
           if (!first_error) first_error = s.error();
         } else if (!c.prepare && o.want_rows) {
-          rows.push_back(read_rows(r));
+          (o.rows_after_commit ? rows_after_commit : rows).push_back(read_rows(r));
         }
       }
       PQclear(r);
     }
     if (PQpipelineStatus(conn_) != PQ_PIPELINE_OFF && !PQexitPipelineMode(conn_)) lost_ = true;
+    const bool ran_nothing = begins_here && !began;
     if (!synced || PQstatus(conn_) != CONNECTION_OK) {
       lost_ = true;
-      retry_ = !committing_;
+      retry_ = !committing_ || ran_nothing;
       for (const std::string& sql : fresh) prepared_.erase(sql);
-      if (committing_)
+      if (committing_ && !ran_nothing)
         return fail(Error::Code::kUnavailable,
                     "the connection was lost during COMMIT: whether it committed is not known");
       return fail(Error::Code::kUnavailable,
                   "the connection was lost: " + trimmed(PQerrorMessage(conn_)));
     }
     if (first_error) {
+      if (lost_ && ran_nothing) retry_ = true;
       // A statement prepared by this pipeline after the failure was never prepared.
       for (const std::string& sql : fresh) prepared_.erase(sql);
       return *first_error;

@@ -5,7 +5,9 @@
 // pipeline mode carries a transaction's BEGIN with its first statement, the statements whose rows
 // are not needed (Session::defer) with the next one, and a write's end (the log lock, its events,
 // the version, NOTIFY, COMMIT) as one exchange. A write transaction that reads once costs two
-// round trips; a single statement (sql::single_statement) one.
+// round trips; one whose rows are wanted only after its commit (Session::defer_for_rows: a batch
+// of submissions, each insert logging its own event) one; a single statement
+// (sql::single_statement) one.
 //
 // Writers run side by side (READ COMMITTED): each locks the rows it checks (FOR UPDATE) before it
 // changes them, and the database refuses a double allocation itself (unique index and trigger),

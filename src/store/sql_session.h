@@ -121,6 +121,11 @@ struct Dialect {
   // by index (else it scans the target whole, not knowing how few the rows are); SQLite must not
   // be offered that index (else it loops over the target rows and scans the rows for each).
   std::string_view rows_ids_in;
+  // A job's insert ("INSERT INTO jobs ... RETURNING id", standing for {insert}) that also appends
+  // its "submit" event, whose time and detail are bound to the two '?'s after the insert's, and
+  // returns the job's id: one statement, for an engine whose writes are worth folding into one
+  // exchange. "" where a statement cannot do both (SQLite: no INSERT inside WITH).
+  std::string_view insert_job_logged;
 };
 
 // Column `index` of a row of dialect.json_rows, cast to `type` ("int64", "real" or "text"):
@@ -162,6 +167,16 @@ class Session {
   virtual Status defer(std::string_view sql, std::span<const Param> params) = 0;
   Status defer(std::string_view sql, std::initializer_list<Param> params = {}) {
     return defer(sql, std::span<const Param>(params.begin(), params.size()));
+  }
+  // A write's statement whose rows are wanted only once the transaction has committed: PostgreSQL
+  // sends it with the next query() or commit() (a write made only of these is one exchange), SQLite
+  // runs it at once. Its rows are appended to rows_after_commit, in the order given; a failure
+  // fails the call that sent it.
+  virtual Status defer_for_rows(std::string_view sql, std::span<const Param> params) {
+    Result<Rows> rows = query(sql, params);
+    if (!rows) return rows.error();
+    rows_after_commit.push_back(std::move(*rows));
+    return Ok{};
   }
   // Runs a script of statements without parameters, uncached (the schema's migrations).
   virtual Status exec_script(std::string_view sql, std::string_view what) = 0;
@@ -213,6 +228,9 @@ class Session {
   // The events of the write transaction in progress (transaction() clears them at its start and
   // appends them at its end).
   std::vector<PendingEvent> events;
+  // The rows of the statements given to defer_for_rows() in the last transaction (transaction()
+  // clears them at each attempt's start; they are whole once it has committed).
+  std::vector<Rows> rows_after_commit;
 
  protected:
   // One exchange with the server that carried `statements` statements.
@@ -267,6 +285,7 @@ auto transaction(Session& db, std::string_view op, bool write, Body&& body,
                      "the store is open read-only, it takes no changes");
     }
     db.events.clear();
+    db.rows_after_commit.clear();
     if (Status s = db.begin(write); !s) {
       if (attempt < kTransactionAttempts && db.retryable()) continue;  // reconnects
       return s.error();

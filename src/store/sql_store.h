@@ -109,6 +109,10 @@ class SqlStore final : public StateStore {
 
  private:
   SqlStore(std::unique_ptr<sql::Session> db, sql::SessionPool::Opener open_more, int sessions);
+  // add_jobs() where the engine logs a job's event in its insert (Dialect::insert_job_logged) and
+  // no job has a script: the whole batch, events and commit, in one exchange.
+  Result<std::vector<JobId>> add_jobs_logged(sql::Session& db, const std::vector<StoredJob>& jobs,
+                                             Seconds now);
 
   mutable sql::SessionPool pool_;
 };

@@ -103,6 +103,9 @@ Result<JobId> SqlStore::add_job(const StoredJob& job, Seconds now) {
 Result<std::vector<JobId>> SqlStore::add_jobs(const std::vector<StoredJob>& jobs, Seconds now) {
   sql::SessionPool::Lease lease = pool_.acquire();
   Session& db = *lease;
+  const bool scripts = std::any_of(jobs.begin(), jobs.end(),
+                                   [](const StoredJob& job) { return !job.script.empty(); });
+  if (!db.dialect().insert_job_logged.empty() && !scripts) return add_jobs_logged(db, jobs, now);
   return transaction(db, "add_job", true, [&](bool& changed) -> Result<std::vector<JobId>> {
     std::vector<sql::Statement> inserts;
     for (size_t i = 0; i < jobs.size(); ++i) {
@@ -129,6 +132,45 @@ Result<std::vector<JobId>> SqlStore::add_jobs(const std::vector<StoredJob>& jobs
     changed = !ids.empty();
     return ids;
   });
+}
+
+Result<std::vector<JobId>> SqlStore::add_jobs_logged(Session& db,
+                                                     const std::vector<StoredJob>& jobs,
+                                                     Seconds now) {
+  std::vector<sql::Statement> inserts;
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    Result<sql::Statement> insert = sql::insert_job(db, jobs[i]);
+    if (!insert) {
+      Error e = insert.error();
+      if (jobs.size() > 1) e.message += " (job " + std::to_string(i + 1) + " of the batch)";
+      return e;
+    }
+    insert->params.back() = now;  // submit_time
+    std::string text(db.dialect().insert_job_logged);
+    text.replace(text.find("{insert}"), 8, insert->sql);
+    insert->sql = std::move(text);
+    insert->params.emplace_back(now);
+    insert->params.emplace_back(jobs[i].name);
+    inserts.push_back(std::move(*insert));
+  }
+  Status written = transaction(db, "add_job", true, [&](bool& changed) -> Status {
+    // The log's order lock first: each statement appends its job's event.
+    if (Status s = db.lock_log(); !s) return s;
+    for (const sql::Statement& insert : inserts)
+      if (Status s = db.defer_for_rows(insert.sql, insert.params); !s) return s;
+    changed = !inserts.empty();
+    return Ok{};
+  });
+  if (!written) return written.error();
+  std::vector<JobId> ids;
+  for (const Rows& rows : db.rows_after_commit) {
+    if (rows.empty()) return db.fail(Error::Code::kInternal, "the insert returned no id");
+    ids.push_back(rows.int64(0, 0));
+  }
+  if (ids.size() != jobs.size())
+    return db.fail(Error::Code::kInternal, std::to_string(ids.size()) + " ids for " +
+                                               std::to_string(jobs.size()) + " jobs inserted");
+  return ids;
 }
 
 Result<std::vector<StoredJob>> SqlStore::list_jobs(const JobQuery& query) {

@@ -71,6 +71,7 @@ class SqliteSession final : public Session {
         "INTEGER",
         "REAL",
         " + 0 IN (SELECT value FROM json_each(?))",
+        "",  // insert_job_logged: no INSERT inside WITH
     };
     return kSqlite;
   }

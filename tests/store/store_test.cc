@@ -700,6 +700,45 @@ TEST_F(PostgresStoreTest, ALostConnectionIsReconnectedAndTheCallRunsWholeOnce) {
   EXPECT_EQ(event_kinds(), (std::vector<std::string>{"submit", "submit", "start"}));
 }
 
+// A batch of submissions is one exchange with the server: each insert appends its own "submit"
+// event, under the log's lock taken first in the same pipeline, so the log stays gap-free and in
+// id order. A batch with a batch script takes the two-exchange path, and stores the script.
+TEST_F(PostgresStoreTest, ABatchOfSubmissionsIsOneExchangeAndLogsEachInOrder) {
+  auto exchanges = [&] { return store_->operation_counts()["add_job"].round_trips; };
+  (void)add(simple_job("warm"), 1);  // the connection and its prepared statements
+  const int64_t before = exchanges();
+  std::vector<StoredJob> batch;
+  for (const char* name : {"a", "b", "c", "d", "e"}) batch.push_back(simple_job(name));
+  Result<std::vector<JobId>> ids = store_->add_jobs(batch, 50);
+  ASSERT_TRUE(ids) << ids.error().message;
+  EXPECT_EQ(exchanges() - before, 1);
+  ASSERT_EQ(ids->size(), 5u);
+  for (size_t i = 1; i < ids->size(); ++i) EXPECT_EQ((*ids)[i], (*ids)[i - 1] + 1);
+  std::vector<StoredEvent> events = all_events();
+  ASSERT_EQ(events.size(), 6u);
+  for (size_t i = 1; i < events.size(); ++i) {
+    EXPECT_EQ(events[i].seq, events[i - 1].seq + 1);
+    EXPECT_EQ(events[i].kind, "submit");
+    EXPECT_EQ(events[i].job, (*ids)[i - 1]);
+    EXPECT_EQ(events[i].detail, batch[i - 1].name);
+    EXPECT_EQ(events[i].time, 50);
+  }
+  StoredJob with_script = simple_job("batch");
+  with_script.script = "#!/bin/sh\necho hi\n";
+  const int64_t before_script = exchanges();
+  Result<std::vector<JobId>> scripted = store_->add_jobs({simple_job("f"), with_script}, 60);
+  ASSERT_TRUE(scripted) << scripted.error().message;
+  EXPECT_GE(exchanges() - before_script, 2);
+  StoredJob stored = get(scripted->back());
+  ASSERT_NE(stored.script_id, 0);
+  EXPECT_EQ(value_of(store_->job_script(stored.script_id)), with_script.script);
+  events = all_events();
+  ASSERT_EQ(events.size(), 8u);
+  EXPECT_EQ(events[6].job, scripted->front());
+  EXPECT_EQ(events[7].job, scripted->back());
+  EXPECT_EQ(events[7].seq, events[5].seq + 2);
+}
+
 INSTANTIATE_TEST_SUITE_P(Engines, StoreTest, ::testing::Values(Engine::kSqlite, Engine::kPostgres),
                          test::engine_name);
 
