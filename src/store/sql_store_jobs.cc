@@ -92,6 +92,23 @@ Result<Statement> insert_job(Session& db, const StoredJob& job) {
        0.0}};  // submit_time last: add_jobs() sets it
 }
 
+// The inserts of a batch of jobs submitted at `now`; an error names the job of the batch.
+static Result<std::vector<Statement>> insert_jobs(Session& db, const std::vector<StoredJob>& jobs,
+                                                  Seconds now) {
+  std::vector<Statement> inserts;
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    Result<Statement> insert = insert_job(db, jobs[i]);
+    if (!insert) {
+      Error e = insert.error();
+      if (jobs.size() > 1) e.message += " (job " + std::to_string(i + 1) + " of the batch)";
+      return e;
+    }
+    insert->params.back() = now;  // submit_time
+    inserts.push_back(std::move(*insert));
+  }
+  return inserts;
+}
+
 }  // namespace sql
 
 Result<JobId> SqlStore::add_job(const StoredJob& job, Seconds now) {
@@ -106,20 +123,11 @@ Result<std::vector<JobId>> SqlStore::add_jobs(const std::vector<StoredJob>& jobs
   const bool scripts = std::any_of(jobs.begin(), jobs.end(),
                                    [](const StoredJob& job) { return !job.script.empty(); });
   if (!db.dialect().insert_job_logged.empty() && !scripts) return add_jobs_logged(db, jobs, now);
+  Result<std::vector<sql::Statement>> inserts = sql::insert_jobs(db, jobs, now);
+  if (!inserts) return inserts.error();
   return transaction(db, "add_job", true, [&](bool& changed) -> Result<std::vector<JobId>> {
-    std::vector<sql::Statement> inserts;
-    for (size_t i = 0; i < jobs.size(); ++i) {
-      Result<sql::Statement> insert = sql::insert_job(db, jobs[i]);
-      if (!insert) {
-        Error e = insert.error();
-        if (jobs.size() > 1) e.message += " (job " + std::to_string(i + 1) + " of the batch)";
-        return e;
-      }
-      insert->params.back() = now;  // submit_time
-      inserts.push_back(std::move(*insert));
-    }
     // One round trip for the batch (PostgreSQL's pipeline).
-    Result<std::vector<Rows>> inserted = db.query_batch(inserts);
+    Result<std::vector<Rows>> inserted = db.query_batch(*inserts);
     if (!inserted) return inserted.error();
     std::vector<JobId> ids;
     for (size_t i = 0; i < inserted->size(); ++i) {
@@ -137,28 +145,22 @@ Result<std::vector<JobId>> SqlStore::add_jobs(const std::vector<StoredJob>& jobs
 Result<std::vector<JobId>> SqlStore::add_jobs_logged(Session& db,
                                                      const std::vector<StoredJob>& jobs,
                                                      Seconds now) {
-  std::vector<sql::Statement> inserts;
+  Result<std::vector<sql::Statement>> inserts = sql::insert_jobs(db, jobs, now);
+  if (!inserts) return inserts.error();
   for (size_t i = 0; i < jobs.size(); ++i) {
-    Result<sql::Statement> insert = sql::insert_job(db, jobs[i]);
-    if (!insert) {
-      Error e = insert.error();
-      if (jobs.size() > 1) e.message += " (job " + std::to_string(i + 1) + " of the batch)";
-      return e;
-    }
-    insert->params.back() = now;  // submit_time
+    sql::Statement& insert = (*inserts)[i];
     std::string text(db.dialect().insert_job_logged);
-    text.replace(text.find("{insert}"), 8, insert->sql);
-    insert->sql = std::move(text);
-    insert->params.emplace_back(now);
-    insert->params.emplace_back(jobs[i].name);
-    inserts.push_back(std::move(*insert));
+    text.replace(text.find("{insert}"), 8, insert.sql);
+    insert.sql = std::move(text);
+    insert.params.emplace_back(now);
+    insert.params.emplace_back(jobs[i].name);
   }
   Status written = transaction(db, "add_job", true, [&](bool& changed) -> Status {
     // The log's order lock first: each statement appends its job's event.
     if (Status s = db.lock_log(); !s) return s;
-    for (const sql::Statement& insert : inserts)
+    for (const sql::Statement& insert : *inserts)
       if (Status s = db.defer_for_rows(insert.sql, insert.params); !s) return s;
-    changed = !inserts.empty();
+    changed = !inserts->empty();
     return Ok{};
   });
   if (!written) return written.error();
