@@ -9,7 +9,6 @@
 
 #include "daemon/agent.h"
 #include "daemon/auth.h"
-#include "daemon/controller_client.h"
 #include "daemon/munge_daemon.h"
 #include "daemon/process.h"
 #include "daemon/tree/tree_auth.h"
@@ -751,63 +750,6 @@ TEST_F(AgentTest, ExitsEndedWhileTheAgentWasDownAreReportedAfterItsRestart) {
   start_agent();
   ASSERT_TRUE(wait_exits(61, 1));
   EXPECT_EQ(controller_->service().exits_of(61)[0].exit_code(), 6);
-}
-
-TEST(ControllerClientTest, FailsOverToTheNextControllerAndRemembersIt) {
-  testing::TempDir dir;
-  Result<MungeDaemon> munge = MungeDaemon::start(dir / "munge");
-  ASSERT_TRUE(munge) << munge.error().message;
-  testing::ControllerServer controller(munge->socket());
-  ASSERT_TRUE(controller.ok());
-  ControllerClient client(
-      {{"127.0.0.1:1", controller.address()}, munge->socket(), std::chrono::milliseconds(5000)});
-  for (int i = 0; i < 3; ++i) {
-    v1::ExitRequest request;
-    v1::ExitReply reply;
-    grpc::Status status =
-        client.call([&](v1::Controller::Stub& stub, grpc::ClientContext& context) {
-          return stub.ReportExit(&context, request, &reply);
-        });
-    ASSERT_TRUE(status.ok()) << status.error_message();
-    EXPECT_EQ(client.current_address(), controller.address());
-  }
-  EXPECT_EQ(controller.service().exit_reports(), 3);
-  EXPECT_EQ(controller.service().unauthenticated_calls(), 0);  // a fresh credential each time
-
-  ControllerClient nobody({{"127.0.0.1:1"}, munge->socket(), std::chrono::milliseconds(2000)});
-  grpc::Status status = nobody.call([&](v1::Controller::Stub& stub, grpc::ClientContext& context) {
-    v1::ExitReply reply;
-    return stub.ReportExit(&context, v1::ExitRequest(), &reply);
-  });
-  EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAVAILABLE);
-  EXPECT_NE(status.error_message().find("127.0.0.1:1"), std::string::npos);
-}
-
-TEST(AgentNodeNamesTest, HostlistsWithSeveralPrefixes) {
-  Result<std::vector<std::string>> names = parse_node_names("n[0-2,5],gpu1,login");
-  ASSERT_TRUE(names) << names.error().message;
-  EXPECT_EQ(*names, (std::vector<std::string>{"n0", "n1", "n2", "n5", "gpu1", "login"}));
-  EXPECT_FALSE(parse_node_names("n[0-3],n2"));
-  EXPECT_FALSE(parse_node_names("n[3-1]"));
-  EXPECT_FALSE(parse_node_names(""));
-}
-
-// Found by fuzz_node_names: "n[0-1048575]" made a million names, and lists of many names or many
-// parts ran at under 100 inputs a second. One agent serves at most kMaxAgentNodes names.
-TEST(AgentNodeNamesTest, AtMostTheLimitOfNames) {
-  EXPECT_EQ(parse_node_names("n[0-4095]")->size(), kMaxAgentNodes);
-  Result<std::vector<std::string>> too_many = parse_node_names("n[0-4095],login");
-  ASSERT_FALSE(too_many);
-  EXPECT_NE(too_many.error().message.find("4096"), std::string::npos) << too_many.error().message;
-  EXPECT_FALSE(parse_node_names("n[0-1048575]"));
-  EXPECT_FALSE(parse_node_names("n[262144]"));        // beyond kMaxNodeNumber
-  EXPECT_TRUE(parse_node_names("n[106496-110591]"));  // torus:48x48x48's last 4,096
-  EXPECT_EQ(*parse_node_names("n[65535]"), std::vector<std::string>{"n65535"});
-  std::string many_parts;
-  for (int i = 0; i <= 4096; ++i) many_parts += (i ? ",x" : "x") + std::to_string(i);
-  EXPECT_FALSE(parse_node_names(many_parts));
-  // A name without brackets is taken as written.
-  EXPECT_EQ(*parse_node_names("n02,n2"), (std::vector<std::string>{"n02", "n2"}));
 }
 
 }  // namespace
