@@ -365,10 +365,12 @@ class PostgresSession final : public Session {
     std::optional<Error> first_error;
     size_t command = 0;
     bool synced = false;
-    // A transaction begun in this pipeline whose BEGIN did not run (the server had dropped the
-    // connection before it came) ran nothing, so it may run again even when this was its commit.
+    // A transaction begun in this pipeline whose BEGIN the server answered with an error (it had
+    // dropped the connection before the pipeline came) ran nothing: the server skips the rest of
+    // a pipeline after an error. So it may run again even when this was its commit. (No answer at
+    // all proves nothing: the answers of a committed pipeline can be lost on the way.)
     const bool begins_here = !all.empty() && all.front().sql.starts_with("BEGIN");
-    bool began = false;
+    bool begin_refused = false;
     while (!synced) {
       PGresult* r = PQgetResult(conn_);
       if (!r) {
@@ -382,7 +384,7 @@ class PostgresSession final : public Session {
       } else if (command < commands.size()) {
         const Command& c = commands[command];
         const Outgoing& o = all[c.statement];
-        if (c.statement == 0 && begins_here && status == PGRES_COMMAND_OK) began = true;
+        if (c.statement == 0 && begins_here && status == PGRES_FATAL_ERROR) begin_refused = true;
         if (status == PGRES_PIPELINE_ABORTED) {
           // After an earlier failure; the failure names itself.
         } else if (Status s = check(r, o.sql); !s) {
@@ -394,7 +396,7 @@ class PostgresSession final : public Session {
       PQclear(r);
     }
     if (PQpipelineStatus(conn_) != PQ_PIPELINE_OFF && !PQexitPipelineMode(conn_)) lost_ = true;
-    const bool ran_nothing = begins_here && !began;
+    const bool ran_nothing = begin_refused;
     if (!synced || PQstatus(conn_) != CONNECTION_OK) {
       lost_ = true;
       retry_ = !committing_ || ran_nothing;
