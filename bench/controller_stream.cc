@@ -148,6 +148,7 @@ Result<StreamResult> run_controller_stream(const StreamOptions& options) {
   config.controller.heartbeat_interval = 1e6;  // the fake agents never miss one
   config.controller.scheduler_lease = options.scheduler_lease;
   config.controller.allocation = options.allocation;
+  config.controller.batch_wait = options.batch_wait;
   Result<Machine> machine = Machine::parse(options.machine);
   if (!machine) return machine.error();
 

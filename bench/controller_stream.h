@@ -39,6 +39,8 @@ struct StreamOptions {
   // Lease: the lease holder places every job; concurrent: each controller places the jobs it was
   // given (daemon/controller.h).
   AllocationMode allocation = AllocationMode::kLease;
+  // [controller] batch_wait: how long a busy batch of submissions or exits waits for more.
+  double batch_wait = ControllerSettings{}.batch_wait;
   std::function<void(int64_t started)> progress;  // called every few seconds, if set
   // CPU seconds the database server has used so far, if known (PostgresServer::cpu_seconds);
   // sampled at the start and the end of the stream.

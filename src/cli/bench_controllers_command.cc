@@ -67,6 +67,7 @@ struct BenchControllersArgs {
   int backlog = 150;
   int clients = 0;
   bool counts = false;
+  double batch_wait = ControllerSettings{}.batch_wait;
   std::vector<std::string> allocations = {"lease", "concurrent"};
 };
 
@@ -92,6 +93,7 @@ int run_bench_controllers(const BenchControllersArgs& args) {
     options.machine = args.machine;
     options.backlog = args.backlog;
     options.clients = args.clients;
+    options.batch_wait = args.batch_wait;
     options.handover_every = 0;  // the steady state; the test forces handovers
     if (server) options.database_cpu = [server] { return server->cpu_seconds(); };
     options.progress = [&](int64_t started) {
@@ -145,8 +147,9 @@ int run_bench_controllers(const BenchControllersArgs& args) {
   const double reference = rows[0].result.starts / rows[0].result.seconds;
   std::cout << "Scheduling decisions (job starts) of a stream of " << args.decisions
             << " submissions with cancels and exits at every controller\n"
-            << "(" << args.machine << ", backlog " << args.backlog
-            << ", EASY, jobs of 1-4 nodes running 0-20 ms; one process, real "
+            << "(" << args.machine << ", backlog " << args.backlog << ", batch wait "
+            << args.batch_wait * 1000
+            << " ms, EASY, jobs of 1-4 nodes running 0-20 ms; one process, real "
                "stores; ratio against SQLite with one controller, this run)\n\n";
   std::cout << std::left << std::setw(12) << "store" << std::setw(12) << "allocation" << std::right
             << std::setw(12) << "controllers" << std::setw(11) << "decisions" << std::setw(9)
@@ -256,6 +259,10 @@ void add_bench_controllers_command(CLI::App& app, int& status) {
   cmd->add_option("--clients", args->clients,
                   "Client threads submitting at once (default: max(4, controllers))")
       ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--batch-wait", args->batch_wait,
+                  "Seconds a busy batch of submissions or exit reports waits for more before its\n"
+                  "transaction ([controller] batch_wait; default 0.002; 0: never)")
+      ->check(CLI::Range(0.0, 1.0));
   cmd->add_flag("--no-postgres", args->no_postgres, "Only the SQLite row");
   cmd->add_option("--allocation", args->allocations,
                   "Allocation modes of the PostgreSQL rows of several controllers: lease (the\n"

@@ -165,7 +165,8 @@ Result<ClusterConfig> parse_cluster_config(std::string_view text, std::string_vi
                                           "max_array_size",
 
                                           "mpi",
-                                          "pmi_fanout"}));
+                                          "pmi_fanout",
+                                          "batch_wait"}));
   TRELLIS_TRY(controller.string("listen", c.listen));
   TRELLIS_TRY(controller.string("port_file", c.port_file));
   TRELLIS_TRY(controller.string("policy", c.policy));
@@ -218,6 +219,8 @@ Result<ClusterConfig> parse_cluster_config(std::string_view text, std::string_vi
     return controller.wrong("mpi", "\"pmi1\", \"pmix\" or \"none\", found \"" + c.mpi + "\"");
   TRELLIS_TRY(controller.integer("pmi_fanout", c.pmi_fanout, 1));
   if (c.pmi_fanout > 64) return controller.wrong("pmi_fanout", "at most 64");
+  TRELLIS_TRY(controller.number("batch_wait", c.batch_wait, 0));
+  if (c.batch_wait > 1) return controller.wrong("batch_wait", "at most 1 (second)");
   if (config.controllers.empty()) config.controllers.push_back(c.listen);
   if (const toml::node* partitions = root.get("partition")) {
     const toml::array* list = partitions->as_array();
@@ -299,7 +302,8 @@ std::string format_cluster_config(const ClusterConfig& config) {
            {"max_array_size", c.max_array_size},
 
            {"mpi", c.mpi},
-           {"pmi_fanout", c.pmi_fanout}}},
+           {"pmi_fanout", c.pmi_fanout},
+           {"batch_wait", c.batch_wait}}},
   };
   if (!config.partitions.empty()) {
     toml::array partitions;

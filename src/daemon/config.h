@@ -55,6 +55,10 @@
 //   mpi = "pmi1"                         # how jobs' ranks wire up unless they say (--mpi):
 //                                        # "pmi1" (MPICH...), "pmix" (Open MPI too), "none"
 //   pmi_fanout = 2                       # children per agent in a step's PMI exchange tree
+//   batch_wait = 0.002                   # seconds a batch of submissions or exit reports waits
+//                                        # for more before its transaction, only while they
+//                                        # arrive together (PostgreSQL's commit_delay): fewer,
+//                                        # larger transactions under load; 0 = never wait
 //
 //   [[partition]]                        # named node sets (Slurm's partitions); none: one
 //   name = "debug"                       # partition "main" of every node, the default
@@ -101,6 +105,7 @@ struct ControllerSettings {
   int max_array_size = 1001;
   std::string mpi = "pmi1";
   int pmi_fanout = 2;
+  Seconds batch_wait = 0.002;
 };
 
 // A partition: a named set of nodes that jobs ask for by name (`-p`). The allocators still see

@@ -41,7 +41,12 @@ Controller::Controller(const ClusterConfig& config, StateStore& store, AgentLink
       store_(store),
       agents_(agents),
       machine_(std::move(machine)),
-      liveness_(config.controller.heartbeat_misses) {}
+      liveness_(config.controller.heartbeat_misses) {
+  const auto batch_wait =
+      std::chrono::microseconds(static_cast<int64_t>(config.controller.batch_wait * 1e6));
+  submissions_.set_gather_wait(batch_wait);
+  exit_reports_.set_gather_wait(batch_wait);
+}
 
 Result<std::unique_ptr<Controller>> Controller::open(const ClusterConfig& config, StateStore& store,
                                                      AgentLink& agents, Seconds now,

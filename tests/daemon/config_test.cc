@@ -49,5 +49,21 @@ TEST(ClusterConfigTest, WrongGangSettingsAreNamed) {
   }
 }
 
+TEST(ClusterConfigTest, TheBatchWaitReadsBackAndIsBounded) {
+  Result<ClusterConfig> defaults = parse_cluster_config(kMinimal, "t.toml");
+  ASSERT_TRUE(defaults) << defaults.error().message;
+  EXPECT_DOUBLE_EQ(defaults->controller.batch_wait, 0.002);
+  ClusterConfig config = *defaults;
+  config.controller.batch_wait = 0;  // never wait
+  Result<ClusterConfig> again = parse_cluster_config(format_cluster_config(config), "again.toml");
+  ASSERT_TRUE(again) << again.error().message;
+  EXPECT_DOUBLE_EQ(again->controller.batch_wait, 0);
+  for (const std::string line : {"batch_wait = -0.001", "batch_wait = 2", "batch_wait = \"2ms\""}) {
+    Result<ClusterConfig> wrong = parse_cluster_config(kMinimal + line + "\n", "t.toml");
+    ASSERT_FALSE(wrong) << line;
+    EXPECT_NE(wrong.error().message.find("batch_wait"), std::string::npos) << wrong.error().message;
+  }
+}
+
 }  // namespace
 }  // namespace trellis
