@@ -310,9 +310,6 @@ class Controller {
   // the memory; nothing when that attempt is over already.
   Status finish(JobId id, int attempt, JobState state, std::string reason, Seconds now);
   Status finish(const JobEnd& end, Seconds now);
-  // How a job ends once all its processes are gone (the store's EndRule).
-  JobEnd end_rule(JobId id, int attempt, StopCause stop, int exit_code, int signal,
-                  const std::string& stopped_reason) const;
   // The running jobs on `nodes`, which failed (`why`), are requeued, held or failed.
   Status requeue_or_fail_jobs_on(const std::vector<NodeId>& nodes, const std::string& why,
                                  Seconds now);

@@ -385,37 +385,6 @@ Status Controller::launch_failed(JobId id, int attempt, const Error& error, Seco
   return finish(id, attempt, retry ? JobState::kPending : JobState::kFailed, reason, now);
 }
 
-JobEnd Controller::end_rule(JobId id, int attempt, StopCause stop, int exit_code, int signal,
-                            const std::string& stopped_reason) const {
-  JobEnd end;
-  end.job = id;
-  end.attempt = attempt;
-  end.exit_code = exit_code;
-  end.signal = signal;
-  switch (stop) {
-    case StopCause::kFailed:
-      end.state = JobState::kFailed;
-      end.reason = stopped_reason;
-      break;
-    case StopCause::kCancel:
-      end.state = JobState::kCancelled;
-      end.reason = "cancelled";
-      break;
-    case StopCause::kTimeout:
-      end.state = JobState::kTimeout;
-      end.reason = "time limit reached";
-      break;
-    case StopCause::kNone:
-      if (exit_code != 0 || signal != 0) {
-        end.state = JobState::kFailed;
-        end.reason = signal != 0 ? "killed by signal " + std::to_string(signal)
-                                 : "exit code " + std::to_string(exit_code);
-      }
-      break;
-  }
-  return end;
-}
-
 Status Controller::report_exits(const v1::ExitRequest& request, const Caller& caller, Seconds now) {
   if (!is_agent(caller))
     return fail(Error::Code::kPermissionDenied,
@@ -485,13 +454,7 @@ std::vector<Result<Ok>> Controller::commit_exit_reports(std::vector<ExitReport>&
   now = not_before_latest(now);
   // Any controller may hear any agent: the store counts the nodes that have reported, and ends
   // the job with the last one, in one transaction, committed without mutex_ (see controller.h).
-  Result<std::vector<JobEnd>> ended = store_.record_exits(
-      exits,
-      [this](JobId id, int attempt, StopCause stop, int exit_code, int signal,
-             const std::string& stopped_reason) {
-        return end_rule(id, attempt, stop, exit_code, signal, stopped_reason);
-      },
-      now);
+  Result<std::vector<JobEnd>> ended = store_.record_exits(exits, now);
   if (!ended) return std::vector<Result<Ok>>(batch.size(), ended.error());
   {
     std::lock_guard lock(committed_mutex_);
@@ -533,7 +496,7 @@ void Controller::apply_committed() {
   pass_wanted_ = true;
   for (const CommittedEnds& batch : ended) {
     for (const JobEnd& end : batch.ends) {
-      // An end is final (end_rule never requeues), so applying one that a sync() replayed
+      // An end is final (end_by_rule never requeues), so applying one that a sync() replayed
       // meanwhile changes nothing; only a later attempt running now is not this end's.
       auto live = running_.find(end.job);
       if (live != running_.end() && live->second.attempt != end.attempt) continue;

@@ -1,4 +1,4 @@
-// The job states' letters and names (state_store.h).
+// The job states' letters and names, and the end rule (state_store.h).
 #include <array>
 #include <cctype>
 
@@ -59,6 +59,37 @@ bool is_final(JobState state) {
     default:
       return true;
   }
+}
+
+JobEnd end_by_rule(JobId job, int attempt, StopCause stop, int exit_code, int signal,
+                   const std::string& stopped_reason) {
+  JobEnd end;
+  end.job = job;
+  end.attempt = attempt;
+  end.exit_code = exit_code;
+  end.signal = signal;
+  switch (stop) {
+    case StopCause::kFailed:
+      end.state = JobState::kFailed;
+      end.reason = stopped_reason;
+      break;
+    case StopCause::kCancel:
+      end.state = JobState::kCancelled;
+      end.reason = "cancelled";
+      break;
+    case StopCause::kTimeout:
+      end.state = JobState::kTimeout;
+      end.reason = "time limit reached";
+      break;
+    case StopCause::kNone:
+      if (exit_code != 0 || signal != 0) {
+        end.state = JobState::kFailed;
+        end.reason = signal != 0 ? "killed by signal " + std::to_string(signal)
+                                 : "exit code " + std::to_string(exit_code);
+      }
+      break;
+  }
+  return end;
 }
 
 }  // namespace trellis

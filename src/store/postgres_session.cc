@@ -72,6 +72,76 @@ struct Outgoing {
   bool rows_after_commit = false;
 };
 
+// Dialect::record_exits_logged. Every CTE reads the snapshot taken when the statement starts,
+// after the jobs' rows and the log lock are held: `counted` are the exits of the attempt holding
+// nodes on a node that had not reported (x: the exits given; j: the reported jobs that hold
+// nodes); `ending` are the jobs no node runs any more once those count, with how they end (the
+// end rule, as end_by_rule() in store/job_state.cc); a job that ends has its allocations deleted,
+// not marked (one statement must not change a row twice).
+constexpr const char* kRecordExitsLogged =
+    "WITH x AS (SELECT CAST(r.value->>0 AS BIGINT) AS job, CAST(r.value->>1 AS BIGINT) AS node, "
+    "CAST(r.value->>2 AS BIGINT) AS exit_code, CAST(r.value->>3 AS BIGINT) AS signal, "
+    "CAST(r.value->>4 AS BIGINT) AS attempt FROM json_array_elements(CAST(? AS JSON)) AS "
+    "r(value)), "
+    "j AS (SELECT id, attempt, stop, reason FROM jobs WHERE id = ANY(ARRAY(SELECT CAST(value AS "
+    "BIGINT) FROM json_array_elements_text(CAST(? AS JSON)))) AND state IN ('R', 'S', 'CG')), "
+    "counted AS (SELECT a.job_id, a.node_id, x.exit_code, x.signal FROM allocations a "
+    "JOIN j ON a.job_id = j.id JOIN x ON x.job = a.job_id AND x.node = a.node_id "
+    "AND x.attempt = j.attempt WHERE a.exited = 0), "
+    "totals AS (SELECT j.id, j.attempt, j.stop, j.reason, "
+    "(SELECT count(*) FROM allocations a WHERE a.job_id = j.id AND a.exited = 0) - "
+    "(SELECT count(*) FROM counted c WHERE c.job_id = j.id) AS running, "
+    "greatest((SELECT max(a.exit_code) FROM allocations a WHERE a.job_id = j.id AND a.exited = 1), "
+    "(SELECT max(c.exit_code) FROM counted c WHERE c.job_id = j.id)) AS exit_code, "
+    "greatest((SELECT max(a.signal) FROM allocations a WHERE a.job_id = j.id AND a.exited = 1), "
+    "(SELECT max(c.signal) FROM counted c WHERE c.job_id = j.id)) AS signal "
+    "FROM j WHERE EXISTS (SELECT 1 FROM counted c WHERE c.job_id = j.id)), "
+    "ending AS (SELECT id, attempt, exit_code, signal, "
+    "CASE stop WHEN 'failed' THEN 'F' WHEN 'cancel' THEN 'CA' WHEN 'timeout' THEN 'TO' "
+    "ELSE CASE WHEN exit_code <> 0 OR signal <> 0 THEN 'F' ELSE 'CD' END END AS state, "
+    "CASE stop WHEN 'failed' THEN reason WHEN 'cancel' THEN 'cancelled' "
+    "WHEN 'timeout' THEN 'time limit reached' "
+    "ELSE CASE WHEN signal <> 0 THEN 'killed by signal ' || signal "
+    "WHEN exit_code <> 0 THEN 'exit code ' || exit_code ELSE '' END END AS reason "
+    "FROM totals WHERE running = 0), "
+    "marked AS (UPDATE allocations SET exited = 1, exit_code = c.exit_code, signal = c.signal "
+    "FROM counted c WHERE allocations.job_id = c.job_id AND allocations.node_id = c.node_id "
+    "AND c.job_id NOT IN (SELECT id FROM ending)), "
+    "freed AS (DELETE FROM allocations WHERE job_id IN (SELECT id FROM ending)), "
+    "ended AS (UPDATE jobs SET state = ending.state, reason = ending.reason, "
+    "exit_code = ending.exit_code, signal = ending.signal, end_time = CAST(? AS DOUBLE PRECISION) "
+    "FROM ending WHERE jobs.id = ending.id RETURNING jobs.id, ending.attempt, ending.state, "
+    "ending.exit_code, ending.signal, ending.reason), "
+    "logged AS (INSERT INTO events (seq, time, kind, job, node, detail) "
+    "SELECT (SELECT coalesce(max(seq), 0) FROM events) + row_number() OVER (ORDER BY id), "
+    "CAST(? AS DOUBLE PRECISION), 'end', id, '', "
+    "CASE state WHEN 'CD' THEN 'COMPLETED' WHEN 'F' THEN 'FAILED' WHEN 'CA' THEN 'CANCELLED' "
+    "ELSE 'TIMEOUT' END || ', exit ' || exit_code || "
+    "CASE WHEN signal <> 0 THEN ', signal ' || signal ELSE '' END || "
+    "CASE WHEN reason <> '' THEN ': ' || reason ELSE '' END FROM ended) "
+    "SELECT id, attempt, state, exit_code, signal, reason FROM ended ORDER BY id";
+
+// Dialect::stop_job_logged; `p` holds the parameters, `s` the job as it was.
+constexpr const char* kStopJobLogged =
+    "WITH p AS (SELECT CAST(? AS BIGINT) AS id, CAST(? AS TEXT) AS cause, "
+    "CAST(? AS BIGINT) AS attempt, CAST(? AS TEXT) AS reason, "
+    "CAST(? AS DOUBLE PRECISION) AS now), "
+    "s AS (SELECT jobs.id, jobs.state, jobs.attempt, jobs.stop FROM jobs, p "
+    "WHERE jobs.id = p.id), "
+    "cancelled AS (UPDATE jobs SET state = 'CA', reason = p.reason, end_time = p.now, "
+    "expected_start = 0 FROM s, p WHERE jobs.id = s.id AND s.state = 'PD' "
+    "AND p.cause = 'cancel' AND p.attempt = 0 RETURNING jobs.id), "
+    "stopping AS (UPDATE jobs SET state = 'CG', reason = p.reason, stop = p.cause FROM s, p "
+    "WHERE jobs.id = s.id AND s.state IN ('R', 'S') AND s.stop = '' "
+    "AND (p.attempt = 0 OR p.attempt = s.attempt) RETURNING jobs.id), "
+    "logged AS (INSERT INTO events (seq, time, kind, job, node, detail) "
+    "SELECT (SELECT coalesce(max(seq), 0) FROM events) + 1, p.now, "
+    "CASE WHEN p.cause = 'cancel' THEN 'cancel' ELSE 'state' END, s.id, '', "
+    "CASE s.state WHEN 'PD' THEN 'PENDING -> CANCELLED: ' "
+    "WHEN 'R' THEN 'RUNNING -> COMPLETING: ' ELSE 'SUSPENDED -> COMPLETING: ' END || p.reason "
+    "FROM s, p WHERE EXISTS (SELECT 1 FROM cancelled) OR EXISTS (SELECT 1 FROM stopping)) "
+    "SELECT s.state, (SELECT count(*) FROM cancelled), (SELECT count(*) FROM stopping) FROM s";
+
 class PostgresSession final : public Session {
  public:
   PostgresSession(std::string url, bool read_only)
@@ -110,6 +180,8 @@ class PostgresSession final : public Session {
         "WITH j AS ({insert}) INSERT INTO events (seq, time, kind, job, node, detail) "
         "SELECT (SELECT coalesce(max(seq), 0) FROM events) + 1, CAST(? AS DOUBLE PRECISION), "
         "'submit', j.id, '', CAST(? AS TEXT) FROM j RETURNING job",
+        kRecordExitsLogged,
+        kStopJobLogged,
     };
     return kPostgres;
   }

@@ -126,6 +126,19 @@ struct Dialect {
   // returns the job's id: one statement, for an engine whose writes are worth folding into one
   // exchange. "" where a statement cannot do both (SQLite: no INSERT inside WITH).
   std::string_view insert_job_logged;
+  // record_exits() as one statement, run with the reported jobs' rows and the log lock held:
+  // binds the exits (a JSON array of [job, node, exit_code, signal, attempt], one per job, node
+  // and attempt), the reported jobs' ids, the end time and the events' time; marks each exit
+  // that counts, ends each job whose last node reported by the end rule (end_by_rule(), written
+  // in SQL), logs its "end" event, and returns (id, attempt, state, exit_code, signal, reason) of
+  // each end, by id. "" where writes cannot be folded so (SQLite).
+  std::string_view record_exits_logged;
+  // stop_job() as one statement, run with the job's row and the log lock held: binds the job's
+  // id, the stop cause's text, the attempt (0: whichever), the reason and the time; cancels the
+  // job if it is pending and the cause is a cancel of attempt 0, or makes it CG if it holds nodes
+  // on that attempt and is not stopping yet, logging either; returns (state before, cancelled,
+  // stopping) as one row, none when there is no such job. "" where writes cannot be folded so.
+  std::string_view stop_job_logged;
 };
 
 // Column `index` of a row of dialect.json_rows, cast to `type` ("int64", "real" or "text"):

@@ -69,7 +69,7 @@ class SqlStore final : public StateStore {
   Status record_frozen_time(JobId job, int attempt, Seconds seconds) override;
   Result<JobState> stop_job(JobId job, int attempt, StopCause cause, std::string_view reason,
                             Seconds now) override;
-  Result<std::vector<JobEnd>> record_exits(const std::vector<TaskExit>& exits, const EndRule& rule,
+  Result<std::vector<JobEnd>> record_exits(const std::vector<TaskExit>& exits,
                                            Seconds now) override;
   Result<std::optional<std::string>> core_state() override;
   Result<bool> release_job(JobId job, Seconds now) override;
@@ -113,6 +113,17 @@ class SqlStore final : public StateStore {
   // no job has a script: the whole batch, events and commit, in one exchange.
   Result<std::vector<JobId>> add_jobs_logged(sql::Session& db, const std::vector<StoredJob>& jobs,
                                              Seconds now);
+  // record_exits() where the engine does it in one statement (Dialect::record_exits_logged): the
+  // jobs' rows locked, the log lock, that statement and the commit, in one exchange. `rows` are
+  // the exits ([job, node, exit_code, signal, attempt], one per job, node and attempt) and `ids`
+  // the jobs they name, sorted.
+  Result<std::vector<JobEnd>> record_exits_logged(sql::Session& db, const std::string& rows,
+                                                  const std::vector<JobId>& ids, Seconds now);
+
+  // stop_job() where the engine does it in one statement (Dialect::stop_job_logged): the job's
+  // row locked, the log lock, that statement and the commit, in one exchange.
+  Result<JobState> stop_job_logged(sql::Session& db, JobId job, int attempt, StopCause cause,
+                                   std::string_view reason, Seconds now);
 
   mutable sql::SessionPool pool_;
 };

@@ -298,13 +298,17 @@ Result<JobState> SqlStore::stop_job(JobId job, int attempt, StopCause cause,
                                     std::string_view reason, Seconds now) {
   sql::SessionPool::Lease lease = pool_.acquire();
   Session& db = *lease;
+  if (cause == StopCause::kNone) {
+    db.set_operation("stop_job");
+    return db.fail(Error::Code::kInvalidArgument, "a job is stopped for a cause");
+  }
+  if (!is_utf8(reason)) {
+    db.set_operation("stop_job");
+    return db.fail(Error::Code::kInvalidArgument, "the reason is not valid UTF-8");
+  }
+  if (!db.dialect().stop_job_logged.empty())
+    return stop_job_logged(db, job, attempt, cause, reason, now);
   return transaction(db, "stop_job", true, [&](bool& changed) -> Result<JobState> {
-    if (cause == StopCause::kNone) {
-      return db.fail(Error::Code::kInvalidArgument, "a job is stopped for a cause");
-    }
-    if (!is_utf8(reason)) {
-      return db.fail(Error::Code::kInvalidArgument, "the reason is not valid UTF-8");
-    }
     Result<JobStatus> status = sql::job_status(db, job, true);
     if (!status) return status.error();
     if (status->state == JobState::kPending && cause == StopCause::kCancel && attempt == 0) {
@@ -336,19 +340,58 @@ Result<JobState> SqlStore::stop_job(JobId job, int attempt, StopCause cause,
   });
 }
 
+Result<JobState> SqlStore::stop_job_logged(Session& db, JobId job, int attempt, StopCause cause,
+                                           std::string_view reason, Seconds now) {
+  const sql::Dialect& d = db.dialect();
+  Status written = transaction(db, "stop_job", true, [&](bool& changed) -> Status {
+    // The job's row first, then the log lock: the order every writer takes them in.
+    if (Status s = db.defer("SELECT id FROM jobs WHERE id = ?" + std::string(d.for_update), {job});
+        !s)
+      return s;
+    if (Status s = db.lock_log(); !s) return s;
+    const std::vector<Param> params{job, sql::stop_text(cause), attempt, reason, now};
+    if (Status s = db.defer_for_rows(d.stop_job_logged, params); !s) return s;
+    // Counted even when nothing changed (a job over or stopping already): that is known only
+    // after the commit, and a spare change costs a follower one read.
+    changed = true;
+    return Ok{};
+  });
+  if (!written) return written.error();
+  if (db.rows_after_commit.size() != 1)
+    return db.fail(Error::Code::kInternal, "stopping a job returned no rows");
+  const Rows& row = db.rows_after_commit.front();
+  if (row.empty()) return db.fail(Error::Code::kNotFound, "no job " + std::to_string(job));
+  if (row.int64(0, 1) != 0) return JobState::kCancelled;
+  if (row.int64(0, 2) != 0) return JobState::kCompleting;
+  Result<JobState> state = parse_job_state(row.text(0, 0));
+  if (!state)
+    return db.fail(Error::Code::kInternal, "job " + std::to_string(job) + " has a malformed state");
+  return *state;
+}
+
 Result<std::vector<JobEnd>> SqlStore::record_exits(const std::vector<TaskExit>& exits,
-                                                   const EndRule& rule, Seconds now) {
+                                                   Seconds now) {
   sql::SessionPool::Lease lease = pool_.acquire();
   Session& db = *lease;
+  std::vector<JobId> ids;
+  for (const TaskExit& exit : exits) ids.push_back(exit.job);
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  // A node reported twice for one attempt in the batch counts its first report (an UPDATE ...
+  // FROM with two rows for one target row would take either); only the current attempt's match.
+  nlohmann::json exit_rows = nlohmann::json::array();
+  std::set<std::tuple<JobId, NodeId, int>> reported;
+  for (const TaskExit& exit : exits)
+    if (reported.insert({exit.job, exit.node, exit.attempt}).second)
+      exit_rows.push_back({exit.job, exit.node, exit.exit_code, exit.signal, exit.attempt});
+  const std::string rows = dump(exit_rows);
+  if (!ids.empty() && !db.dialect().record_exits_logged.empty())
+    return record_exits_logged(db, rows, ids, now);
   return transaction(db, "record_exits", true, [&](bool& changed) -> Result<std::vector<JobEnd>> {
     std::vector<JobEnd> ended;
     // One round trip: the jobs reported, locked (a stranger's report names no row and changes
     // nothing); each exit marks its node if its attempt is the one holding nodes and the node
     // has not reported yet; and what each job has left running afterwards.
-    std::vector<JobId> ids;
-    for (const TaskExit& exit : exits) ids.push_back(exit.job);
-    std::sort(ids.begin(), ids.end());
-    ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
     if (ids.empty()) return ended;
     const sql::Dialect& d = db.dialect();
     std::vector<sql::Statement> batch;
@@ -357,14 +400,6 @@ Result<std::vector<JobEnd>> SqlStore::record_exits(const std::vector<TaskExit>& 
                      {encode_ints(ids)}});
     // Every exit in one statement: it marks its node if its attempt is the one holding nodes
     // and the node has not reported yet, and names the job it marked for.
-    // A node reported twice for one attempt in the batch counts its first report (an UPDATE ...
-    // FROM with two rows for one target row would take either); only the current attempt's
-    // match.
-    nlohmann::json rows = nlohmann::json::array();
-    std::set<std::tuple<JobId, NodeId, int>> reported;
-    for (const TaskExit& exit : exits)
-      if (reported.insert({exit.job, exit.node, exit.attempt}).second)
-        rows.push_back({exit.job, exit.node, exit.exit_code, exit.signal, exit.attempt});
     auto column = [&](int index) { return sql::json_column(d, index, "int64"); };
     batch.push_back(
         {"UPDATE allocations SET exited = 1, exit_code = x.exit_code, signal = x.signal FROM "
@@ -377,7 +412,7 @@ Result<std::vector<JobEnd>> SqlStore::record_exits(const std::vector<TaskExit>& 
              "allocations.exited = 0 AND EXISTS (SELECT 1 FROM jobs WHERE jobs.id = x.job AND "
              "jobs.attempt = x.attempt AND jobs.state IN ('R', 'S', 'CG')) "
              "RETURNING allocations.job_id",
-         {dump(rows), encode_ints(ids)}});
+         {rows, encode_ints(ids)}});
     batch.push_back(
         {"SELECT job_id, count(*) - sum(exited), max(exit_code), max(signal) "
          "FROM allocations WHERE job_id" +
@@ -409,10 +444,8 @@ Result<std::vector<JobEnd>> SqlStore::record_exits(const std::vector<TaskExit>& 
       JobId id = left.int64(r, 0);
       if (!touched.count(id) || left.int64(r, 1) != 0) continue;  // nodes still running it
       const JobStatus& status = status_of[id];
-      JobEnd end = rule(id, status.attempt, status.stop, left.integer(r, 2), left.integer(r, 3),
-                        stopped_reason[id]);
-      end.job = id;
-      end.attempt = status.attempt;
+      JobEnd end = end_by_rule(id, status.attempt, status.stop, left.integer(r, 2),
+                               left.integer(r, 3), stopped_reason[id]);
       ends.emplace_back(status, std::move(end));
     }
     Result<std::vector<bool>> over = sql::end_attempts(db, ends, now);
@@ -421,6 +454,45 @@ Result<std::vector<JobEnd>> SqlStore::record_exits(const std::vector<TaskExit>& 
       if ((*over)[i]) ended.push_back(std::move(ends[i].second));
     return ended;
   });
+}
+
+Result<std::vector<JobEnd>> SqlStore::record_exits_logged(Session& db, const std::string& rows,
+                                                          const std::vector<JobId>& ids,
+                                                          Seconds now) {
+  const sql::Dialect& d = db.dialect();
+  Status written = transaction(db, "record_exits", true, [&](bool& changed) -> Status {
+    // The jobs' rows first, then the log lock: the order every writer takes them in.
+    if (Status s = db.defer("SELECT id FROM jobs WHERE id" + std::string(d.ints_in) +
+                                " ORDER BY id" + std::string(d.for_update),
+                            {encode_ints(ids)});
+        !s)
+      return s;
+    if (Status s = db.lock_log(); !s) return s;
+    const std::vector<Param> params{rows, encode_ints(ids), now, now};
+    if (Status s = db.defer_for_rows(d.record_exits_logged, params); !s) return s;
+    // Counted even when every exit was late or repeated: which ones were is known only after
+    // the commit, and a spare change costs a follower one read.
+    changed = true;
+    return Ok{};
+  });
+  if (!written) return written.error();
+  std::vector<JobEnd> ended;
+  if (db.rows_after_commit.size() != 1)
+    return db.fail(Error::Code::kInternal, "recording exits returned no rows");
+  const Rows& ends = db.rows_after_commit.front();
+  for (size_t r = 0; r < ends.size(); ++r) {
+    Result<JobState> state = parse_job_state(ends.text(r, 2));
+    if (!state) return db.fail(Error::Code::kInternal, "an end with a malformed state");
+    JobEnd end;
+    end.job = ends.int64(r, 0);
+    end.attempt = ends.integer(r, 1);
+    end.state = *state;
+    end.exit_code = ends.integer(r, 3);
+    end.signal = ends.integer(r, 4);
+    end.reason = ends.text(r, 5);
+    ended.push_back(std::move(end));
+  }
+  return ended;
 }
 
 Status SqlStore::set_job_state(JobId job, JobState state, std::string_view reason, Seconds now) {

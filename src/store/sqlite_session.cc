@@ -72,6 +72,8 @@ class SqliteSession final : public Session {
         "REAL",
         " + 0 IN (SELECT value FROM json_each(?))",
         "",  // insert_job_logged: no INSERT inside WITH
+        "",  // record_exits_logged: the same
+        "",  // stop_job_logged: the same
     };
     return kSqlite;
   }

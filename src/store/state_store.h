@@ -289,12 +289,16 @@ struct StepEnd {
   std::string reason;
 };
 
-// How a job whose processes are all gone ends, from why it was stopped and what its processes
-// returned (the highest exit code; a signal if one was killed by one), and the reason it was
-// given when it was stopped (`stopped_reason`, "" when it was not). The controller's policy,
-// applied by the store in the transaction that records the last exit.
-using EndRule = std::function<JobEnd(JobId job, int attempt, StopCause stop, int exit_code,
-                                     int signal, const std::string& stopped_reason)>;
+// How a job whose processes are all gone ends (the end rule), from why it was stopped and what its
+// processes returned (the highest exit code; a signal if one was killed by one), and the reason it
+// was given when it was stopped (`stopped_reason`, "" when it was not):
+//   failed -> F with that reason; cancel -> CA "cancelled"; timeout -> TO "time limit reached";
+//   not stopped -> F "killed by signal N" or "exit code N" when either is not 0, else CD.
+// It never requeues. record_exits() applies it in the transaction that records the last exit;
+// PostgreSQL's one-exchange path computes the same in SQL (SqlStore::record_exits_logged, for
+// speed only), and EndRuleStoreTest checks both against this.
+JobEnd end_by_rule(JobId job, int attempt, StopCause stop, int exit_code, int signal,
+                   const std::string& stopped_reason);
 
 class StateStore {
  public:
@@ -370,9 +374,9 @@ class StateStore {
                                     std::string_view reason, Seconds now) = 0;
   // Records that tasks ended. A report for a node that the job does not hold on that attempt, or
   // one already recorded, changes nothing. When a job's last node has reported, its attempt ends
-  // (as end_job()) in the same transaction, with the end `rule` gives. Returns the ends applied.
+  // (as end_job()) in the same transaction, as end_by_rule() says. Returns the ends applied.
   virtual Result<std::vector<JobEnd>> record_exits(const std::vector<TaskExit>& exits,
-                                                   const EndRule& rule, Seconds now) = 0;
+                                                   Seconds now) = 0;
   // The last core_state committed by commit_pass(), if any.
   virtual Result<std::optional<std::string>> core_state() = 0;
   // Lets a held pending job be scheduled again (logs "release"). False, changing nothing, when

@@ -29,17 +29,6 @@ Written written(const StoredJob& j) {
           j.nodes, j.box_anchor, j.box_extents, j.exit_code, j.signal};
 }
 
-JobEnd completed(JobId id, int attempt, StopCause, int exit_code, int signal, const std::string&) {
-  JobEnd end;
-  end.job = id;
-  end.attempt = attempt;
-  end.state = exit_code == 0 && signal == 0 ? JobState::kCompleted : JobState::kFailed;
-  end.exit_code = exit_code;
-  end.signal = signal;
-  end.reason = "exit " + std::to_string(exit_code);
-  return end;
-}
-
 class BatchedWritesTest : public StoreTest {
  protected:
   // The same five jobs in `store` (ids 1-5 in a fresh store).
@@ -144,10 +133,10 @@ TEST_P(BatchedWritesTest, OneReportOfManyExitsEndsWhatOneReportPerExitEnds) {
   // reported; a stranger's exit names no job.
   std::vector<TaskExit> exits = {{ids[1], 1, 4, 0, 0}, {ids[1], 1, 5, 3, 0}, {ids[1], 1, 5, 7, 0},
                                  {ids[0], 7, 3, 1, 0}, {ids[0], 1, 3, 0, 9}, {999, 1, 2, 0, 0}};
-  std::vector<JobEnd> batched = value_of(store_->record_exits(exits, completed, 60));
+  std::vector<JobEnd> batched = value_of(store_->record_exits(exits, 60));
   std::vector<JobEnd> one_by_one;
   for (const TaskExit& exit : exits)
-    for (JobEnd& end : value_of(other->record_exits({exit}, completed, 60)))
+    for (JobEnd& end : value_of(other->record_exits({exit}, 60)))
       one_by_one.push_back(std::move(end));
   auto jobs_of = [](std::vector<JobEnd> ends) {
     std::vector<JobId> jobs;
@@ -162,7 +151,7 @@ TEST_P(BatchedWritesTest, OneReportOfManyExitsEndsWhatOneReportPerExitEnds) {
 
   EXPECT_EQ(get(ids[1]).state, JobState::kFailed);
   EXPECT_EQ(get(ids[1]).exit_code, 3);
-  EXPECT_EQ(get(ids[1]).reason, "exit 3");
+  EXPECT_EQ(get(ids[1]).reason, "exit code 3");
   EXPECT_EQ(get(ids[1]).end_time, 60);
   EXPECT_EQ(get(ids[0]).state, JobState::kFailed);
   EXPECT_EQ(get(ids[0]).signal, 9);
@@ -173,7 +162,7 @@ TEST_P(BatchedWritesTest, OneReportOfManyExitsEndsWhatOneReportPerExitEnds) {
   EXPECT_EQ(nodes[9].jobs, std::vector<JobId>{ids[2]});
   // Reported again: late, nothing ends twice, nothing is logged.
   size_t events = all_events().size();
-  EXPECT_TRUE(value_of(store_->record_exits(exits, completed, 61)).empty());
+  EXPECT_TRUE(value_of(store_->record_exits(exits, 61)).empty());
   EXPECT_EQ(all_events().size(), events);
 }
 

@@ -150,21 +150,8 @@ TEST_P(StepStoreTest, AJobThatFailsIsStoppedWithItsReasonAndEndsF) {
   EXPECT_EQ(value_of(store_->stop_job(job, 1, StopCause::kFailed, "rank 2 on n5 failed", 12)),
             JobState::kCompleting);
   EXPECT_EQ(get(job).stop, StopCause::kFailed);
-  std::vector<JobEnd> ended = value_of(store_->record_exits(
-      {{job, 1, 2, 0, 15}, {job, 1, 3, 0, 15}, {job, 1, 5, 1, 0}},
-      [](JobId id, int attempt, StopCause stop, int exit_code, int signal,
-         const std::string& stopped_reason) {
-        EXPECT_EQ(stop, StopCause::kFailed);
-        JobEnd end;
-        end.job = id;
-        end.attempt = attempt;
-        end.state = JobState::kFailed;
-        end.exit_code = exit_code;
-        end.signal = signal;
-        end.reason = stopped_reason;
-        return end;
-      },
-      13));
+  std::vector<JobEnd> ended = value_of(
+      store_->record_exits({{job, 1, 2, 0, 15}, {job, 1, 3, 0, 15}, {job, 1, 5, 1, 0}}, 13));
   ASSERT_EQ(ended.size(), 1u);
   EXPECT_EQ(get(job).state, JobState::kFailed);
   EXPECT_EQ(get(job).reason, "rank 2 on n5 failed");
