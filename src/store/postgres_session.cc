@@ -75,9 +75,13 @@ struct Outgoing {
 // Dialect::record_exits_logged. Every CTE reads the snapshot taken when the statement starts,
 // after the jobs' rows and the log lock are held: `counted` are the exits of the attempt holding
 // nodes on a node that had not reported (x: the exits given; j: the reported jobs that hold
-// nodes); `ending` are the jobs no node runs any more once those count, with how they end (the
-// end rule, as end_by_rule() in store/job_state.cc); a job that ends has its allocations deleted,
-// not marked (one statement must not change a row twice).
+// nodes); `totals` sums them per job with what its allocations held before (`held_before`)
+// (materialized, so that each is computed once, not once per use in the rule's CASEs); `ending` are
+// the jobs no node runs any more once those count, with how they end (the end rule, as
+// end_by_rule() in store/job_state.cc); a job that ends has its allocations deleted, not marked
+// (one statement must not change a row twice). Each table is reached through
+// `= ANY(ARRAY(...))` of the ids it needs, as Dialect::rows_ids_in says: joined with a CTE alone,
+// the planner scans the table whole (the jobs table, and the allocations' dead rows).
 constexpr const char* kRecordExitsLogged =
     "WITH x AS (SELECT CAST(r.value->>0 AS BIGINT) AS job, CAST(r.value->>1 AS BIGINT) AS node, "
     "CAST(r.value->>2 AS BIGINT) AS exit_code, CAST(r.value->>3 AS BIGINT) AS signal, "
@@ -87,15 +91,19 @@ constexpr const char* kRecordExitsLogged =
     "BIGINT) FROM json_array_elements_text(CAST(? AS JSON)))) AND state IN ('R', 'S', 'CG')), "
     "counted AS (SELECT a.job_id, a.node_id, x.exit_code, x.signal FROM allocations a "
     "JOIN j ON a.job_id = j.id JOIN x ON x.job = a.job_id AND x.node = a.node_id "
-    "AND x.attempt = j.attempt WHERE a.exited = 0), "
-    "totals AS (SELECT j.id, j.attempt, j.stop, j.reason, "
-    "(SELECT count(*) FROM allocations a WHERE a.job_id = j.id AND a.exited = 0) - "
-    "(SELECT count(*) FROM counted c WHERE c.job_id = j.id) AS running, "
-    "greatest((SELECT max(a.exit_code) FROM allocations a WHERE a.job_id = j.id AND a.exited = 1), "
-    "(SELECT max(c.exit_code) FROM counted c WHERE c.job_id = j.id)) AS exit_code, "
-    "greatest((SELECT max(a.signal) FROM allocations a WHERE a.job_id = j.id AND a.exited = 1), "
-    "(SELECT max(c.signal) FROM counted c WHERE c.job_id = j.id)) AS signal "
-    "FROM j WHERE EXISTS (SELECT 1 FROM counted c WHERE c.job_id = j.id)), "
+    "AND x.attempt = j.attempt WHERE a.job_id = ANY(ARRAY(SELECT id FROM j)) AND a.exited = 0), "
+    "counted_by_job AS MATERIALIZED (SELECT job_id, count(*) AS n, max(exit_code) AS exit_code, "
+    "max(signal) AS signal FROM counted GROUP BY job_id), "
+    "held_before AS MATERIALIZED (SELECT a.job_id, count(*) FILTER (WHERE a.exited = 0) AS "
+    "running, "
+    "max(a.exit_code) FILTER (WHERE a.exited = 1) AS exit_code, "
+    "max(a.signal) FILTER (WHERE a.exited = 1) AS signal FROM allocations a "
+    "WHERE a.job_id = ANY(ARRAY(SELECT job_id FROM counted_by_job)) GROUP BY a.job_id), "
+    "totals AS MATERIALIZED (SELECT j.id, j.attempt, j.stop, j.reason, "
+    "held_before.running - c.n AS running, greatest(held_before.exit_code, c.exit_code) AS "
+    "exit_code, "
+    "greatest(held_before.signal, c.signal) AS signal FROM j "
+    "JOIN counted_by_job c ON c.job_id = j.id JOIN held_before ON held_before.job_id = j.id), "
     "ending AS (SELECT id, attempt, exit_code, signal, "
     "CASE stop WHEN 'failed' THEN 'F' WHEN 'cancel' THEN 'CA' WHEN 'timeout' THEN 'TO' "
     "ELSE CASE WHEN exit_code <> 0 OR signal <> 0 THEN 'F' ELSE 'CD' END END AS state, "
@@ -105,12 +113,14 @@ constexpr const char* kRecordExitsLogged =
     "WHEN exit_code <> 0 THEN 'exit code ' || exit_code ELSE '' END END AS reason "
     "FROM totals WHERE running = 0), "
     "marked AS (UPDATE allocations SET exited = 1, exit_code = c.exit_code, signal = c.signal "
-    "FROM counted c WHERE allocations.job_id = c.job_id AND allocations.node_id = c.node_id "
-    "AND c.job_id NOT IN (SELECT id FROM ending)), "
-    "freed AS (DELETE FROM allocations WHERE job_id IN (SELECT id FROM ending)), "
+    "FROM counted c WHERE allocations.job_id = ANY(ARRAY(SELECT job_id FROM counted)) "
+    "AND allocations.job_id = c.job_id AND allocations.node_id = c.node_id "
+    "AND c.job_id <> ALL(ARRAY(SELECT id FROM ending))), "
+    "freed AS (DELETE FROM allocations WHERE job_id = ANY(ARRAY(SELECT id FROM ending))), "
     "ended AS (UPDATE jobs SET state = ending.state, reason = ending.reason, "
     "exit_code = ending.exit_code, signal = ending.signal, end_time = CAST(? AS DOUBLE PRECISION) "
-    "FROM ending WHERE jobs.id = ending.id RETURNING jobs.id, ending.attempt, ending.state, "
+    "FROM ending WHERE jobs.id = ANY(ARRAY(SELECT id FROM ending)) AND jobs.id = ending.id "
+    "RETURNING jobs.id, ending.attempt, ending.state, "
     "ending.exit_code, ending.signal, ending.reason), "
     "logged AS (INSERT INTO events (seq, time, kind, job, node, detail) "
     "SELECT (SELECT coalesce(max(seq), 0) FROM events) + row_number() OVER (ORDER BY id), "
