@@ -23,13 +23,12 @@ using browser_test::have_chromium;
 using test::CommandRun;
 using test::read_text;
 using test::run_trellis;
-using test::TempDir;
 namespace fs = std::filesystem;
 
 const std::string kTrace = TRELLIS_SOURCE_DIR "/data/workloads/lublin_256.swf";
 
 TEST(SimCli, WritesCsvSummaryAndReport) {
-  TempDir tmp;
+  test::TempDir tmp;
   CommandRun r = run_trellis("sim --machine torus:16x16 --workload " + kTrace +
                              " --max-jobs 400 --sched conservative --alloc first-available --out " +
                              tmp.path().string());
@@ -48,7 +47,7 @@ TEST(SimCli, WritesCsvSummaryAndReport) {
 }
 
 TEST(SimCli, BadInputExitsWithStatusTwoAndSaysWhere) {
-  TempDir tmp;
+  test::TempDir tmp;
   fs::path bad = tmp.path() / "bad.swf";
   std::ofstream(bad) << "; Version: 2\n1 0 -1 10 4 -1 -1 4 20 -1 1 1 1 -1 1 -1 -1 -1\n"
                      << "2 5 -1 x 4 -1 -1 4 20 -1 1 1 1 -1 1 -1 -1 -1\n";
@@ -65,7 +64,7 @@ TEST(SimCli, BadInputExitsWithStatusTwoAndSaysWhere) {
 }
 
 TEST(SimCli, SavedGeneratedWorkloadReplaysTheSameRun) {
-  TempDir tmp;
+  test::TempDir tmp;
   fs::path swf = tmp.path() / "gen.swf";
   CommandRun a = run_trellis(
       "sim --machine torus:8x8 --generate lublin:300:4 --load 1.5 "
@@ -85,7 +84,7 @@ TEST(SimCli, SavedGeneratedWorkloadReplaysTheSameRun) {
 }
 
 TEST(SimCli, CompareRunsTheWholeGrid) {
-  TempDir tmp;
+  test::TempDir tmp;
   CommandRun r = run_trellis(
       "sim-compare --machine torus:8x8 --generate lublin:200 "
       "--alloc random --sched easy --load 1,2 --seed 1,2 --metrics-only --out " +
@@ -103,7 +102,7 @@ TEST(SimCli, CompareRunsTheWholeGrid) {
 
 TEST(SimReport, RendersInHeadlessChromium) {
   if (!have_chromium()) GTEST_SKIP() << "/usr/bin/chromium is not installed";
-  TempDir tmp;
+  test::TempDir tmp;
   CommandRun r = run_trellis("sim --machine torus:8x8x4 --workload " + kTrace +
                              " --max-jobs 300 --sched easy --alloc random --quiet --out " +
                              tmp.path().string());
@@ -114,7 +113,7 @@ TEST(SimReport, RendersInHeadlessChromium) {
 
 TEST(SimReport, ComparisonRendersInHeadlessChromium) {
   if (!have_chromium()) GTEST_SKIP() << "/usr/bin/chromium is not installed";
-  TempDir tmp;
+  test::TempDir tmp;
   CommandRun r =
       run_trellis("sim-compare --machine torus:16x16 --workload " + kTrace +
                   " --max-jobs 300 --alloc first-available,random --sched easy,fcfs --out " +
@@ -131,7 +130,7 @@ TEST(SimReport, ComparisonRendersInHeadlessChromium) {
 // Issue "research-grade simulator", item 4: offered load was 2.648 for dqt-ffapa where easy gave
 // 0.912 on the same workload; it measures the work arriving, whatever the policy does with it.
 TEST(SimCli, OfferedLoadIsThePolicysNotConcern) {
-  TempDir tmp;
+  test::TempDir tmp;
   std::map<std::string, double> load;
   for (const char* policy : {"easy", "dqt-ffapa"}) {
     CommandRun r =
@@ -148,7 +147,7 @@ TEST(SimCli, OfferedLoadIsThePolicysNotConcern) {
 
 // Item 5: --metrics-only printed "mean pairwise hops 0.000".
 TEST(SimCli, MetricsOnlySaysHopsWereNotComputed) {
-  TempDir tmp;
+  test::TempDir tmp;
   CommandRun r = run_trellis(
       "sim --machine torus:8x8 --generate lublin:100 --metrics-only "
       "--out " +
@@ -161,7 +160,7 @@ TEST(SimCli, MetricsOnlySaysHopsWereNotComputed) {
 
 // Item 6: --save-workload with a gang policy wrote no file.
 TEST(SimCli, GangPolicySavesTheWorkloadToo) {
-  TempDir tmp;
+  test::TempDir tmp;
   fs::path swf = tmp.path() / "saved.swf";
   CommandRun r = run_trellis(
       "sim --machine flat:32 --generate lublin:50:2 --sched dqt-ffapa "
@@ -175,7 +174,7 @@ TEST(SimCli, GangPolicySavesTheWorkloadToo) {
 
 // Item 9: rejected jobs were only a count on the console.
 TEST(SimCli, RejectedJobsAreListedWithReasonsAndHints) {
-  TempDir tmp;
+  test::TempDir tmp;
   CommandRun r =
       run_trellis("sim --machine torus:16x16 --workload " + kTrace +
                   " --max-jobs 600 --alloc contiguous --exact --out " + tmp.path().string());
@@ -211,7 +210,7 @@ std::vector<std::pair<int, int>> requested_and_held(const std::string& csv) {
 
 // Issue 12: by default a count that no box holds exactly gets the smallest larger box.
 TEST(SimCli, CountsWithoutAnExactBoxGetTheSmallestLargerBox) {
-  TempDir tmp;
+  test::TempDir tmp;
   CommandRun r = run_trellis("sim --machine torus:16x16 --workload " + kTrace +
                              " --max-jobs 600 --alloc contiguous --out " + tmp.path().string());
   ASSERT_EQ(r.status, 0) << r.output;
@@ -240,7 +239,7 @@ TEST(SimCli, CountsWithoutAnExactBoxGetTheSmallestLargerBox) {
 
 // Item 11: a trace recorded on a larger machine was not mentioned.
 TEST(SimCli, WarnsWhenTheTraceWasRecordedOnALargerMachine) {
-  TempDir tmp;
+  test::TempDir tmp;
   CommandRun r = run_trellis("sim --machine torus:8x8 --workload " + testing::workloads_dir() +
                              "/NASA-iPSC-1993-3.1-cln.swf.gz --max-jobs 50 --metrics-only --out " +
                              tmp.path().string());
@@ -258,7 +257,7 @@ TEST(SimCli, RunsOnSixteenMillionNodes) {
 #if defined(__SANITIZE_ADDRESS__)
   GTEST_SKIP() << "a speed regression test: it runs in the release build, not under ASan";
 #endif
-  TempDir tmp;
+  test::TempDir tmp;
   CommandRun r =
       run_trellis("sim --machine torus:4096x4096 --generate lublin:8 --out " + tmp.path().string());
   ASSERT_EQ(r.status, 0) << r.output;
@@ -273,7 +272,7 @@ TEST(SimCli, RunsOnSixteenMillionNodes) {
 // Issue 12 items 2 and 4: a run-time model's network means reach summary.json, compare.json and
 // both consoles; without a model they are null and take no column.
 TEST(SimCli, NetworkMetricsOnlyWithARunTimeModel) {
-  TempDir tmp;
+  test::TempDir tmp;
   const std::string base = "--machine torus:8x8 --workload " + kTrace + " --max-jobs 200 ";
   const char* network_keys[] = {"mean_inflation", "mean_hop_bytes", "mean_max_link_load"};
   for (bool model : {false, true}) {
@@ -313,7 +312,7 @@ TEST(SimCli, NetworkMetricsOnlyWithARunTimeModel) {
 // A gang partition larger than its job holds nodes nobody asked for: internal fragmentation
 // (Lublin sizes are not all powers of two, the buddy allocator's partitions are).
 TEST(SimCli, GangPartitionsLargerThanTheJobAreInternalFragmentation) {
-  TempDir tmp;
+  test::TempDir tmp;
   CommandRun r = run_trellis(
       "sim --machine flat:64 --generate lublin:300:3 --sched dqt-ffapa --alloc buddy "
       "--metrics-only --out " +
@@ -334,7 +333,7 @@ namespace {
 // Gang partitions follow the allocator's node order (Allocator::node_order), found without
 // asking which class the allocator is.
 TEST(SimCli, GangPartitionsFollowTheAllocatorsNodeOrder) {
-  TempDir tmp;
+  test::TempDir tmp;
   CommandRun curve = run_trellis(
       "sim --machine torus:8x8 --generate thesis:load=0.5,seed=2 "
       "--sched dqt-ffapa --alloc linear-bestfit-hilbert --metrics-only "

@@ -13,20 +13,14 @@
 #include <thread>
 #include <vector>
 
+#include "daemon_test_support.h"
+
 namespace trellis {
 namespace {
 
 using std::chrono::hours;
 
-// Waits (with short sleeps, bounded) until `ready` holds.
-template <typename Ready>
-bool eventually(Ready ready) {
-  for (int i = 0; i < 20000; ++i) {
-    if (ready()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  return false;
-}
+using testing::eventually;
 
 // A flush that records each batch and answers each item with its double. The batch holding
 // `blocker` waits until `release` is set.
@@ -105,8 +99,9 @@ TEST(GroupCommitTest, ABusyGroupsLeaderGathersUntilItsBatchIsFull) {
   for (int item = 4; item <= 6; ++item) {
     late.emplace_back([&, item] { EXPECT_EQ(*group.run(item), item * 2); });
     // One at a time, so that the first to arrive leads; the third fills the batch.
-    if (item < 6)
+    if (item < 6) {
       ASSERT_TRUE(eventually([&] { return group.queued() == static_cast<size_t>(item - 3); }));
+    }
   }
   for (std::thread& t : late) t.join();
   EXPECT_EQ(flush.sizes(), (std::vector<size_t>{1, 2, 3}));

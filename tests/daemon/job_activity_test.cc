@@ -26,6 +26,7 @@
 
 #include "daemon/job_activity.h"
 #include "daemon/proc_stat.h"
+#include "daemon_test_support.h"
 #include "runtime/area_layout.h"
 #include "trellis/runtime.h"
 
@@ -37,15 +38,7 @@ namespace {
 using std::chrono::milliseconds;
 using std::chrono::steady_clock;
 
-// Polls `condition` every 10 ms until it holds; false after 10 s.
-bool eventually(const std::function<bool()>& condition) {
-  auto deadline = steady_clock::now() + std::chrono::seconds(10);
-  while (!condition()) {
-    if (steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(milliseconds(10));
-  }
-  return true;
-}
+using testing::eventually;
 
 char state_of(pid_t pid) {
   Result<ProcStat> stat = read_proc_stat(pid);
