@@ -83,18 +83,24 @@ class LiveGangTest : public ::testing::Test {
     return false;
   }
 
-  // Samples `a` and `b` for `seconds`: how often each was seen running alone, and how often both
-  // were seen running with no switch between (a, then b, then a again, all running: a switch
-  // freezes the outgoing job before it thaws the incoming one, so that needs two switches within
-  // one sample, with slices of 0.25 s: samples that took over 50 ms are left out).
+  // Samples `a` and `b` for at least `seconds`, and on until each has been seen running alone
+  // `enough` times (for at most 60 s: a loaded host slows the sampling, never the verdict): how
+  // often each was seen running alone, and how often both were seen running with no switch between
+  // (a, then b, then a again, all running: a switch freezes the outgoing job before it thaws the
+  // incoming one, so that needs two switches within one sample, with slices of 0.25 s: samples
+  // that took over 50 ms are left out).
   struct Turns {
     int a_alone = 0, b_alone = 0, both = 0;
   };
   static Turns sample_turns(const std::vector<pid_t>& a, const std::vector<pid_t>& b,
-                            double seconds) {
+                            double seconds, int enough) {
     Turns turns;
-    auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
-    while (std::chrono::steady_clock::now() < end) {
+    auto start = std::chrono::steady_clock::now();
+    auto at_least = start + std::chrono::duration<double>(seconds);
+    auto at_most = start + std::chrono::seconds(60);
+    for (auto now = start;
+         now < at_least || ((turns.a_alone < enough || turns.b_alone < enough) && now < at_most);
+         now = std::chrono::steady_clock::now()) {
       auto began = std::chrono::steady_clock::now();
       bool a_first = running(a), b_now = running(b), a_again = running(a);
       // A sample this test's thread took long over (a loaded host descheduled it) may span two
@@ -141,7 +147,7 @@ TEST_F(LiveGangTest, TwoSharedJobsTakeTurnsAndAFrozenJobIsNeverSeenRunning) {
   // A launch that a switch freezing the job overtook runs thawed until its tasks have started
   // (the agent refreezes it then): sampling starts two slices after the tasks are seen.
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
-  Turns turns = sample_turns(on_a, on_b, 4);
+  Turns turns = sample_turns(on_a, on_b, 4, 21);
   EXPECT_EQ(turns.both, 0) << "both jobs ran at once";
   EXPECT_GT(turns.a_alone, 20);
   EXPECT_GT(turns.b_alone, 20);
@@ -154,11 +160,14 @@ TEST_F(LiveGangTest, TwoSharedJobsTakeTurnsAndAFrozenJobIsNeverSeenRunning) {
   test::CommandRun shown = cluster_.trellis("show job " + std::to_string(a));
   EXPECT_NE(shown.output.find("FrozenTime="), std::string::npos) << shown.output;
   // Each job's own progress counter stands still while the other's advances, and both advance
-  // over time: read every 50 ms (a fifth of a slice) for 4 s.
+  // over time: read every 50 ms (a fifth of a slice) until each has been seen advancing alone 6
+  // times and has run for more than 0.5 s (ticks of 10 ms), for at most 60 s.
   int a_only = 0, b_only = 0;
   long long a_before = progress(on_a), b_before = progress(on_b);
   const long long a_start = a_before, b_start = b_before;
-  for (int i = 0; i < 80; ++i) {
+  auto end = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (std::chrono::steady_clock::now() < end &&
+         (a_only <= 5 || b_only <= 5 || a_before - a_start <= 50 || b_before - b_start <= 50)) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
     long long a_now = progress(on_a), b_now = progress(on_b);
     a_only += a_now > a_before && b_now == b_before;
@@ -168,7 +177,7 @@ TEST_F(LiveGangTest, TwoSharedJobsTakeTurnsAndAFrozenJobIsNeverSeenRunning) {
   }
   EXPECT_GT(a_only, 5);
   EXPECT_GT(b_only, 5);
-  EXPECT_GT(a_before - a_start, 50);  // ticks of 10 ms: each ran for more than 0.5 s
+  EXPECT_GT(a_before - a_start, 50);
   EXPECT_GT(b_before - b_start, 50);
 }
 
@@ -228,7 +237,7 @@ TEST_F(LiveGangTest, AJobWaitingForInputIsSkippedUntilItsInputArrives) {
   // (A woken idle job runs beside the other until the switch that freezes it lands: by design,
   // since an idle job is left thawed so that a probe can see it wake. Then they take turns.)
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
-  Turns turns = sample_turns(on_waiting, on_busy, 3);
+  Turns turns = sample_turns(on_waiting, on_busy, 3, 11);
   EXPECT_EQ(turns.both, 0);
   EXPECT_GT(turns.a_alone, 10);
   EXPECT_GT(turns.b_alone, 10);
@@ -277,7 +286,7 @@ TEST_F(LiveGangTest, AControllerKilledAndRestartedKeepsEverySharedJob) {
   }
   EXPECT_EQ(groups_of(a), on_a);
   EXPECT_EQ(groups_of(b), on_b);
-  Turns turns = sample_turns(on_a, on_b, 3);
+  Turns turns = sample_turns(on_a, on_b, 3, 11);
   EXPECT_EQ(turns.both, 0);
   EXPECT_GT(turns.a_alone, 10);
   EXPECT_GT(turns.b_alone, 10);
