@@ -228,6 +228,11 @@ Result<std::unique_ptr<Session>> open_sqlite_session(const std::string& path, bo
                 "store " + path + " does not exist (a read-only open never creates one)");
   }
   int flags = read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
+  // SQLite counts every allocation for its memory statistics, under a global mutex, unless told
+  // not to before its first use; the store reads no statistics. (A call after SQLite's first use
+  // in the process is refused and changes nothing.)
+  static const int memory_statistics_off = sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+  (void)memory_statistics_off;
   sqlite3* raw = nullptr;
   // NOMUTEX: the store's own mutex serialises the connection.
   int rc = sqlite3_open_v2(path.c_str(), &raw, flags | SQLITE_OPEN_NOMUTEX, nullptr);
@@ -247,8 +252,10 @@ Result<std::unique_ptr<Session>> open_sqlite_session(const std::string& path, bo
       return s.error();
     }
   }
-  if (Status s = db->exec_script("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON",
-                                 "cannot configure the connection");
+  // Temporary b-trees (ORDER BY, IN lists) in memory: they are small and live for one statement.
+  if (Status s = db->exec_script(
+          "PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON; PRAGMA temp_store = MEMORY",
+          "cannot configure the connection");
       !s) {
     return s.error();
   }
