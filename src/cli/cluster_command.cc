@@ -6,7 +6,8 @@
 //   DIR/state.db         the SQLite store (unless --store names another, e.g. PostgreSQL)
 //   DIR/munge/           munged's key, socket, pid and log
 //   DIR/trellisd.{pid,log,port} (DIR/trellisd-C.* for controllers C = 1, 2, ...),
-//   DIR/agent-K.{pid,log} and DIR/agent-K/ (its state)
+//   DIR/agent-K.{pid,log} and DIR/agent-K/ (its state; agent-K/cgroup names its cgroup, which
+//                        `down` removes once the agent is gone)
 //   DIR/agent-K.json     how agent K was started (its arguments and network namespace), for
 //                        `cluster start-agent` to start it again as it was
 //   DIR/network.json     with --netns: the bridge and namespaces the agents live in
@@ -39,6 +40,7 @@
 #include "core/hostlist.h"
 #include "daemon/config.h"
 #include "daemon/detached_process.h"
+#include "daemon/freezer.h"
 #include "daemon/host_network.h"
 #include "daemon/munge_daemon.h"
 #include "daemon/process.h"
@@ -164,6 +166,23 @@ void kill_leftover_tasks(const fs::path& dir) {
   }
   // After every job: one shepherd serves all the tasks of its agent.
   for (pid_t shepherd : shepherds) kill(shepherd, SIGKILL);
+}
+
+// Each agent's cgroup (its path in agent-K/cgroup), once its agent and tasks are gone: a clean
+// agent removes its own, one killed while a task ran does not. The kernel takes killed processes
+// out of their cgroup a moment after they die, so each is tried for up to a second.
+void remove_agent_cgroups(const fs::path& dir) {
+  std::error_code error;
+  for (const fs::directory_entry& agent : fs::directory_iterator(dir, error)) {
+    if (agent.path().filename().string().rfind("agent-", 0) != 0) continue;
+    std::ifstream in(agent.path() / "cgroup");
+    std::string root;
+    if (!std::getline(in, root) || root.empty()) continue;
+    auto deadline = Clock::now() + std::chrono::seconds(1);
+    while (fs::exists(root, error) && !Freezer::remove_agent_cgroup(root) &&
+           Clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
 }
 
 struct UpArgs {
@@ -454,6 +473,7 @@ int run_down(const std::string& dir_arg) {
   stop_processes(pid_files(dir, "agent-"), "trellis-agent", dir, std::chrono::seconds(5));
   stop_processes(pid_files(dir, "trellisd"), "trellisd", dir, std::chrono::seconds(5));
   kill_leftover_tasks(dir);
+  remove_agent_cgroups(dir);
   if (fs::exists(dir / "network.json")) {
     Result<HostNetwork> network = HostNetwork::load((dir / "network.json").string());
     if (!network) return failure(network.error().message);

@@ -7,6 +7,7 @@
 #include <csignal>
 #include <cstdio>
 #include <ctime>
+#include <fstream>
 #include <iostream>
 #include <optional>
 
@@ -241,8 +242,12 @@ Result<std::unique_ptr<Agent>> Agent::start(AgentConfig config) {
   Freezer::Options freezer;
   freezer.name = state_dir_tag(a.config_.state_dir);
   freezer.force_signals = a.config_.freeze_with_signals;
-  a.switch_node_ =
-      std::make_unique<SwitchNode>(*a.runner_, Freezer::open(freezer), a.config_.listen);
+  Freezer opened = Freezer::open(freezer);
+  // Where the agent's cgroup is, for `trellis cluster down` to remove once the agent is gone (an
+  // agent killed while a task ran leaves it behind).
+  if (!opened.root().empty())
+    std::ofstream(a.config_.state_dir + "/cgroup") << opened.root() << "\n";
+  a.switch_node_ = std::make_unique<SwitchNode>(*a.runner_, std::move(opened), a.config_.listen);
   agent_log(std::string("gang switches freeze with ") +
             std::string(freeze_method_name(a.switch_node_->freeze_method())));
   a.launcher_ = std::make_unique<AgentLauncher>(*a.runner_, *a.switch_node_);

@@ -362,22 +362,41 @@ std::optional<std::vector<pid_t>> Freezer::processes(std::string_view group) con
   return pids;
 }
 
+namespace {
+
+// Removes the cgroups under `root` that have no process left, then `root` if that emptied it.
+void remove_unpopulated(const std::string& root) {
+  // The groups with no process left first (tasks that ended unacknowledged); a group whose
+  // processes still run stays, frozen or not, and so does the root.
+  if (DIR* dir = ::opendir(root.c_str())) {
+    std::vector<std::string> groups;
+    while (dirent* entry = ::readdir(dir))
+      if (entry->d_type == DT_DIR && entry->d_name[0] != '.') groups.push_back(entry->d_name);
+    ::closedir(dir);
+    for (const std::string& group : groups) ::rmdir((root + "/" + group).c_str());
+  }
+  ::rmdir(root.c_str());
+}
+
+}  // namespace
+
 void Freezer::remove_root() {
   if (root_.empty()) return;
   {
     std::lock_guard lock(made_->mutex);
     made_->dirs.clear();
   }
-  // The groups with no process left first (tasks that ended unacknowledged); a group whose
-  // processes still run stays, frozen or not, and so does the root.
-  if (DIR* dir = ::opendir(root_.c_str())) {
-    std::vector<std::string> groups;
-    while (dirent* entry = ::readdir(dir))
-      if (entry->d_type == DT_DIR && entry->d_name[0] != '.') groups.push_back(entry->d_name);
-    ::closedir(dir);
-    for (const std::string& group : groups) ::rmdir((root_ + "/" + group).c_str());
-  }
-  ::rmdir(root_.c_str());
+  remove_unpopulated(root_);
+}
+
+bool Freezer::remove_agent_cgroup(const std::string& root) {
+  const std::string_view mount = "/sys/fs/cgroup/";
+  const size_t name_at = root.rfind('/');
+  if (!root.starts_with(mount) || root.find("..") != std::string::npos ||
+      name_at == std::string::npos || root.compare(name_at + 1, 8, "trellis-") != 0)
+    return false;
+  remove_unpopulated(root);
+  return !file_exists(root);
 }
 
 int Freezer::remove(std::string_view group) {

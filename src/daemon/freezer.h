@@ -87,6 +87,10 @@ class Freezer {
   // Removes the groups' cgroups that have no process left, and the agent's own cgroup if that
   // leaves it empty (when the agent stops; jobs that keep running keep theirs).
   void remove_root();
+  // The same for an agent's cgroup directory named by path, once that agent is gone (`trellis
+  // cluster down` after it killed the leftovers): true when the directory is gone. Refuses (false)
+  // a path that is not a cgroup this code makes (a "trellis-" directory under /sys/fs/cgroup).
+  static bool remove_agent_cgroup(const std::string& root);
   // Removes the group's cgroup once every task of it has ended (thawed first, so that nothing
   // that might still join it is frozen). What is still in the cgroup then left its task's process
   // group (setsid, a daemonising rank) and is killed first; returns how many such processes there

@@ -549,5 +549,27 @@ TEST(ClusterUpTest, AFailedClusterUpStopsWhatItStarted) {
       << "still running: " << ::testing::PrintToString(left());
 }
 
+// An agent killed while a task ran leaves its cgroup (and the task's inside it); `cluster down`
+// kills the leftover task and removes both, so that test runs leave no cgroups on the host.
+TEST(ClusterDownTest, RemovesTheCgroupOfAnAgentKilledWhileItsTaskRan) {
+  LiveCluster cluster("--machine flat:2");
+  ASSERT_EQ(cluster.up().status, 0) << cluster.up().output;
+  std::ifstream recorded(cluster.dir() / "agent-0/cgroup");
+  std::string root;
+  if (!std::getline(recorded, root)) GTEST_SKIP() << "the agent freezes with signals: no cgroup";
+  int64_t id = cluster.submit("-N 1 -- sleep 600");
+  ASSERT_TRUE(eventually([&] { return cluster.state(id) == "R"; }));
+  ASSERT_TRUE(eventually([&] {
+    return std::filesystem::exists(root + "/" + std::to_string(id) + ".1");
+  })) << root;
+  ::kill(cluster.pid_of("agent-0"), SIGKILL);
+  ASSERT_TRUE(eventually([&] { return !process_running(cluster.pid_of("agent-0")); }));
+  EXPECT_TRUE(std::filesystem::exists(root)) << "a killed agent removes nothing";
+  CommandRun down =
+      run_command(std::string(TRELLIS_BINARY) + " cluster down --dir " + cluster.dir().path());
+  EXPECT_EQ(down.status, 0) << down.output;
+  EXPECT_FALSE(std::filesystem::exists(root)) << root;
+}
+
 }  // namespace
 }  // namespace trellis
