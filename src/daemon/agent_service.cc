@@ -5,6 +5,7 @@
 #include <chrono>
 #include <csignal>
 
+#include "core/wall_clock.h"
 #include "daemon/agent_launcher.h"
 #include "daemon/agent_requests.h"
 #include "daemon/auth.h"
@@ -20,9 +21,6 @@ namespace {
 using grpc::StatusCode;
 
 // The wall clock, in seconds since the epoch (what launch_by is given in).
-double wall_seconds() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
 
 }  // namespace
 
@@ -137,7 +135,7 @@ grpc::Status Agent::Service::launch(const v1::LaunchRequest& request, bool wait,
     return grpc::Status(StatusCode::INVALID_ARGUMENT,
                         "nodes: this agent serves none of the step's nodes (" + named + ")");
   }
-  if (request.launch_by() > 0 && wall_seconds() > request.launch_by()) {
+  if (request.launch_by() > 0 && wall_clock_now() > request.launch_by()) {
     agent_log("launch of job " + std::to_string(request.job_id()) + " attempt " +
               std::to_string(request.attempt()) +
               " came after its deadline: " + std::to_string(mine->size()) + " tasks not started");

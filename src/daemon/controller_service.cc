@@ -13,10 +13,6 @@
 
 namespace trellis {
 
-Seconds wall_clock_now() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
-
 namespace {
 
 // The v1 Controller service: authenticate, call the Controller, map the result.

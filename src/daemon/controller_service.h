@@ -19,6 +19,7 @@
 #include <mutex>
 #include <thread>
 
+#include "core/wall_clock.h"
 #include "daemon/auth.h"
 #include "daemon/config.h"
 #include "daemon/controller.h"
@@ -31,9 +32,6 @@ class Server;
 }
 
 namespace trellis {
-
-// The wall clock as the controller's time: seconds since the epoch.
-Seconds wall_clock_now();
 
 class ControllerServer {
  public:

@@ -7,15 +7,12 @@
 #include <chrono>
 #include <set>
 
+#include "core/wall_clock.h"
 #include "daemon/grpc_status.h"
 #include "daemon/log.h"
 
 namespace trellis {
 namespace {
-
-double wall_seconds() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
 
 // Only a refusal that may mean the message never took effect is worth repeating; the agent makes
 // a repeated launch a no-op, so repeating one that did take effect is safe.
@@ -129,7 +126,13 @@ void TreeAgentLink::send_launches(Lane& lane, std::vector<Pending>& batch) {
   std::vector<std::vector<std::string>> due(batch.size());
   std::vector<std::string> last_error(batch.size());
   for (size_t i = 0; i < batch.size(); ++i) due[i] = batch[i].agents;
-  for (int attempt = 1; attempt <= kAttempts; ++attempt) {
+  auto any_due = [&] {
+    return std::any_of(due.begin(), due.end(), [](const auto& agents) { return !agents.empty(); });
+  };
+  // The backoff comes only before a retry: once every launch has reached its agents, the lane
+  // goes on to the next message at once (it slept 400 ms after every message that needed no
+  // retry, which held each lane's next launch back by that much).
+  for (int attempt = 1; attempt <= kAttempts && any_due(); ++attempt) {
     if (attempt > 1) {
       if (stopping()) break;
       std::this_thread::sleep_for(std::chrono::milliseconds(100 << attempt));
@@ -147,7 +150,7 @@ void TreeAgentLink::send_launches(Lane& lane, std::vector<Pending>& batch) {
     std::vector<size_t> sent;
     std::vector<std::string> agents;
     std::set<std::string> seen;
-    const double launch_by = wall_seconds() + options_.deadline_seconds;
+    const double launch_by = wall_clock_now() + options_.deadline_seconds;
     for (size_t i = 0; i < batch.size(); ++i) {
       if (due[i].empty()) continue;
       v1::LaunchRequest* one = body.mutable_launch()->add_launches();

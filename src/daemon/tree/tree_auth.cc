@@ -9,15 +9,13 @@
 #include <cstring>
 #include <optional>
 
+#include "core/wall_clock.h"
+
 namespace trellis {
 namespace {
 
 constexpr size_t kSessionIdBytes = 16;
 constexpr size_t kMacBytes = 32;
-
-double wall_seconds() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
 
 // The 8 bytes of `value`, little-endian.
 std::string le64(uint64_t value) {
@@ -148,7 +146,7 @@ Result<v1::TreeAuth> TreeSigner::sign(std::string_view body) {
   auth.set_session(session->key.session);
   auth.set_credential(session->credential);
   auth.set_counter(counter);
-  auth.set_issued_at(wall_seconds());
+  auth.set_issued_at(wall_clock_now());
   auth.set_mac(
       tree_mac(session->key, {auth.session(), le64(counter), time_bytes(auth.issued_at()), body}));
   return auth;
@@ -203,7 +201,7 @@ Result<TreeSessionKey> TreeVerifier::verify(const v1::TreeMessage& message) {
   };
   if (auth.session().size() != kSessionIdBytes) return refuse("no session id");
   if (auth.mac().size() != kMacBytes) return refuse("no signature");
-  const double now = wall_seconds();
+  const double now = wall_clock_now();
   if (!std::isfinite(auth.issued_at()) || std::abs(now - auth.issued_at()) > kMaxMessageAge)
     return refuse("issued " + std::to_string(now - auth.issued_at()) +
                   " s ago by this host's clock (at most " +
