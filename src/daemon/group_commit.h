@@ -13,10 +13,13 @@
 // `flush` runs on the leader's thread, never on two threads at once, and must return exactly one
 // result per item.
 //
-// A gathering wait (set_gather_wait) makes a leader wait that long for more items before it
+// A gathering wait (set_gather_wait) makes a leader wait up to that long for more items before it
 // flushes, but only while the group is busy: when the batch before had company (two items or
-// more). Under load that trades a little latency for fewer, larger transactions, as PostgreSQL's
-// commit_delay (with commit_siblings) does; a lone caller never waits.
+// more), and only until the batch holds as many items as that one did. Under load that trades a
+// little latency for fewer, larger transactions, as PostgreSQL's commit_delay (with
+// commit_siblings) does; a lone caller never waits, nor do callers that all arrived already
+// (a few clients each waiting for its answer before it sends the next: waiting the whole time
+// for company that cannot come held each of their calls that long).
 #pragma once
 
 #include <chrono>
@@ -52,16 +55,16 @@ class GroupCommit {
     Slot slot{std::move(item), std::nullopt};
     std::unique_lock lock(mutex_);
     queue_.push_back(&slot);
-    if (gathering_ && queue_.size() >= most_) arrived_.notify_one();
+    if (gathering_ && queue_.size() >= gather_target()) arrived_.notify_one();
     while (!slot.result) {
       if (leading_) {
         done_.wait(lock);
         continue;
       }
       leading_ = true;
-      if (gather_wait_.count() > 0 && last_batch_ >= 2 && queue_.size() < most_) {
+      if (gather_wait_.count() > 0 && last_batch_ >= 2 && queue_.size() < gather_target()) {
         gathering_ = true;
-        arrived_.wait_for(lock, gather_wait_, [&] { return queue_.size() >= most_; });
+        arrived_.wait_for(lock, gather_wait_, [&] { return queue_.size() >= gather_target(); });
         gathering_ = false;
       }
       size_t n = std::min(queue_.size(), most_);
@@ -100,6 +103,10 @@ class GroupCommit {
   }
 
  private:
+  // A gathering leader flushes once the batch is as large as the one before (callers hold
+  // mutex_).
+  size_t gather_target() const { return std::min(most_, std::max<size_t>(last_batch_, 2)); }
+
   struct Slot {
     In item;
     std::optional<Result<Out>> result;

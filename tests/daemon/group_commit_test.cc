@@ -77,34 +77,67 @@ TEST(GroupCommitTest, ALoneCallerIsNeverHeldByTheGatheringWait) {
   EXPECT_EQ(flush.sizes(), (std::vector<size_t>{1, 1, 1}));
 }
 
-TEST(GroupCommitTest, ABusyGroupsLeaderGathersUntilItsBatchIsFull) {
+// Runs items `from`..`to` on threads, one arriving after the other (each once the ones before
+// it are queued), so that the first to arrive leads.
+std::vector<std::thread> arrive_one_by_one(GroupCommit<int, int>& group, int from, int to) {
+  std::vector<std::thread> threads;
+  for (int item = from; item <= to; ++item) {
+    threads.emplace_back([&group, item] { EXPECT_EQ(*group.run(item), item * 2); });
+    if (item < to)
+      EXPECT_TRUE(
+          eventually([&] { return group.queued() == static_cast<size_t>(item - from + 1); }));
+  }
+  return threads;
+}
+
+TEST(GroupCommitTest, ABusyGroupsLeaderGathersUntilItsBatchIsAsLargeAsTheLastOne) {
   RecordingFlush flush;
   flush.blocker = 1;
   flush.release = false;
-  GroupCommit<int, int> group([&](std::vector<int>& batch) { return flush(batch); }, /*most=*/3);
+  GroupCommit<int, int> group([&](std::vector<int>& batch) { return flush(batch); }, /*most=*/8);
   group.set_gather_wait(hours(1));
-  // A batch with company: 2 and 3 queue while 1 is flushed, and are flushed together (the batch
-  // before theirs was alone, so their leader does not wait).
+  // A batch with company: 2, 3 and 4 queue while 1 is flushed, and are flushed together (the
+  // batch before theirs was alone, so their leader does not wait).
   std::thread first([&] { EXPECT_EQ(*group.run(1), 2); });
   ASSERT_TRUE(eventually([&] { return flush.blocked.load(); }));
-  std::thread second([&] { EXPECT_EQ(*group.run(2), 4); });
-  std::thread third([&] { EXPECT_EQ(*group.run(3), 6); });
-  ASSERT_TRUE(eventually([&] { return group.queued() == 2; }));
+  std::vector<std::thread> queued;
+  for (int item = 2; item <= 4; ++item)
+    queued.emplace_back([&, item] { EXPECT_EQ(*group.run(item), item * 2); });
+  ASSERT_TRUE(eventually([&] { return group.queued() == 3; }));
   flush.release = true;
-  for (std::thread* t : {&first, &second, &third}) t->join();
-  ASSERT_EQ(flush.sizes(), (std::vector<size_t>{1, 2}));
-  // The group is busy now: whoever leads next waits for company until the batch holds `most`,
-  // instead of flushing alone.
-  std::vector<std::thread> late;
-  for (int item = 4; item <= 6; ++item) {
-    late.emplace_back([&, item] { EXPECT_EQ(*group.run(item), item * 2); });
-    // One at a time, so that the first to arrive leads; the third fills the batch.
-    if (item < 6) {
-      ASSERT_TRUE(eventually([&] { return group.queued() == static_cast<size_t>(item - 3); }));
-    }
-  }
-  for (std::thread& t : late) t.join();
-  EXPECT_EQ(flush.sizes(), (std::vector<size_t>{1, 2, 3}));
+  first.join();
+  for (std::thread& t : queued) t.join();
+  ASSERT_EQ(flush.sizes(), (std::vector<size_t>{1, 3}));
+  // The group is busy now: whoever leads next waits for company (an hour here), but only until
+  // the batch holds as many as the last one (3), not until it is full (8): callers that each wait
+  // for their answer before the next call would otherwise wait the whole time, every time.
+  for (std::thread& t : arrive_one_by_one(group, 5, 7)) t.join();
+  ASSERT_EQ(flush.sizes(), (std::vector<size_t>{1, 3, 3}));
+  for (std::thread& t : arrive_one_by_one(group, 8, 10)) t.join();
+  EXPECT_EQ(flush.sizes(), (std::vector<size_t>{1, 3, 3, 3}));
+}
+
+TEST(GroupCommitTest, ABusyGroupsBatchNeverExceedsItsBound) {
+  RecordingFlush flush;
+  flush.blocker = 1;
+  flush.release = false;
+  GroupCommit<int, int> group([&](std::vector<int>& batch) { return flush(batch); }, /*most=*/2);
+  group.set_gather_wait(hours(1));
+  std::thread first([&] { EXPECT_EQ(*group.run(1), 2); });
+  ASSERT_TRUE(eventually([&] { return flush.blocked.load(); }));
+  std::vector<std::thread> queued;
+  for (int item = 2; item <= 4; ++item)
+    queued.emplace_back([&, item] { EXPECT_EQ(*group.run(item), item * 2); });
+  ASSERT_TRUE(eventually([&] { return group.queued() == 3; }));
+  flush.release = true;
+  first.join();
+  // Three queued behind a bound of two: a full batch, then the one left over, which waits for the
+  // company a batch of two had until a fifth arrives.
+  ASSERT_TRUE(eventually([&] { return flush.sizes().size() == 2 && group.queued() == 1; }));
+  std::thread fifth([&] { EXPECT_EQ(*group.run(5), 10); });
+  fifth.join();
+  for (std::thread& t : queued) t.join();
+  EXPECT_EQ(flush.sizes(), (std::vector<size_t>{1, 2, 2}));
 }
 
 }  // namespace
