@@ -1,4 +1,3 @@
-#include <pwd.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -9,23 +8,12 @@
 #include "daemon/controller.h"
 #include "daemon/job_spec.h"
 #include "daemon/log.h"
+#include "daemon/user_names.h"
 
 // The job lifecycle: submission, cancel, suspension, how an attempt ends (exit reports, launch
 // failures) and the job listing.
 
 namespace trellis {
-namespace {
-
-std::string user_name(int uid) {
-  struct passwd entry {};
-  struct passwd* found = nullptr;
-  char buffer[4096];
-  if (getpwuid_r(static_cast<uid_t>(uid), &entry, buffer, sizeof buffer, &found) == 0 && found)
-    return entry.pw_name;
-  return std::to_string(uid);
-}
-
-}  // namespace
 
 Result<JobId> Controller::submit(const v1::JobSpec& spec, const Caller& caller, Seconds now,
                                  std::vector<JobId>* task_ids) {
