@@ -1,7 +1,8 @@
 // The agent's Launch and Signal requests (daemon/agent_requests.h), decoded from the fuzzer's
 // bytes as a controller would send them: the first byte picks which. A launch that passes the
 // checks yields tasks whose environment is well formed and carries Trellis's variables, and whose
-// job shell reads back the command and the node's place in the step; a signal that passes has a
+// job shell reads back the command and the node's place in the step (or that run the command
+// itself: a batch step, or a step of one task that needs no PMI); a signal that passes has a
 // grace period that is not negative.
 #include <algorithm>
 
@@ -36,16 +37,23 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     shell.binary = "/usr/libexec/trellis-shell";
     shell.socket = "trellis-agent-shells-fuzz";
     TaskSpec spec = task_spec(request, node_id, agent_env, shell);
-    FUZZ_CHECK(spec.argv.size() > 1 && spec.argv[0] == shell.binary, request.ShortDebugString());
-    Result<ShellOptions> options =
-        parse_shell_options(std::vector<std::string>(spec.argv.begin() + 1, spec.argv.end()));
-    FUZZ_CHECK(options, request.ShortDebugString() + ": " +
-                            (options ? std::string() : options.error().message));
-    FUZZ_CHECK(
-        options->argv == std::vector<std::string>(request.argv().begin(), request.argv().end()),
-        request.ShortDebugString());
-    FUZZ_CHECK(options->node == node, node);
-    FUZZ_CHECK(options->node_index == node_id, request.ShortDebugString());
+    const std::vector<std::string> command(request.argv().begin(), request.argv().end());
+    if (spec.shell) {
+      FUZZ_CHECK(spec.argv.size() > 1 && spec.argv[0] == shell.binary, request.ShortDebugString());
+      Result<ShellOptions> options =
+          parse_shell_options(std::vector<std::string>(spec.argv.begin() + 1, spec.argv.end()));
+      FUZZ_CHECK(options, request.ShortDebugString() + ": " +
+                              (options ? std::string() : options.error().message));
+      FUZZ_CHECK(options->argv == command, request.ShortDebugString());
+      FUZZ_CHECK(options->mpi != MpiKind::kAuto, request.ShortDebugString());
+      FUZZ_CHECK(options->node == node, node);
+      FUZZ_CHECK(options->node_index == node_id, request.ShortDebugString());
+    } else {
+      // Started without a shell (a batch step, or one task needing no PMI): the command itself.
+      FUZZ_CHECK(spec.argv == command, request.ShortDebugString());
+      FUZZ_CHECK(!request.script().empty() || launch_layout(request).ntasks() == 1,
+                 request.ShortDebugString());
+    }
     FUZZ_CHECK(spec.key.job_id > 0 && spec.key.attempt > 0, request.ShortDebugString());
     for (const std::string& entry : spec.env) {
       FUZZ_CHECK(entry.find('=') != std::string::npos && entry[0] != '=', entry);

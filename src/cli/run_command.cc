@@ -363,8 +363,8 @@ void add_run_command(CLI::App& app, int& status) {
   r->add_option("-m,--distribution", args->distribution, "block (default) or cyclic")
       ->transform([](const std::string& d) { return d.substr(0, d.find(':')); })
       ->check(CLI::IsMember({"block", "cyclic"}));
-  r->add_option("--mpi", args->mpi, "pmi1, pmix or none (default: the job's)")
-      ->check(CLI::IsMember({"pmi1", "pmi2", "pmix", "pmix_v3", "pmix_v4", "none"}));
+  r->add_option("--mpi", args->mpi, "auto, pmi1, pmix or none (default: the job's)")
+      ->check(CLI::IsMember({"auto", "pmi1", "pmi2", "pmix", "pmix_v3", "pmix_v4", "none"}));
   r->add_option("-o,--output", args->output, "stdout file (default: this command's)");
   r->add_option("-e,--error", args->error, "stderr file (default: the output file)");
   r->add_flag("-l,--label", args->label, "Prefix each line of output with its rank");

@@ -102,8 +102,8 @@ void add_submit_command(CLI::App& app, int& status) {
   text("-m,--distribution", &SubmitOptions::distribution,
        "Where ranks go: block (consecutive ranks fill a node, default) or cyclic");
   text("--mpi", &SubmitOptions::mpi,
-       "How ranks wire up: pmi1 (MPICH), pmix (Open MPI, and PMI-1), none (default: the "
-       "cluster's)");
+       "How ranks wire up: auto (from the program: Open MPI gets PMIx, MPICH PMI-1), pmi1, pmix "
+       "(and PMI-1), none (default: the cluster's, auto)");
   flag("--label", &SubmitOptions::label, "Prefix each line of output with the rank that wrote it");
   flag("--share", &SubmitOptions::share, "The job may be time-shared (gang policies)");
   flag("--parsable", &SubmitOptions::parsable, "Print only the job id");

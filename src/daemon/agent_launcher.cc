@@ -195,53 +195,107 @@ void AgentLauncher::fail_waiting(Launch& launch, const std::string& why) {
   for (const TaskSpec& spec : failed) (void)runner_.record_ended(spec.key, 255, 0);
 }
 
-void AgentLauncher::start_some(Launch& launch) {
-  // The job's cgroup is not removed, and no switch freezes or thaws it, while its tasks join it.
-  // Held before the batch leaves the waiting tasks, so that whoever holds the launch sees each
-  // task either waiting or started (Agent::reap_steps).
+void AgentLauncher::start_some(const std::vector<Launch*>& launches) {
+  // The jobs' cgroups are not removed, and no switch freezes or thaws them, while their tasks
+  // join them. Held before the batch leaves the waiting tasks, so that whoever holds the launch
+  // sees each task either waiting or started (Agent::reap_steps).
   std::unique_lock<std::mutex> held = switches_.hold_for_launch();
+  struct Part {
+    Launch* launch;
+    size_t from = 0, count = 0;  // its tasks in `batch`
+  };
+  std::vector<Part> parts;
   std::vector<TaskSpec> batch;
   {
     std::lock_guard lock(mutex_);
-    while (!launch.tasks.empty() && static_cast<int>(batch.size()) < kTasksPerHold) {
-      batch.push_back(std::move(launch.tasks.front()));
-      launch.tasks.pop_front();
+    for (Launch* launch : launches) {
+      Part part{launch, batch.size(), 0};
+      while (!launch->tasks.empty() && static_cast<int>(batch.size()) < kTasksPerHold) {
+        batch.push_back(std::move(launch->tasks.front()));
+        launch->tasks.pop_front();
+        ++part.count;
+      }
+      waiting_ -= part.count;
+      if (part.count > 0) parts.push_back(part);
     }
-    waiting_ -= batch.size();
   }
-  if (batch.empty()) return;
-  switches_.thaw_for_launch(launch.job, launch.attempt);
-  int late = 0;  // tasks of an attempt that was over before they started
-  for (TaskSpec& spec : batch) {
-    // A drop that came while this batch was taken applies to it too.
+  // Per launch: the drops that came while the batch was taken apply to it too; the tasks join
+  // the job attempt's cgroup.
+  std::vector<TaskSpec> starting;
+  std::vector<std::optional<std::string>> refused(batch.size());  // why a task cannot start
+  std::vector<int> late(parts.size(), 0);  // tasks of an attempt that was over before they started
+  for (size_t k = 0; k < parts.size(); ++k) {
+    Launch& launch = *parts[k].launch;
+    switches_.thaw_for_launch(launch.job, launch.attempt);
     int signal = 0;
     {
       std::lock_guard lock(mutex_);
       signal = dropped(launch);
     }
-    if (signal != 0) {
-      (void)runner_.record_ended(spec.key, 0, signal);
-      ++late;
-      continue;
+    Result<std::string> cgroup = signal != 0 ? Result<std::string>(std::string())
+                                             : switches_.cgroup_for(launch.job, launch.attempt);
+    for (size_t i = parts[k].from; i < parts[k].from + parts[k].count; ++i) {
+      if (signal != 0) {
+        (void)runner_.record_ended(batch[i].key, 0, signal);
+        ++late[k];
+      } else if (!cgroup) {
+        refused[i] = cgroup.error().message;
+      } else {
+        batch[i].cgroup_procs = *cgroup;
+      }
     }
-    Result<std::string> cgroup = switches_.cgroup_for(launch.job, launch.attempt);
-    Result<bool> started =
-        cgroup ? (spec.cgroup_procs = *cgroup, runner_.launch(spec)) : Result<bool>(cgroup.error());
-    if (!started) {
-      // It cannot start: it ends at once (exit 255), so that its job hears of it.
-      agent_log("launch of " + spec.key.name() + " failed: " + started.error().message);
-      if (launch.outcome.error.empty()) launch.outcome.error = started.error().message;
-      (void)runner_.record_ended(spec.key, 255, 0);
-      continue;
-    }
-    launch.outcome.started += *started ? 1 : 0;
   }
-  if (late > 0)
-    agent_log("launch of job " + std::to_string(launch.job) + " attempt " +
-              std::to_string(launch.attempt) + ": " + std::to_string(late) +
-              " tasks not started, the attempt was signalled to end first");
-  // A frozen job is frozen again, new tasks included.
-  switches_.started(launch.job, launch.attempt);
+  std::vector<size_t> started_index;  // the batch's place of each task in `starting`
+  for (size_t k = 0; k < parts.size(); ++k)
+    for (size_t i = parts[k].from; i < parts[k].from + parts[k].count; ++i)
+      if (late[k] == 0 && !refused[i]) {
+        started_index.push_back(i);
+        starting.push_back(batch[i]);
+      }
+  std::vector<Result<bool>> started = runner_.launch_all(starting);
+  for (size_t j = 0; j < started_index.size(); ++j)
+    if (!started[j]) refused[started_index[j]] = started[j].error().message;
+  size_t next = 0;
+  for (size_t k = 0; k < parts.size(); ++k) {
+    Launch& launch = *parts[k].launch;
+    for (size_t i = parts[k].from; i < parts[k].from + parts[k].count; ++i) {
+      if (refused[i]) {
+        // It cannot start: it ends at once (exit 255), so that its job hears of it.
+        agent_log("launch of " + batch[i].key.name() + " failed: " + *refused[i]);
+        if (launch.outcome.error.empty()) launch.outcome.error = *refused[i];
+        (void)runner_.record_ended(batch[i].key, 255, 0);
+      }
+      if (next < started_index.size() && started_index[next] == i) {
+        if (started[next] && *started[next]) ++launch.outcome.started;
+        ++next;
+      }
+    }
+    if (late[k] > 0)
+      agent_log("launch of job " + std::to_string(launch.job) + " attempt " +
+                std::to_string(launch.attempt) + ": " + std::to_string(late[k]) +
+                " tasks not started, the attempt was signalled to end first");
+    // A frozen job is frozen again, new tasks included.
+    switches_.started(launch.job, launch.attempt);
+  }
+}
+
+void AgentLauncher::complete(Launch& done) {
+  // A drop is kept while a launch it applies to waits.
+  std::erase_if(drops_, [&](const Drop& d) {
+    return std::none_of(queue_.begin(), queue_.end(), [&](const std::unique_ptr<Launch>& l) {
+      return l->ended.empty() && l->job == d.job && (d.attempt == 0 || d.attempt == l->attempt) &&
+             l->seq <= d.seq;
+    });
+  });
+  if (!done.ended.empty()) return;
+  if (done.outcome.tasks > 0)
+    agent_log("launch job " + std::to_string(done.job) + " attempt " +
+              std::to_string(done.attempt) + ": " + std::to_string(done.outcome.started) + " of " +
+              std::to_string(done.outcome.tasks) + " tasks started" +
+              (done.outcome.started < done.outcome.tasks
+                   ? " (the others were known already, dropped or failed)"
+                   : ""));
+  done.promise.set_value(done.outcome);
 }
 
 void AgentLauncher::run() {
@@ -249,35 +303,42 @@ void AgentLauncher::run() {
   for (;;) {
     wake_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
     if (stopping_) return;
-    Launch& launch = *queue_.front();
+    // The launches at the front start together, up to kTasksPerHold tasks: the runner overlaps
+    // their starts (a stream of one-task jobs is one launch each). A cleanup is done alone, in
+    // its place.
+    // A launch whose nodes another of the batch has too waits for the next batch: its claim
+    // of the nodes must see the tasks of the one before it (AgentLauncher's header).
+    std::vector<Launch*> front;
+    std::set<std::string> nodes;
+    size_t tasks = 0;
+    for (const std::unique_ptr<Launch>& launch : queue_) {
+      if (!launch->ended.empty() || tasks >= static_cast<size_t>(kTasksPerHold)) break;
+      if (!front.empty() && std::any_of(launch->nodes.begin(), launch->nodes.end(),
+                                        [&](const std::string& n) { return nodes.contains(n); }))
+        break;
+      front.push_back(launch.get());
+      nodes.insert(launch->nodes.begin(), launch->nodes.end());
+      tasks += launch->tasks.size();
+    }
     lock.unlock();
-    if (!launch.ended.empty()) {
-      switches_.ended(launch.ended);
+    if (front.empty()) {
+      switches_.ended(queue_.front()->ended);
     } else {
-      if (launch.use != Nodes::kShared && !launch.cleared) claim_nodes(launch);
-      start_some(launch);
+      for (Launch* launch : front)
+        if (launch->use != Nodes::kShared && !launch->cleared) claim_nodes(*launch);
+      start_some(front);
     }
     lock.lock();
-    if (!launch.ended.empty() || launch.tasks.empty()) {
+    if (front.empty()) {  // the cleanup just done
       std::unique_ptr<Launch> done = std::move(queue_.front());
       queue_.pop_front();
-      // A drop is kept while a launch it applies to waits.
-      std::erase_if(drops_, [&](const Drop& d) {
-        return std::none_of(queue_.begin(), queue_.end(), [&](const std::unique_ptr<Launch>& l) {
-          return l->ended.empty() && l->job == d.job &&
-                 (d.attempt == 0 || d.attempt == l->attempt) && l->seq <= d.seq;
-        });
-      });
-      if (done->ended.empty()) {
-        if (done->outcome.tasks > 0)
-          agent_log("launch job " + std::to_string(done->job) + " attempt " +
-                    std::to_string(done->attempt) + ": " + std::to_string(done->outcome.started) +
-                    " of " + std::to_string(done->outcome.tasks) + " tasks started" +
-                    (done->outcome.started < done->outcome.tasks
-                         ? " (the others were known already, dropped or failed)"
-                         : ""));
-        done->promise.set_value(done->outcome);
-      }
+      complete(*done);
+    }
+    // Every launch at the front that has nothing left to start is done.
+    while (!queue_.empty() && queue_.front()->ended.empty() && queue_.front()->tasks.empty()) {
+      std::unique_ptr<Launch> done = std::move(queue_.front());
+      queue_.pop_front();
+      complete(*done);
     }
   }
 }

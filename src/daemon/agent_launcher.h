@@ -32,6 +32,7 @@
 #include <future>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -109,8 +110,11 @@ class AgentLauncher {
     int signal = 0;
   };
   void run();
-  // Starts the next few tasks of `launch` with the launch held (a switch waits at most this long).
-  void start_some(Launch& launch);
+  // Starts the next few tasks of `launches` (at most kTasksPerHold in all, in order) with the
+  // launch held (a switch waits at most this long).
+  void start_some(const std::vector<Launch*>& launches);
+  // Answers a launch that has nothing left to start (callers hold mutex_).
+  void complete(Launch& done);
   // The signal of a drop that applies to `launch`, or 0.
   int dropped(const Launch& launch) const;
   // The (job, attempt)s other than `launch`'s with tasks running on its nodes.

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "core/hostlist_names.h"
+#include "daemon/program_libraries.h"
 #include "shell/shell_options.h"
 #include "trellis/v1/trellis.pb.h"
 
@@ -29,6 +30,87 @@ constexpr int kDefaultExchangeFanout = 2;
 
 Distribution distribution_of(const v1::LaunchRequest& request) {
   return request.distribution() == "cyclic" ? Distribution::kCyclic : Distribution::kBlock;
+}
+
+// The environment of a step's tasks before a job shell adds each rank's own: the agent's, the
+// user's identity, the job's, then Trellis's and Slurm's names (which the job cannot override).
+std::map<std::string, std::string> step_variables(const v1::LaunchRequest& request,
+                                                  const std::vector<std::string>& agent_env,
+                                                  const ShellSetup& shell) {
+  const bool batch = !request.script().empty();
+  const TaskLayout layout = launch_layout(request);
+  std::map<std::string, std::string> variables;
+  for (const std::string& entry : agent_env) {
+    size_t eq = entry.find('=');
+    if (eq != std::string::npos && eq > 0) variables[entry.substr(0, eq)] = entry.substr(eq + 1);
+  }
+  if (static_cast<uid_t>(request.uid()) != ::geteuid()) {
+    std::vector<char> buffer(16384);
+    struct passwd entry {};
+    struct passwd* found = nullptr;
+    if (::getpwuid_r(request.uid(), &entry, buffer.data(), buffer.size(), &found) == 0 && found) {
+      variables["USER"] = variables["LOGNAME"] = entry.pw_name;
+      variables["HOME"] = entry.pw_dir;
+    }
+  }
+  for (const auto& [name, value] : request.env()) variables[name] = value;
+  // Where `trellis run` (and srun) inside the job find the cluster, unless the job names a config.
+  if (!variables.contains("TRELLIS_CONF") && !shell.controllers.empty()) {
+    std::string controllers;
+    for (const std::string& c : shell.controllers) {
+      if (!controllers.empty()) controllers += ',';
+      controllers += c;
+    }
+    variables["TRELLIS_CONTROLLERS"] = controllers;
+    if (!shell.munge_socket.empty()) variables["TRELLIS_MUNGE_SOCKET"] = shell.munge_socket;
+  }
+  if (!shell.slurm_commands.empty()) {
+    auto path = variables.find("PATH");
+    std::string rest = path == variables.end() ? "/usr/local/bin:/usr/bin:/bin" : path->second;
+    variables["PATH"] = shell.slurm_commands + ":" + rest;
+  }
+  const std::string step_id =
+      batch || request.step() == kBatchStep ? "batch" : std::to_string(request.step());
+  const std::string job_nodelist =
+      request.job_nodelist().empty() ? request.nodelist() : request.job_nodelist();
+  const int job_nnodes = request.job_nnodes() > 0 ? request.job_nnodes() : request.nnodes();
+  variables["TRELLIS_JOB_ID"] = std::to_string(request.job_id());
+  variables["TRELLIS_STEP_ID"] = step_id;
+  variables["TRELLIS_NODELIST"] = request.nodelist();
+  variables["TRELLIS_JOB_NODELIST"] = job_nodelist;
+  variables["TRELLIS_NNODES"] = std::to_string(request.nnodes());
+  variables["TRELLIS_NODEID"] = "";    // each node's (task_spec)
+  variables["TRELLIS_NODENAME"] = "";  // each node's
+  variables["TRELLIS_NTASKS"] = std::to_string(layout.ntasks());
+  // 1 the first time; a job requeued (node failure) runs again with the next attempt.
+  variables["TRELLIS_ATTEMPT"] = std::to_string(request.attempt());
+  // Nodes are allocated whole: the job has every CPU of its node (as Slurm's exclusive jobs).
+  variables["SLURM_CPUS_ON_NODE"] =
+      std::to_string(std::max(1u, std::thread::hardware_concurrency()));
+  // The names Slurm gives them, which MPI libraries (Open MPI's schizo/ras/plm, MPICH's hydra)
+  // and tools read.
+  const std::string job_id = std::to_string(request.job_id());
+  variables["SLURM_JOB_ID"] = variables["SLURM_JOBID"] = job_id;
+  variables["SLURM_JOB_NODELIST"] = job_nodelist;
+  variables["SLURM_JOB_NUM_NODES"] = std::to_string(job_nnodes);
+  variables["SLURM_NODELIST"] = request.nodelist();
+  variables["SLURM_NNODES"] = std::to_string(request.nnodes());
+  variables["SLURM_NTASKS"] = variables["SLURM_NPROCS"] = std::to_string(layout.ntasks());
+  variables["SLURM_TASKS_PER_NODE"] = layout.slurm_tasks_per_node();
+  variables["SLURM_NODEID"] = "";     // each node's
+  variables["SLURMD_NODENAME"] = "";  // each node's
+  variables["SLURM_DISTRIBUTION"] = std::string(distribution_name(layout.distribution()));
+  // A batch step is no step to Slurm: sbatch's script sees no SLURM_STEP_* (with SLURM_STEP_ID
+  // beside SLURM_NODELIST, an Open MPI program the script runs by itself takes itself for one
+  // that srun launched, and fails for want of a PMIx server).
+  if (!batch) {
+    variables["SLURM_STEP_ID"] = variables["SLURM_STEPID"] = step_id;
+    variables["SLURM_STEP_NODELIST"] = request.nodelist();
+    variables["SLURM_STEP_NUM_NODES"] = std::to_string(request.nnodes());
+    variables["SLURM_STEP_NUM_TASKS"] = std::to_string(layout.ntasks());
+    variables["SLURM_STEP_TASKS_PER_NODE"] = layout.slurm_tasks_per_node();
+  }
+  return variables;
 }
 
 }  // namespace
@@ -116,17 +198,73 @@ TaskLayout launch_layout(const v1::LaunchRequest& request) {
                 : *TaskLayout::plan(std::max(request.nnodes(), 1), 0, 0, Distribution::kBlock);
 }
 
+StepWiring step_wiring(const v1::LaunchRequest& request, const TaskLayout& layout,
+                       const std::map<std::string, std::string>& variables) {
+  const MpiKind asked = request.mpi().empty() ? MpiKind::kAuto : *parse_mpi_kind(request.mpi());
+  // --label is the shell's work (a pipe per rank), whatever the program.
+  const bool one_task = layout.ntasks() == 1 && !request.label();
+  StepWiring wiring;
+  if (asked != MpiKind::kAuto) {
+    wiring.mpi = asked;
+    wiring.direct = one_task && asked == MpiKind::kNone;
+    return wiring;
+  }
+  std::string cwd = request.cwd();
+  if (cwd.empty())
+    if (auto home = variables.find("HOME"); home != variables.end()) cwd = home->second;
+  auto path = variables.find("PATH");
+  Result<std::string> program =
+      find_program(request.argv(0), path == variables.end() ? "" : path->second, cwd);
+  wiring.program = program ? program_mpi(*program) : ProgramMpi::kUnknown;
+  if (program) wiring.program_path = *program;
+  switch (wiring.program) {
+    case ProgramMpi::kOpenMpi:
+      wiring.mpi = MpiKind::kPmix;
+      break;
+    case ProgramMpi::kMpich:
+      wiring.mpi = MpiKind::kPmi1;
+      break;
+    case ProgramMpi::kNone:
+      // Ranks of a program that links no MPI may still start one (sh -c ./a.out): PMI-1 costs
+      // the shell nothing but a socketpair per rank. One task alone needs no shell.
+      wiring.mpi = MpiKind::kPmi1;
+      wiring.direct = one_task;
+      break;
+    case ProgramMpi::kUnknown:
+      // A script may run either library: both are served (PMIx loads libpmix in the shell).
+      wiring.mpi = MpiKind::kPmix;
+      break;
+  }
+  if (wiring.direct) wiring.mpi = MpiKind::kNone;
+  return wiring;
+}
+
 LaunchCommon::LaunchCommon(const v1::LaunchRequest& request,
                            const std::vector<std::string>& agent_env, const ShellSetup& shell,
                            bool emulated)
     : layout(launch_layout(request)), tasks_per_node(layout.slurm_tasks_per_node()) {
+  if (emulated) {  // no job shell and no environment: nothing would read them
+    argv.assign(request.argv().begin(), request.argv().end());
+    node_at = node_index_at = argv.size();
+    return;
+  }
   const bool batch = !request.script().empty();
+  std::map<std::string, std::string> variables = step_variables(request, agent_env, shell);
+
   // A batch job's script is its batch step: one process on the job's first node, started as
   // given, with no job shell and no PMI (daemon/batch_task.h turns it into the script's copy).
-  if (emulated || batch) {
+  // So is a step of one task whose program needs no PMI (step_wiring): a job shell would only
+  // stand between the shepherd and that one process.
+  wiring = batch ? StepWiring{.direct = true, .mpi = MpiKind::kNone}
+                 : step_wiring(request, layout, variables);
+  if (wiring.direct) {
     argv.assign(request.argv().begin(), request.argv().end());
     node_at = node_index_at = argv.size();  // nothing to fill in
+    // The rank variables a job shell would have set: the command is task 0.
+    variables["TRELLIS_PROCID"] = variables["TRELLIS_LOCALID"] = "0";
+    variables["SLURM_PROCID"] = variables["SLURM_LOCALID"] = "0";
   } else {
+    this->shell = true;
     ShellOptions options;
     options.job = request.job_id();
     options.attempt = request.attempt();
@@ -135,7 +273,7 @@ LaunchCommon::LaunchCommon(const v1::LaunchRequest& request,
     options.nodes.assign(request.nodes().begin(), request.nodes().end());
     options.tasks_per_node = layout.counts();
     options.distribution = layout.distribution();
-    options.mpi = request.mpi().empty() ? MpiKind::kPmi1 : *parse_mpi_kind(request.mpi());
+    options.mpi = wiring.mpi;
     options.label = request.label();
     options.kill_grace = request.kill_grace();
     options.agent = shell.socket;
@@ -148,75 +286,6 @@ LaunchCommon::LaunchCommon(const v1::LaunchRequest& request,
     node_at = static_cast<size_t>(std::find(argv.begin(), end, "--node") - argv.begin()) + 1;
     node_index_at =
         static_cast<size_t>(std::find(argv.begin(), end, "--node-index") - argv.begin()) + 1;
-  }
-  if (emulated) return;  // no environment: nothing would read it
-
-  std::map<std::string, std::string> variables;
-  for (const std::string& entry : agent_env) {
-    size_t eq = entry.find('=');
-    if (eq != std::string::npos && eq > 0) variables[entry.substr(0, eq)] = entry.substr(eq + 1);
-  }
-  if (static_cast<uid_t>(request.uid()) != ::geteuid()) {
-    std::vector<char> buffer(16384);
-    struct passwd entry {};
-    struct passwd* found = nullptr;
-    if (::getpwuid_r(request.uid(), &entry, buffer.data(), buffer.size(), &found) == 0 && found) {
-      variables["USER"] = variables["LOGNAME"] = entry.pw_name;
-      variables["HOME"] = entry.pw_dir;
-    }
-  }
-  for (const auto& [name, value] : request.env()) variables[name] = value;
-  // Where `trellis run` (and srun) inside the job find the cluster, unless the job names a config.
-  if (!variables.contains("TRELLIS_CONF") && !shell.controllers.empty()) {
-    std::string controllers;
-    for (const std::string& c : shell.controllers) {
-      if (!controllers.empty()) controllers += ',';
-      controllers += c;
-    }
-    variables["TRELLIS_CONTROLLERS"] = controllers;
-    if (!shell.munge_socket.empty()) variables["TRELLIS_MUNGE_SOCKET"] = shell.munge_socket;
-  }
-  if (!shell.slurm_commands.empty()) {
-    auto path = variables.find("PATH");
-    std::string rest = path == variables.end() ? "/usr/local/bin:/usr/bin:/bin" : path->second;
-    variables["PATH"] = shell.slurm_commands + ":" + rest;
-  }
-  const std::string step_id =
-      batch || request.step() == kBatchStep ? "batch" : std::to_string(request.step());
-  const std::string job_nodelist =
-      request.job_nodelist().empty() ? request.nodelist() : request.job_nodelist();
-  const int job_nnodes = request.job_nnodes() > 0 ? request.job_nnodes() : request.nnodes();
-  variables["TRELLIS_JOB_ID"] = std::to_string(request.job_id());
-  variables["TRELLIS_STEP_ID"] = step_id;
-  variables["TRELLIS_NODELIST"] = request.nodelist();
-  variables["TRELLIS_JOB_NODELIST"] = job_nodelist;
-  variables["TRELLIS_NNODES"] = std::to_string(request.nnodes());
-  variables["TRELLIS_NODEID"] = "";    // each node's (task_spec)
-  variables["TRELLIS_NODENAME"] = "";  // each node's
-  variables["TRELLIS_NTASKS"] = std::to_string(layout.ntasks());
-  // 1 the first time; a job requeued (node failure) runs again with the next attempt.
-  variables["TRELLIS_ATTEMPT"] = std::to_string(request.attempt());
-  // Nodes are allocated whole: the job has every CPU of its node (as Slurm's exclusive jobs).
-  variables["SLURM_CPUS_ON_NODE"] =
-      std::to_string(std::max(1u, std::thread::hardware_concurrency()));
-  // The names Slurm gives them, which MPI libraries (Open MPI's schizo/ras/plm, MPICH's hydra)
-  // and tools read.
-  const std::string job_id = std::to_string(request.job_id());
-  variables["SLURM_JOB_ID"] = variables["SLURM_JOBID"] = job_id;
-  variables["SLURM_STEP_ID"] = variables["SLURM_STEPID"] = step_id;
-  variables["SLURM_JOB_NODELIST"] = job_nodelist;
-  variables["SLURM_JOB_NUM_NODES"] = std::to_string(job_nnodes);
-  variables["SLURM_NODELIST"] = variables["SLURM_STEP_NODELIST"] = request.nodelist();
-  variables["SLURM_NNODES"] = variables["SLURM_STEP_NUM_NODES"] = std::to_string(request.nnodes());
-  variables["SLURM_NTASKS"] = variables["SLURM_NPROCS"] = variables["SLURM_STEP_NUM_TASKS"] =
-      std::to_string(layout.ntasks());
-  variables["SLURM_TASKS_PER_NODE"] = variables["SLURM_STEP_TASKS_PER_NODE"] = tasks_per_node;
-  variables["SLURM_NODEID"] = "";     // each node's
-  variables["SLURMD_NODENAME"] = "";  // each node's
-  variables["SLURM_DISTRIBUTION"] = std::string(distribution_name(layout.distribution()));
-  if (batch) {  // the rank variables a job shell would have set: the script is task 0
-    variables["TRELLIS_PROCID"] = variables["TRELLIS_LOCALID"] = "0";
-    variables["SLURM_PROCID"] = variables["SLURM_LOCALID"] = "0";
   }
   env.reserve(variables.size());
   for (const auto& [name, value] : variables) {
@@ -241,6 +310,9 @@ TaskSpec task_spec(const v1::LaunchRequest& request, int node_id, const LaunchCo
   if (common.node_at < spec.argv.size()) spec.argv[common.node_at] = node;
   if (common.node_index_at < spec.argv.size())
     spec.argv[common.node_index_at] = std::to_string(node_id);
+  // A direct task runs the file the wiring found (a shell finds its ranks' program itself).
+  if (common.wiring.direct) spec.program = common.wiring.program_path;
+  spec.shell = common.shell;
   spec.cwd = request.cwd();
   spec.output = request.output();
   spec.error = request.error();

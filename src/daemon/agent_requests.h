@@ -9,6 +9,7 @@
 #pragma once
 
 #include <chrono>
+#include <map>
 #include <set>
 #include <string>
 #include <unordered_set>
@@ -16,7 +17,9 @@
 
 #include "core/result.h"
 #include "core/task_layout.h"
+#include "daemon/program_libraries.h"
 #include "daemon/task_runner.h"
+#include "shell/shell_options.h"
 
 namespace trellis {
 
@@ -60,6 +63,22 @@ struct ShellSetup {
 TaskSpec task_spec(const v1::LaunchRequest& request, int node_id,
                    const std::vector<std::string>& agent_env, const ShellSetup& shell);
 
+// How a step's tasks start on their nodes. A step of one task whose program needs no PMI is
+// started `direct`ly: the shepherd's child execs the command (one process for the job, as its
+// batch step); any other step gets a job shell per node (shell/shell.h), which serves `mpi`.
+// With `--mpi` unset (or "auto") the kind comes from the program's file
+// (daemon/program_libraries.h): Open MPI gets PMIx (and PMI-1), MPICH PMI-1, a program of neither
+// PMI-1 (and no shell when it is one task), and what cannot be read as a program (a script) both
+// PMI-1 and PMIx. `--mpi none` with one task is direct too; pmi1 and pmix always get a shell.
+struct StepWiring {
+  bool direct = false;
+  MpiKind mpi = MpiKind::kPmi1;               // what the shell serves (kNone when direct)
+  ProgramMpi program = ProgramMpi::kUnknown;  // what was read of the program (auto only)
+  std::string program_path;  // the file found for the command (auto only; "" = not found)
+};
+StepWiring step_wiring(const v1::LaunchRequest& request, const TaskLayout& layout,
+                       const std::map<std::string, std::string>& variables);
+
 // What task_spec() works out once per request rather than once per node (each is as long as the
 // step's nodes, or as the environment: a launch of 4,096 of a 16,384-node job's nodes would redo
 // them 4,096 times). The environment is built once, in the order task_spec() gives it, and each
@@ -73,6 +92,8 @@ struct LaunchCommon {
                const ShellSetup& shell, bool emulated = false);
   TaskLayout layout;
   std::string tasks_per_node;  // SLURM_TASKS_PER_NODE's text
+  StepWiring wiring;           // a job shell or the command itself, and which PMI
+  bool shell = false;          // argv starts a job shell (else the command itself)
   // The shell's command line, with its --node and --node-index values to fill in per node.
   std::vector<std::string> argv;
   size_t node_at = 0, node_index_at = 0;

@@ -215,8 +215,9 @@ Result<ClusterConfig> parse_cluster_config(std::string_view text, std::string_vi
   TRELLIS_TRY(controller.integer("max_job_test", c.max_job_test, 0));
   TRELLIS_TRY(controller.integer("max_array_size", c.max_array_size, 1));
   TRELLIS_TRY(controller.string("mpi", c.mpi));
-  if (c.mpi != "pmi1" && c.mpi != "pmix" && c.mpi != "none")
-    return controller.wrong("mpi", "\"pmi1\", \"pmix\" or \"none\", found \"" + c.mpi + "\"");
+  if (c.mpi != "auto" && c.mpi != "pmi1" && c.mpi != "pmix" && c.mpi != "none")
+    return controller.wrong("mpi",
+                            "\"auto\", \"pmi1\", \"pmix\" or \"none\", found \"" + c.mpi + "\"");
   TRELLIS_TRY(controller.integer("pmi_fanout", c.pmi_fanout, 1));
   if (c.pmi_fanout > 64) return controller.wrong("pmi_fanout", "at most 64");
   TRELLIS_TRY(controller.number("batch_wait", c.batch_wait, 0));

@@ -52,7 +52,9 @@
 //                                        # head (Slurm's bf_max_job_test), so that a pass costs
 //                                        # the same however deep the queue; 0 = all of them
 //   max_array_size = 1001                # array task ids are 0 .. this - 1 (Slurm's MaxArraySize)
-//   mpi = "pmi1"                         # how jobs' ranks wire up unless they say (--mpi):
+//   mpi = "auto"                         # how jobs' ranks wire up unless they say (--mpi):
+//                                        # "auto" (what the program links: Open MPI gets PMIx,
+//                                        # MPICH PMI-1, a script both; daemon/agent_requests.h),
 //                                        # "pmi1" (MPICH...), "pmix" (Open MPI too), "none"
 //   pmi_fanout = 2                       # children per agent in a step's PMI exchange tree
 //   batch_wait = 0.002                   # seconds a batch of submissions or exit reports waits
@@ -103,7 +105,7 @@ struct ControllerSettings {
   int activity_every = 4;
   int max_job_test = 500;
   int max_array_size = 1001;
-  std::string mpi = "pmi1";
+  std::string mpi = "auto";
   int pmi_fanout = 2;
   Seconds batch_wait = 0.002;
 };

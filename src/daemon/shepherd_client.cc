@@ -81,29 +81,55 @@ pid_t ShepherdClient::shepherd_pid() {
 }
 
 Result<ShepherdClient::Started> ShepherdClient::spawn(const ShepherdPlan& plan) {
-  std::string bytes = encode_plan(plan);
-  if (bytes.size() > kMaxPlanBytes)
-    return fail("the job's command line and environment exceed 16 MiB");
-  uint32_t length = static_cast<uint32_t>(bytes.size());
-  std::lock_guard lock(mutex_);
-  // A shepherd that died (killed by hand, out of memory) is replaced once per call.
-  for (int attempt = 0; attempt < 2; ++attempt) {
-    if (socket_ < 0) {
-      if (Status ok = start_shepherd(); !ok) return ok.error();
+  return spawn_all({plan}).front();
+}
+
+std::vector<Result<ShepherdClient::Started>> ShepherdClient::spawn_all(
+    const std::vector<ShepherdPlan>& plans) {
+  std::vector<Result<Started>> results(
+      plans.size(), fail(Error::Code::kUnavailable, binary_ + " stopped answering"));
+  std::vector<std::string> frames;  // each plan as sent: its length, then its bytes
+  std::vector<size_t> due;          // the plans still to send
+  for (size_t i = 0; i < plans.size(); ++i) {
+    std::string bytes = encode_plan(plans[i]);
+    if (bytes.size() > kMaxPlanBytes) {
+      results[i] = fail("the job's command line and environment exceed 16 MiB");
+      frames.emplace_back();
+      continue;
     }
-    ShepherdReply reply;
-    if (write_exactly(socket_, &length, sizeof length) &&
-        write_exactly(socket_, bytes.data(), bytes.size()) &&
-        read_exactly(socket_, &reply, sizeof reply)) {
-      if (reply.error != 0) {
-        return fail(Error::Code::kUnavailable,
-                    "cannot start the job's process: " + std::string(std::strerror(reply.error)));
-      }
-      return Started{reply.shepherd, reply.job};
-    }
-    let_go();
+    const uint32_t length = static_cast<uint32_t>(bytes.size());
+    std::string frame(reinterpret_cast<const char*>(&length), sizeof length);
+    frames.push_back(frame + bytes);
+    due.push_back(i);
   }
-  return fail(Error::Code::kUnavailable, binary_ + " stopped answering");
+  std::lock_guard lock(mutex_);
+  // A shepherd that died (killed by hand, out of memory) is replaced once per call; the plans it
+  // did not answer go to the new one.
+  for (int attempt = 0; attempt < 2 && !due.empty(); ++attempt) {
+    if (socket_ < 0) {
+      if (Status ok = start_shepherd(); !ok) {
+        for (size_t i : due) results[i] = ok.error();
+        return results;
+      }
+    }
+    size_t sent = 0;
+    while (sent < due.size() &&
+           write_exactly(socket_, frames[due[sent]].data(), frames[due[sent]].size()))
+      ++sent;
+    size_t answered = 0;
+    ShepherdReply reply;
+    while (answered < sent && read_exactly(socket_, &reply, sizeof reply)) {
+      const size_t i = due[answered++];
+      if (reply.error != 0)
+        results[i] = fail(Error::Code::kUnavailable, "cannot start the job's process: " +
+                                                         std::string(std::strerror(reply.error)));
+      else
+        results[i] = Started{reply.shepherd, reply.job};
+    }
+    due.erase(due.begin(), due.begin() + static_cast<std::ptrdiff_t>(answered));
+    if (!due.empty()) let_go();
+  }
+  return results;
 }
 
 }  // namespace trellis

@@ -7,6 +7,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "core/result.h"
 #include "daemon/shepherd.h"
@@ -37,6 +38,9 @@ class ShepherdClient {
   // Starts the plan's job and returns once it has exec'd. Thread-safe; one at a time. A
   // shepherd that died is replaced (its jobs stay with it, or are lost if it was killed).
   Result<Started> spawn(const ShepherdPlan& plan);
+  // spawn() of each plan, in order; every plan is written before the first answer is read, so
+  // the shepherd starts one job while the next plan is on its way.
+  std::vector<Result<Started>> spawn_all(const std::vector<ShepherdPlan>& plans);
 
   // The shepherd's pid (0 when none is running), for logs and tests.
   pid_t shepherd_pid();

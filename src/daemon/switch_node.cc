@@ -207,17 +207,18 @@ v1::SwitchReply SwitchNode::switch_here(const v1::GangSwitch& request) {
       activity->set_attempt(key.second);
       // The job's processes from its cgroup, when it has one: a scan of all of /proc per task
       // was most of a switch's time on a host with many processes. Each one's /proc/PID/stat is
-      // read once, here, and handed to the monitor. A task's leader is its job shell, which only
-      // waits for its ranks: what the job does is what the ranks (and what they started) do, so
-      // the leaders are not read at all.
+      // read once, here, and handed to the monitor. A task's leader, when it is a job shell,
+      // only waits for its ranks: what the job does is what the ranks (and what they started)
+      // do, so those leaders are not read at all. (A task started without a shell is its own
+      // leader.)
       std::optional<std::vector<pid_t>> in_cgroup = freezer_.processes(group_name(key));
       std::map<pid_t, std::vector<ProcStat>> by_group;
       if (in_cgroup) {
         close_stats(key, *in_cgroup);  // those of processes that left the cgroup
         for (pid_t pid : *in_cgroup) {
           if (std::any_of(tasks[key].begin(), tasks[key].end(),
-                          [&](const TaskInfo& t) { return t.process_group == pid; }))
-            continue;  // a leader
+                          [&](const TaskInfo& t) { return t.shell && t.process_group == pid; }))
+            continue;  // a job shell
           Result<ProcStat> stat = stat_of(key, pid);
           if (!stat) continue;  // gone
           // A process that left its task's process group is counted with the first task.
@@ -236,9 +237,9 @@ v1::SwitchReply SwitchNode::switch_here(const v1::GangSwitch& request) {
         TaskActivity seen;
         if (in_cgroup) {
           seen = monitor_.sample(task.key.name(), std::move(by_group[task.process_group]), area);
-        } else {  // without the leader, as above
+        } else {  // without a job shell, as above
           std::vector<pid_t> pids = processes_in_group(task.process_group);
-          std::erase(pids, task.process_group);
+          if (task.shell) std::erase(pids, task.process_group);
           seen = monitor_.sample(task.key.name(), pids, area);
         }
         activity->set_tasks(activity->tasks() + 1);

@@ -2,13 +2,18 @@
 
 #include <fcntl.h>
 #include <grp.h>
+#include <linux/magic.h>
 #include <poll.h>
 #include <pwd.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <climits>
 #include <csignal>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -49,10 +54,19 @@ std::string read_text(const std::string& path) {
   return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
 }
 
+// Reads one of the shepherd's "A B\n" files (daemon/shepherd.cc writes them in place with one
+// write); false when it does not exist or its line is not whole yet.
+template <typename T>
+bool read_pair_file(const std::string& path, T& a, T& b) {
+  std::string text = read_text(path);
+  if (text.empty() || text.back() != '\n') return false;
+  std::istringstream in(text);
+  return static_cast<bool>(in >> a >> b);
+}
+
 // Parses the shepherd's "EXIT_CODE SIGNAL" file; false when it does not exist (yet).
 bool read_exit_file(const std::string& path, int& exit_code, int& signal) {
-  std::ifstream in(path);
-  return static_cast<bool>(in >> exit_code >> signal);
+  return read_pair_file(path, exit_code, signal);
 }
 
 // The value of NAME in a "NAME=value" environment, or nullptr.
@@ -66,6 +80,44 @@ const std::string* find_env(const std::vector<std::string>& env, std::string_vie
   return nullptr;
 }
 
+// The tasks' pid and exit files live on a tmpfs when the agent may put them there (as root):
+// `tasks` is then a link to /run/trellis/tasks-HASH, or /dev/shm/trellis-tasks-HASH where /run
+// is no tmpfs (HASH of the link's path). They describe processes, which a reboot ends anyway,
+// and ext4 made each file's creation costly under a stream of short jobs (an inode allocation
+// searches past the inodes of the files just removed: a quarter of the shepherd's system time).
+// A `tasks` that exists already, as a directory or a link, is kept (an earlier agent's tasks may
+// be in it).
+std::error_code make_tasks_dir(const std::string& tasks) {
+  std::error_code ec;
+  if (fs::exists(fs::symlink_status(tasks, ec))) return {};
+  uint64_t hash = 1469598103934665603ull;  // FNV-1a of the path
+  for (unsigned char c : tasks) hash = (hash ^ c) * 1099511628211ull;
+  char suffix[32];
+  std::snprintf(suffix, sizeof suffix, "tasks-%016llx", static_cast<unsigned long long>(hash));
+  auto on_tmpfs = [](const char* path) {
+    struct statfs info {};
+    return ::statfs(path, &info) == 0 && info.f_type == TMPFS_MAGIC;
+  };
+  std::string place;
+  if (on_tmpfs("/run")) {
+    ::mkdir("/run/trellis", 0755);
+    place = std::string("/run/trellis/") + suffix;
+  } else if (on_tmpfs("/dev/shm")) {
+    place = std::string("/dev/shm/trellis-") + suffix;
+  }
+  if (::geteuid() == 0 && !place.empty()) {
+    struct stat made {};
+    const bool fresh = ::mkdir(place.c_str(), 0700) == 0;
+    // Ours alone: a directory someone else made there (/dev/shm is everyone's) is not used.
+    if ((fresh || errno == EEXIST) && ::lstat(place.c_str(), &made) == 0 && S_ISDIR(made.st_mode) &&
+        made.st_uid == 0 && (made.st_mode & 077) == 0) {
+      fs::create_directory_symlink(place, tasks, ec);
+      if (!ec) return {};
+    }
+  }
+  fs::create_directories(tasks, ec);
+  return ec;
+}
 }  // namespace
 
 std::string TaskKey::name() const {
@@ -117,7 +169,8 @@ Result<std::unique_ptr<TaskRunner>> TaskRunner::open(Options options) {
   if (options.state_dir.empty()) return fail("state directory: empty");
   std::error_code ec;
   options.state_dir = fs::absolute(options.state_dir, ec).lexically_normal().string();
-  fs::create_directories(options.state_dir + "/tasks", ec);
+  fs::create_directories(options.state_dir, ec);
+  if (!ec) ec = make_tasks_dir(options.state_dir + "/tasks");
   if (ec) {
     return fail(Error::Code::kUnavailable,
                 "state directory " + options.state_dir + ": " + ec.message());
@@ -149,6 +202,12 @@ TaskRunner::~TaskRunner() {
   shepherd_.reset();
   if (notice_read_ >= 0) ::close(notice_read_);
   if (notice_write_ >= 0) ::close(notice_write_);
+  // A tasks directory on /run that nothing is left in goes with its link.
+  std::error_code ec;
+  if (tasks_.empty() && fs::is_symlink(tasks_dir(), ec)) {
+    fs::path target = fs::read_symlink(tasks_dir(), ec);
+    if (!ec && ::rmdir(target.c_str()) == 0) ::unlink(tasks_dir().c_str());
+  }
   // Running shepherds are left to init: they write their status files, which the next agent
   // reads.
 }
@@ -184,8 +243,16 @@ Status TaskRunner::load() {
     }
     Task task;
     task.key = *key;
-    std::istringstream pids(read_text(entry.path().string()));
-    if (!(pids >> task.shepherd >> task.process_group)) continue;
+    // A shepherd may be between the file's creation and its one write: looked at again shortly.
+    bool read = false;
+    for (int look = 0; look < 5 && !read; ++look) {
+      if (look > 0) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+      read = read_pair_file(entry.path().string(), task.shepherd, task.process_group);
+    }
+    if (!read) continue;
+    // Whether its leader is a job shell, from its name (an adopted task's spec is gone).
+    task.shell =
+        read_text("/proc/" + std::to_string(task.process_group) + "/comm") == "trellis-shell\n";
     task.shepherd_start = process_start_time(task.shepherd);
     tasks_[*key] = task;
   }
@@ -263,7 +330,14 @@ void TaskRunner::monitor() {
     }
     for (const TaskKey& key : noticed) {
       auto it = tasks_.find(key);
-      if (it != tasks_.end()) any_ended |= check(it->second);
+      if (it != tasks_.end()) {
+        any_ended |= check(it->second);
+      } else {
+        // Its shepherd started it and saw it end before launch_all() recorded it (the plans of
+        // a batch are answered together): record_started() announces it again.
+        early_notices_.push_back(key);
+        if (early_notices_.size() > kEarlyNoticesKept) early_notices_.pop_front();
+      }
     }
     if (any_ended) {
       changed_.notify_all();
@@ -284,15 +358,14 @@ bool TaskRunner::wait_ended(const TaskKey& key, std::chrono::milliseconds timeou
   });
 }
 
-Result<bool> TaskRunner::launch(const TaskSpec& spec) {
+Result<std::optional<ShepherdPlan>> TaskRunner::plan_of(const TaskSpec& spec) {
   if (spec.argv.empty() || spec.argv[0].empty()) return fail("argv: empty command");
-  std::lock_guard launching(launch_mutex_);
 
   // Known already, or superseded by a later attempt: nothing to do.
   std::vector<TaskKey> older;
   {
     std::lock_guard lock(mutex_);
-    if (tasks_.contains(spec.key)) return false;
+    if (tasks_.contains(spec.key)) return std::optional<ShepherdPlan>();
     auto acknowledged = std::find_if(acknowledged_.begin(), acknowledged_.end(),
                                      [&](const Acknowledged& a) { return a.key == spec.key; });
     if (acknowledged != acknowledged_.end()) {
@@ -306,7 +379,7 @@ Result<bool> TaskRunner::launch(const TaskSpec& spec) {
       again.signal = acknowledged->signal;
       tasks_[spec.key] = again;
       acknowledged_.erase(acknowledged);
-      return false;
+      return std::optional<ShepherdPlan>();
     }
     auto later = [&](const TaskKey& k) {
       return k.job_id == spec.key.job_id && k.node == spec.key.node && k.attempt > spec.key.attempt;
@@ -314,7 +387,7 @@ Result<bool> TaskRunner::launch(const TaskSpec& spec) {
     if (std::any_of(tasks_.begin(), tasks_.end(), [&](const auto& t) { return later(t.first); }) ||
         std::any_of(acknowledged_.begin(), acknowledged_.end(),
                     [&](const Acknowledged& a) { return later(a.key); })) {
-      return false;
+      return std::optional<ShepherdPlan>();
     }
     for (auto& [key, task] : tasks_) {
       if (key.job_id == spec.key.job_id && key.node == spec.key.node &&
@@ -381,6 +454,7 @@ Result<bool> TaskRunner::launch(const TaskSpec& spec) {
   // Where exec looks for argv[0]: itself when it holds a '/', else each directory of the job's
   // PATH.
   const std::string& command = spec.argv[0];
+  if (!spec.program.empty()) p.candidates.push_back(spec.program);
   if (command.find('/') != std::string::npos) {
     p.candidates.push_back(command);
   } else {
@@ -399,25 +473,70 @@ Result<bool> TaskRunner::launch(const TaskSpec& spec) {
   // mistaken for this run's status.
   ::unlink(p.exit_file.c_str());
 
-  Result<ShepherdClient::Started> started = shepherd_->spawn(p);
-  if (!started) {
-    ::unlink(p.pid_file.c_str());
-    return fail(Error::Code::kUnavailable,
-                "task " + spec.key.name() + ": " + started.error().message);
-  }
+  return std::optional<ShepherdPlan>(std::move(p));
+}
 
+void TaskRunner::record_started(const TaskSpec& spec, const ShepherdClient::Started& started) {
+  const TaskKey& key = spec.key;
   std::lock_guard lock(mutex_);
   Task task;
-  task.key = spec.key;
-  task.shepherd = started->shepherd;
+  task.key = key;
+  task.shell = spec.shell;
+  task.shepherd = started.shepherd;
   // One shepherd serves many launches: its start time is read once.
-  if (shepherd_start_.first != started->shepherd)
-    shepherd_start_ = {started->shepherd, process_start_time(started->shepherd)};
+  if (shepherd_start_.first != started.shepherd)
+    shepherd_start_ = {started.shepherd, process_start_time(started.shepherd)};
   task.shepherd_start = shepherd_start_.second;
-  task.process_group = started->job;
+  task.process_group = started.job;
   task.announces_exit = true;
-  tasks_[spec.key] = task;
-  return true;
+  tasks_[key] = task;
+  auto early = std::find(early_notices_.begin(), early_notices_.end(), key);
+  if (early != early_notices_.end()) {
+    early_notices_.erase(early);
+    const std::string notice = key.name() + "\n";
+    // One write, atomic on a pipe; should the pipe be full, the monitor's sweep finds the exit.
+    if (notice.size() <= PIPE_BUF) (void)!::write(notice_write_, notice.data(), notice.size());
+  }
+}
+
+Result<bool> TaskRunner::launch(const TaskSpec& spec) {
+  return launch_all({spec}).front();
+}
+
+std::vector<Result<bool>> TaskRunner::launch_all(const std::vector<TaskSpec>& specs) {
+  std::lock_guard launching(launch_mutex_);
+  std::vector<Result<bool>> results(specs.size(), Result<bool>(false));
+  std::vector<ShepherdPlan> plans;
+  std::vector<size_t> planned;  // the spec of each plan
+  for (size_t i = 0; i < specs.size(); ++i) {
+    // The same task twice in one batch starts once.
+    if (std::any_of(planned.begin(), planned.end(),
+                    [&](size_t j) { return specs[j].key == specs[i].key; }))
+      continue;
+    Result<std::optional<ShepherdPlan>> plan = plan_of(specs[i]);
+    if (!plan) {
+      results[i] = plan.error();
+    } else if (*plan) {
+      plans.push_back(std::move(**plan));
+      planned.push_back(i);
+    }
+  }
+  // Every plan goes to the shepherd before the first answer is read: it starts one job while
+  // this thread writes the next plan (one at a time, each launch waited for the shepherd's
+  // clone and the job's exec, which bounded an agent near 500 short jobs a second here).
+  std::vector<Result<ShepherdClient::Started>> started = shepherd_->spawn_all(plans);
+  for (size_t k = 0; k < planned.size(); ++k) {
+    const TaskSpec& spec = specs[planned[k]];
+    if (!started[k]) {
+      ::unlink(plans[k].pid_file.c_str());
+      results[planned[k]] = fail(Error::Code::kUnavailable,
+                                 "task " + spec.key.name() + ": " + started[k].error().message);
+      continue;
+    }
+    record_started(spec, *started[k]);
+    results[planned[k]] = true;
+  }
+  return results;
 }
 
 bool TaskRunner::record_ended(const TaskKey& key, int exit_code, int signal) {
@@ -462,7 +581,7 @@ std::vector<TaskInfo> TaskRunner::tasks() const {
   std::lock_guard lock(mutex_);
   std::vector<TaskInfo> out;
   for (const auto& [key, task] : tasks_) {
-    out.push_back({key, task.running, task.exit_code, task.signal, task.process_group});
+    out.push_back({key, task.running, task.exit_code, task.signal, task.process_group, task.shell});
   }
   return out;
 }

@@ -8,7 +8,9 @@
 // the exit status to a file in the state directory. The agent never has to be alive when a job
 // ends: a restarted agent reads the status from that file.
 //
-// State directory layout (the files are the whole state: nothing is rewritten per launch):
+// State directory layout (the files are the whole state: nothing is rewritten per launch; as
+// root, `tasks` is a link to a directory on a tmpfs, /run/trellis or /dev/shm, since a reboot
+// ends the tasks anyway and each file's creation costs a disk's file system more):
 //   tasks/JOB.ATTEMPT.STEP.NODE.pid   "SHEPHERD_PID JOB_PID", by the shepherd once the job runs;
 //                                     a task is known exactly while this file exists
 //   tasks/JOB.ATTEMPT.STEP.NODE.exit  "EXIT_CODE SIGNAL", by the shepherd when the job has ended
@@ -69,11 +71,17 @@ std::optional<TaskKey> parse_task_name(const std::string& name);
 struct TaskSpec {
   TaskKey key;
   std::vector<std::string> argv;  // non-empty; argv[0] is looked up in PATH
-  std::string cwd;                // absolute; "" = the user's home directory (else /)
-  std::string output;             // stdout file; relative = to cwd; "" = trellis-%j.out
-  std::string error;              // stderr file; "" = the output file. "%j" = the job id.
-  std::vector<std::string> env;   // "NAME=value", the complete environment
-  int uid = -1;                   // run as this user; -1 = the agent's own
+  // The file the agent found for argv[0] already (daemon/program_libraries.h), tried first; ""
+  // = none: exec looks argv[0] up in the job's PATH.
+  std::string program;
+  // The task's process is a job shell (shell/shell.h), which only waits for the ranks it starts;
+  // else it is the job's own process (a batch step, a one-task step started directly).
+  bool shell = false;
+  std::string cwd;               // absolute; "" = the user's home directory (else /)
+  std::string output;            // stdout file; relative = to cwd; "" = trellis-%j.out
+  std::string error;             // stderr file; "" = the output file. "%j" = the job id.
+  std::vector<std::string> env;  // "NAME=value", the complete environment
+  int uid = -1;                  // run as this user; -1 = the agent's own
   int gid = -1;
   // The cgroup.procs file of the freezer cgroup its processes join ("" = none; see
   // daemon/freezer.h).
@@ -87,6 +95,7 @@ struct TaskInfo {
   int exit_code = 0;  // when !running
   int signal = 0;
   pid_t process_group = 0;
+  bool shell = false;  // the group's leader is a job shell (TaskSpec::shell)
 };
 
 // What an agent's launcher, gang switches and exit reports use of the tasks it runs. TaskRunner
@@ -98,6 +107,12 @@ class Tasks {
   // Starts a task: true when started, false when this (job, attempt, node) is known already or
   // was acknowledged recently (a repeated launch never runs a task twice).
   virtual Result<bool> launch(const TaskSpec& spec) = 0;
+  // launch() of each, in order, with each one's result; a runner may overlap their starts.
+  virtual std::vector<Result<bool>> launch_all(const std::vector<TaskSpec>& specs) {
+    std::vector<Result<bool>> results;
+    for (const TaskSpec& spec : specs) results.push_back(launch(spec));
+    return results;
+  }
   // A task that was never started ends with this status, reported like any exit; false when the
   // task is known already.
   virtual bool record_ended(const TaskKey& key, int exit_code, int signal) = 0;
@@ -150,6 +165,9 @@ class TaskRunner : public Tasks {
   // listed again by unacknowledged_exits(), so whoever launched it again learns how it ended).
   // Older attempts of the same job on the same node still running are killed (SIGKILL) first.
   Result<bool> launch(const TaskSpec& spec) override;
+  // Several launches, each as launch() would do it, with the shepherd starting one task while
+  // the next one's plan is written (daemon/shepherd_client.h).
+  std::vector<Result<bool>> launch_all(const std::vector<TaskSpec>& specs) override;
 
   // A task that was never started ends with this status (a launch dropped before it started, or
   // one that could not start): it is reported like any exit. False when the task is known already
@@ -175,6 +193,7 @@ class TaskRunner : public Tasks {
     pid_t shepherd = 0;
     long long shepherd_start = -1;  // its /proc start time, to tell it from a reused pid
     pid_t process_group = 0;
+    bool shell = false;           // its leader is a job shell
     bool announces_exit = false;  // started by this runner: the shepherd writes the notice pipe
     bool running = true;
     int exit_code = 0;
@@ -183,6 +202,10 @@ class TaskRunner : public Tasks {
   };
 
   explicit TaskRunner(Options options);
+  // What the shepherd is to start for `spec`; nullopt when it is known already or superseded
+  // (see launch()). Callers hold launch_mutex_.
+  Result<std::optional<ShepherdPlan>> plan_of(const TaskSpec& spec);
+  void record_started(const TaskSpec& spec, const ShepherdClient::Started& started);
   Status load();
   std::string acknowledged_log() const;
   bool check(Task& task);  // updates a running task; true when it has just ended
@@ -213,7 +236,11 @@ class TaskRunner : public Tasks {
   };
   std::deque<Acknowledged> acknowledged_;
   size_t acknowledged_log_lines_ = 0;  // lines in acknowledged.log; guarded by mutex_
-  bool stopping_ = false;              // guarded by mutex_
+  // Exit notices of tasks not recorded yet (their start's answer still on its way), newest
+  // last, bounded; guarded by mutex_.
+  static constexpr size_t kEarlyNoticesKept = 4096;
+  std::deque<TaskKey> early_notices_;
+  bool stopping_ = false;  // guarded by mutex_
   std::thread monitor_;
 };
 

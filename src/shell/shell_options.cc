@@ -28,6 +28,8 @@ std::string_view mpi_kind_name(MpiKind kind) {
       return "pmi1";
     case MpiKind::kPmix:
       return "pmix";
+    case MpiKind::kAuto:
+      return "auto";
   }
   return "pmi1";
 }
@@ -36,7 +38,8 @@ Result<MpiKind> parse_mpi_kind(std::string_view text) {
   if (text == "none") return MpiKind::kNone;
   if (text == "pmi1" || text == "pmi" || text == "pmi2") return MpiKind::kPmi1;
   if (text == "pmix" || text == "pmix_v4" || text == "pmix_v3") return MpiKind::kPmix;
-  return fail("mpi: '" + std::string(text) + "'; expected none, pmi1 or pmix");
+  if (text == "auto") return MpiKind::kAuto;
+  return fail("mpi: '" + std::string(text) + "'; expected auto, none, pmi1 or pmix");
 }
 
 std::string step_name(int64_t job, int step) {
@@ -142,6 +145,8 @@ Result<ShellOptions> parse_shell_options(const std::vector<std::string>& argumen
   if (values.contains("--mpi")) {
     Result<MpiKind> kind = parse_mpi_kind(values["--mpi"]);
     if (!kind) return fail("trellis-shell: --" + kind.error().message);
+    if (*kind == MpiKind::kAuto)
+      return fail("trellis-shell: --mpi auto: the agent chooses before the shell starts");
     o.mpi = *kind;
   }
   if (values.contains("--kill-grace")) {

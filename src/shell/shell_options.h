@@ -22,8 +22,12 @@ enum class MpiKind {
   kNone,  // no PMI_* for the ranks (e.g. MPI launchers' own daemons, started through srun)
   kPmi1,  // a PMI-1 server on PMI_FD (MPICH, MVAPICH, Intel MPI)
   kPmix,  // a PMIx server, and PMI-1 too (Open MPI's direct launch)
+  // What the program needs, which the agent reads from it before the step starts
+  // (daemon/program_libraries.h; the default): a shell is always given one of the three above.
+  kAuto,
 };
-std::string_view mpi_kind_name(MpiKind kind);  // "none", "pmi1", "pmix"
+std::string_view mpi_kind_name(MpiKind kind);  // "none", "pmi1", "pmix", "auto"
+// A kind by name: those above, and Slurm's names for them (pmi2 and pmix_v3/v4).
 Result<MpiKind> parse_mpi_kind(std::string_view text);
 
 struct ShellOptions {

@@ -44,9 +44,10 @@ class MpiClusterTest : public ::testing::Test {
                                       const std::string& mode = "") {
     std::string out = cluster_.dir() / ("out-" + f.name + "-%j.txt");
     std::string extra = f.name == "openmpi" ? kOpenMpiOnOneHost : "";
-    test::CommandRun r = cluster_.trellis("submit " + layout + " --mpi " + f.mpi + " " + extra +
-                                          " --wait -o " + out + " -D " + programs_->path() +
-                                          " -- " + binaries_[f.name] + " " + mode);
+    const std::string mpi = f.mpi.empty() ? "" : " --mpi " + f.mpi;
+    test::CommandRun r =
+        cluster_.trellis("submit " + layout + mpi + " " + extra + " --wait -o " + out + " -D " +
+                         programs_->path() + " -- " + binaries_[f.name] + " " + mode);
     size_t at = r.output.find("Submitted job ");
     int64_t id = at == std::string::npos ? -1 : std::stoll(r.output.substr(at + 14));
     std::string path = out;
@@ -71,6 +72,49 @@ TEST_F(MpiClusterTest, MpichAndOpenMpiWireUpAcrossNodesAndAgents) {
     EXPECT_EQ(job["ntasks"], 4);
     EXPECT_EQ(job["task_layout"].get<std::string>().find("0-1 "), 3u) << job.dump();
   }
+}
+
+// With --mpi unset the agent reads what each program links (daemon/program_libraries.h): MPICH's
+// ranks get PMI-1 and Open MPI's PMIx, with no option (Open MPI's ranks died with "OPAL ERROR:
+// Unreachable in ext3x_client.c" under the PMI-1-only default). An Open MPI program of one rank
+// gets PMIx too: with SLURM_STEP_ID beside SLURM_NODELIST it takes itself for one that srun
+// launched, and would fail the same way as a singleton.
+TEST_F(MpiClusterTest, MpichAndOpenMpiWireUpWithNoMpiOption) {
+  ASSERT_EQ(cluster_.up().status, 0) << cluster_.up().output;
+  for (MpiFlavour f : {kMpich, kOpenMpi}) {
+    f.mpi = "";
+    auto [four_nodes, id4] = run(f, "-N 4");
+    EXPECT_EQ(check_allreduce(four_nodes, 4), "") << f.name << " -N 4, no --mpi";
+    EXPECT_EQ(cluster_.state(id4), "CD");
+    auto [two_by_two, id22] = run(f, "-N 2 -n 4");
+    EXPECT_EQ(check_allreduce(two_by_two, 4), "") << f.name << " -N 2 -n 4, no --mpi";
+    auto [alone, id1] = run(f, "-N 1");
+    EXPECT_EQ(check_allreduce(alone, 1), "") << f.name << " -N 1, no --mpi";
+    EXPECT_EQ(cluster_.state(id1), "CD") << alone;
+  }
+}
+
+// A one-task job of a program that links no MPI runs without a job shell: its parent is the
+// agent's shepherd (one process for the job), while a job of two tasks, or of an MPI program, has
+// a shell per node between them.
+TEST_F(MpiClusterTest, AOneTaskJobWithoutMpiRunsWithoutAJobShell) {
+  ASSERT_EQ(cluster_.up().status, 0) << cluster_.up().output;
+  auto parent_of = [&](const std::string& options) {
+    std::string out = cluster_.dir() / "parent-%j.txt";
+    test::CommandRun r = cluster_.trellis("submit " + options + " --wait -o " + out +
+                                          " -- sh -c 'cat /proc/$PPID/comm'");
+    size_t at = r.output.find("Submitted job ");
+    EXPECT_NE(at, std::string::npos) << r.output;
+    const long long id = at == std::string::npos ? 0 : std::stoll(r.output.substr(at + 14));
+    std::string path = out;
+    path.replace(path.find("%j"), 2, std::to_string(id));
+    return test::read_text(path);
+  };
+  EXPECT_EQ(parent_of("-N 1"), "trellis-shepher\n");
+  EXPECT_EQ(parent_of("-N 1 --mpi none"), "trellis-shepher\n");
+  EXPECT_EQ(parent_of("-N 1 --mpi pmi1"), "trellis-shell\n");
+  EXPECT_EQ(parent_of("-N 1 --label"), "0: trellis-shell\n");
+  EXPECT_EQ(parent_of("-N 1 -n 2"), "trellis-shell\ntrellis-shell\n");
 }
 
 TEST_F(MpiClusterTest, RanksStartedWithoutPmiAreSingletonsAndFailTheCheck) {

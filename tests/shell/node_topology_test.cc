@@ -15,7 +15,6 @@ namespace trellis {
 namespace {
 
 using testing::read_file;
-using testing::TempDir;
 
 ino_t inode_of(const std::string& path) {
   struct stat st {};
@@ -37,7 +36,7 @@ void expect_this_machine(const std::string& path) {
 }
 
 TEST(NodeTopologyTest, IsDiscoveredOnceAndThenFound) {
-  TempDir dir;
+  testing::TempDir dir;
   Result<std::string> first = node_topology_file(dir.path());
   ASSERT_TRUE(first.ok()) << first.error().message;
   EXPECT_EQ(first->rfind(dir.path() + "/trellis-topology." + std::to_string(::geteuid()) + ".", 0),
@@ -57,7 +56,7 @@ TEST(NodeTopologyTest, IsDiscoveredOnceAndThenFound) {
 // A link in the file's place (to a file of someone else's choosing) or a file that others may
 // write is not read: the topology is discovered again and the file put in its place.
 TEST(NodeTopologyTest, AFileOthersCouldHavePlantedIsReplaced) {
-  TempDir dir;
+  testing::TempDir dir;
   Result<std::string> path = node_topology_file(dir.path());
   ASSERT_TRUE(path.ok()) << path.error().message;
   const std::string planted = dir.path() + "/planted.xml";
