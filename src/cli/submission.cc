@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "cli/live_client.h"
+#include "cli/slurm/slurm_command.h"
 #include "cli/slurm_time.h"
 #include "core/batch_directives.h"
 #include "core/task_layout.h"
@@ -42,84 +43,97 @@ enum LongOnly {
   kUnsupportedOptionalArgument,
 };
 
-// sbatch's options, with what Trellis does with each. getopt_long matches unique prefixes.
-const option kOptions[] = {
-    {"job-name", required_argument, nullptr, 'J'},
-    {"output", required_argument, nullptr, 'o'},
-    {"error", required_argument, nullptr, 'e'},
-    {"chdir", required_argument, nullptr, 'D'},
-    {"workdir", required_argument, nullptr, 'D'},
-    {"partition", required_argument, nullptr, 'p'},
-    {"time", required_argument, nullptr, 't'},
-    {"nodes", required_argument, nullptr, 'N'},
-    {"array", required_argument, nullptr, 'a'},
-    {"dependency", required_argument, nullptr, 'd'},
-    {"kill-on-invalid-dep", required_argument, nullptr, kKillOnInvalidDep},
-    {"wrap", required_argument, nullptr, kWrap},
-    {"parsable", no_argument, nullptr, kParsable},
-    {"wait", no_argument, nullptr, 'W'},
-    {"export", required_argument, nullptr, kExport},
-    {"oversubscribe", no_argument, nullptr, 's'},
+// sbatch's options, with what Trellis does with each and what `sbatch --help` says of it (an
+// option with no help text is one Trellis refuses). getopt_long matches unique prefixes.
+const std::vector<slurm::LongOption> kOptions = {
+    {"job-name", required_argument, 'J', "jobname", "name of job"},
+    {"output", required_argument, 'o', "out",
+     "file for batch script's standard output (%j: job id)"},
+    {"error", required_argument, 'e', "err", "file for batch script's standard error"},
+    {"chdir", required_argument, 'D', "directory", "set working directory for batch script"},
+    {"workdir", required_argument, 'D'},
+    {"partition", required_argument, 'p', "partition", "partition requested"},
+    {"time", required_argument, 't', "minutes", "time limit ([D-]HH:MM:SS, MM, MM:SS, ...)"},
+    {"nodes", required_argument, 'N', "N", "number of nodes on which to run (N = min[-max])"},
+    {"array", required_argument, 'a', "indexes", "job array index values (1-10, 1,3,5, 0-9:2%2)"},
+    {"dependency", required_argument, 'd', "type:jobid",
+     "defer job until condition on jobid is satisfied (after, afterok, afternotok, afterany, "
+     "singleton; ',' all, '?' any)"},
+    {"kill-on-invalid-dep", required_argument, kKillOnInvalidDep, "yes|no",
+     "cancel the job if its dependency can never be satisfied"},
+    {"wrap", required_argument, kWrap, "command string",
+     "wrap command string in a sh script and submit"},
+    {"parsable", no_argument, kParsable, nullptr, "outputs only the jobid"},
+    {"wait", no_argument, 'W', nullptr, "wait for completion of submitted job"},
+    {"export", required_argument, kExport, "names",
+     "environment variables to export: ALL (default), NONE, or NAME[=VALUE],..."},
+    {"oversubscribe", no_argument, 's', nullptr, "the job may share nodes (gang time-sharing)"},
     // Trellis's own.
-    {"shape", required_argument, nullptr, kShape},
-    {"mode", required_argument, nullptr, kMode},
-    {"no-rotate", no_argument, nullptr, kNoRotate},
-    {"share", no_argument, nullptr, 's'},
-    {"env", required_argument, nullptr, kEnv},
-    {"mpi", required_argument, nullptr, kMpi},
-    {"label", no_argument, nullptr, kLabel},
+    {"shape", required_argument, kShape, "AxBxC", "a box of nodes on a mesh or torus (Trellis)"},
+    {"mode", required_argument, kMode, "torus|mesh|any",
+     "how the box may lie: across the wrap-around, not, or any nodes (Trellis)"},
+    {"no-rotate", no_argument, kNoRotate, nullptr,
+     "the shape's axes may not be permuted (Trellis)"},
+    {"share", no_argument, 's', nullptr, "the same as --oversubscribe (Trellis)"},
+    {"env", required_argument, kEnv, "NAME=VALUE", "one more variable for the job (Trellis)"},
+    {"mpi", required_argument, kMpi, "type",
+     "how ranks wire up: auto (from the program), pmi1, pmix, none"},
+    {"label", no_argument, kLabel, nullptr, "prepend the rank to each line of the tasks' output"},
     // The job's tasks (ranks, core/task_layout.h), laid out as srun would.
-    {"ntasks", required_argument, nullptr, 'n'},
-    {"ntasks-per-node", required_argument, nullptr, kNtasksPerNode},
-    {"distribution", required_argument, nullptr, 'm'},
+    {"ntasks", required_argument, 'n', "ntasks", "number of tasks to run"},
+    {"ntasks-per-node", required_argument, kNtasksPerNode, "n",
+     "number of tasks to invoke on each node"},
+    {"distribution", required_argument, 'm', "type",
+     "distribution method for processes to nodes (block, cyclic)"},
     // Accepted, with no meaning here: nodes are allocated whole, with all their CPUs and memory;
     // there are no accounts, QOS or mail.
-    {"account", required_argument, nullptr, 'A'},
-    {"cpus-per-task", required_argument, nullptr, 'c'},
-    {"mem", required_argument, nullptr, kIgnoredWithArgument},
-    {"mem-per-cpu", required_argument, nullptr, kIgnoredWithArgument},
-    {"mem-per-gpu", required_argument, nullptr, kIgnoredWithArgument},
-    {"threads-per-core", required_argument, nullptr, kIgnoredWithArgument},
-    {"hint", required_argument, nullptr, kIgnoredWithArgument},
-    {"tmp", required_argument, nullptr, kIgnoredWithArgument},
-    {"mail-type", required_argument, nullptr, kIgnoredWithArgument},
-    {"mail-user", required_argument, nullptr, kIgnoredWithArgument},
-    {"comment", required_argument, nullptr, kIgnoredWithArgument},
-    {"qos", required_argument, nullptr, 'q'},
-    {"exclusive", optional_argument, nullptr, kIgnoredOptionalArgument},
-    {"get-user-env", optional_argument, nullptr, kIgnoredOptionalArgument},
-    {"propagate", optional_argument, nullptr, kIgnoredOptionalArgument},
-    {"requeue", no_argument, nullptr, kIgnoredFlag},
-    {"no-requeue", no_argument, nullptr, kIgnoredFlag},
-    {"quiet", no_argument, nullptr, 'Q'},
-    {"verbose", no_argument, nullptr, 'v'},
+    {"account", required_argument, 'A', "name", "accepted, no effect yet (no accounts)"},
+    {"cpus-per-task", required_argument, 'c', "ncpus", "accepted, no effect (nodes are whole)"},
+    {"mem", required_argument, kIgnoredWithArgument, "MB", "accepted, no effect (nodes are whole)"},
+    {"mem-per-cpu", required_argument, kIgnoredWithArgument, "MB",
+     "accepted, no effect (nodes are whole)"},
+    {"mem-per-gpu", required_argument, kIgnoredWithArgument, "MB", "accepted, no effect"},
+    {"threads-per-core", required_argument, kIgnoredWithArgument, "threads", "accepted, no effect"},
+    {"hint", required_argument, kIgnoredWithArgument, "hint", "accepted, no effect"},
+    {"tmp", required_argument, kIgnoredWithArgument, "MB", "accepted, no effect"},
+    {"mail-type", required_argument, kIgnoredWithArgument, "type", "accepted, no effect (no mail)"},
+    {"mail-user", required_argument, kIgnoredWithArgument, "user", "accepted, no effect (no mail)"},
+    {"comment", required_argument, kIgnoredWithArgument, "name", "accepted, no effect"},
+    {"qos", required_argument, 'q', "qos", "accepted, no effect yet (no QOS)"},
+    {"exclusive", optional_argument, kIgnoredOptionalArgument, nullptr,
+     "accepted; nodes are whole already"},
+    {"get-user-env", optional_argument, kIgnoredOptionalArgument, nullptr, "accepted, no effect"},
+    {"propagate", optional_argument, kIgnoredOptionalArgument, nullptr, "accepted, no effect"},
+    {"requeue", no_argument, kIgnoredFlag, nullptr, "accepted, no effect"},
+    {"no-requeue", no_argument, kIgnoredFlag, nullptr, "accepted, no effect"},
+    {"quiet", no_argument, 'Q', nullptr, "quiet mode (suppress informational messages)"},
+    {"verbose", no_argument, 'v', nullptr, "verbose mode (multiple -v's increase verbosity)"},
     // sbatch's, not supported: an error names them.
-    {"hold", no_argument, nullptr, 'H'},
-    {"begin", required_argument, nullptr, kUnsupported},
-    {"constraint", required_argument, nullptr, 'C'},
-    {"gres", required_argument, nullptr, kUnsupported},
-    {"gpus", required_argument, nullptr, 'G'},
-    {"gpus-per-node", required_argument, nullptr, kUnsupported},
-    {"nodelist", required_argument, nullptr, 'w'},
-    {"exclude", required_argument, nullptr, 'x'},
-    {"input", required_argument, nullptr, 'i'},
-    {"signal", required_argument, nullptr, kUnsupported},
-    {"test-only", no_argument, nullptr, kUnsupported},
-    {"uid", required_argument, nullptr, kUnsupported},
-    {"gid", required_argument, nullptr, kUnsupported},
-    {"clusters", required_argument, nullptr, 'M'},
-    {"deadline", required_argument, nullptr, kUnsupported},
-    {"nice", optional_argument, nullptr, kUnsupportedOptionalArgument},
-    {"priority", required_argument, nullptr, kUnsupported},
-    {"no-kill", optional_argument, nullptr, kUnsupportedOptionalArgument},
-    {"reservation", required_argument, nullptr, kUnsupported},
-    {"licenses", required_argument, nullptr, 'L'},
-    {"open-mode", required_argument, nullptr, kUnsupported},
-    {"switches", required_argument, nullptr, kUnsupported},
-    {"contiguous", no_argument, nullptr, kUnsupported},
-    {"export-file", required_argument, nullptr, kUnsupported},
-    {"time-min", required_argument, nullptr, kUnsupported},
-    {nullptr, 0, nullptr, 0},
+    {"hold", no_argument, 'H'},
+    {"begin", required_argument, kUnsupported},
+    {"constraint", required_argument, 'C'},
+    {"gres", required_argument, kUnsupported},
+    {"gpus", required_argument, 'G'},
+    {"gpus-per-node", required_argument, kUnsupported},
+    {"nodelist", required_argument, 'w'},
+    {"exclude", required_argument, 'x'},
+    {"input", required_argument, 'i'},
+    {"signal", required_argument, kUnsupported},
+    {"test-only", no_argument, kUnsupported},
+    {"uid", required_argument, kUnsupported},
+    {"gid", required_argument, kUnsupported},
+    {"clusters", required_argument, 'M'},
+    {"deadline", required_argument, kUnsupported},
+    {"nice", optional_argument, kUnsupportedOptionalArgument},
+    {"priority", required_argument, kUnsupported},
+    {"no-kill", optional_argument, kUnsupportedOptionalArgument},
+    {"reservation", required_argument, kUnsupported},
+    {"licenses", required_argument, 'L'},
+    {"open-mode", required_argument, kUnsupported},
+    {"switches", required_argument, kUnsupported},
+    {"contiguous", no_argument, kUnsupported},
+    {"export-file", required_argument, kUnsupported},
+    {"time-min", required_argument, kUnsupported},
 };
 // Short options, in POSIX order (stop at the first word that is not an option: the script); ':'
 // first so that a missing argument is told from an unknown option.
@@ -215,6 +229,10 @@ void overlay(SubmitOptions& base, const SubmitOptions& over) {
   if (!over.command.empty()) base.command = over.command;
 }
 
+const std::vector<slurm::LongOption>& sbatch_options() {
+  return kOptions;
+}
+
 Result<SubmitOptions> parse_sbatch_args(const std::vector<std::string>& args,
                                         bool command_allowed) {
   SubmitOptions out;
@@ -224,13 +242,14 @@ Result<SubmitOptions> parse_sbatch_args(const std::vector<std::string>& args,
   for (std::string& word : words) argv.push_back(word.data());
   argv.push_back(nullptr);
   const int argc = static_cast<int>(words.size());
+  static const std::vector<option> table = slurm::getopt_table(kOptions);
   optind = 0;  // GNU getopt: start over (every call parses a new list)
   opterr = 0;
   for (;;) {
     int index = -1;
-    int id = getopt_long(argc, argv.data(), kShort, kOptions, &index);
+    int id = getopt_long(argc, argv.data(), kShort, table.data(), &index);
     if (id == -1) break;
-    const char* long_name = index >= 0 ? kOptions[index].name : nullptr;
+    const char* long_name = index >= 0 ? table[static_cast<size_t>(index)].name : nullptr;
     const std::string value = optarg ? optarg : "";
     if (id == '?') {
       std::string word = optind > 0 && optind <= argc ? words[optind - 1] : "?";

@@ -46,6 +46,12 @@ void overlay(SubmitOptions& base, const SubmitOptions& over);
 // --exclusive, --account, ...: README "Coming from Slurm") are accepted and have no effect.
 Result<SubmitOptions> parse_sbatch_args(const std::vector<std::string>& args, bool command_allowed);
 
+// sbatch's options as parse_sbatch_args() takes them, with their help (cli/slurm/slurm_help.h).
+namespace slurm {
+struct LongOption;
+}
+const std::vector<slurm::LongOption>& sbatch_options();
+
 // How the job's environment is built from the submitting one: sbatch exports it all (--export
 // ALL, its default); `trellis submit` exports nothing unless asked.
 enum class ExportDefault { kAll, kNone };

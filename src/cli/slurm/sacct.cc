@@ -8,6 +8,7 @@
 
 #include "cli/slurm/accounting.h"
 #include "cli/slurm/slurm_command.h"
+#include "cli/slurm/slurm_help.h"
 
 namespace trellis::cli::slurm {
 namespace {
@@ -18,27 +19,34 @@ constexpr const char* kBriefFields = "jobid,state,exitcode";
 enum { kName = 256, kIgnoredFlag, kUnsupported, kUnsupportedFlag };
 
 const std::vector<LongOption> kOptions = {
-    {"parsable2", no_argument, 'P'},
-    {"parsable", no_argument, 'p'},
-    {"noheader", no_argument, 'n'},
-    {"jobs", required_argument, 'j'},
-    {"format", required_argument, 'o'},
-    {"starttime", required_argument, 'S'},
-    {"endtime", required_argument, 'E'},
-    {"user", required_argument, 'u'},
+    {"parsable2", no_argument, 'P', nullptr,
+     "output will be '|' delimited without a '|' at the end"},
+    {"parsable", no_argument, 'p', nullptr, "output will be '|' delimited with a '|' at the end"},
+    {"noheader", no_argument, 'n', nullptr, "no header will be added to the beginning of output"},
+    {"jobs", required_argument, 'j', "job(.step)",
+     "use this comma separated list of jobids (an array's id: all its tasks)"},
+    {"format", required_argument, 'o', "field[%width],...",
+     "comma separated list of fields (JobID, JobName, State, ExitCode, ...; --helpformat)"},
+    {"starttime", required_argument, 'S', "time",
+     "jobs not ended before this time (YYYY-MM-DD[THH:MM[:SS]], now-2hours, ...)"},
+    {"endtime", required_argument, 'E', "time", "jobs submitted by this time"},
+    {"user", required_argument, 'u', "user_list", "display jobs of these users (names or uids)"},
     {"uid", required_argument, 'u'},
-    {"allocations", no_argument, 'X'},
-    {"state", required_argument, 's'},
-    {"allusers", no_argument, 'a'},
-    {"brief", no_argument, 'b'},
-    {"partition", required_argument, 'r'},
-    {"name", required_argument, kName},
-    {"allclusters", no_argument, 'L'},
-    {"duplicates", no_argument, 'D'},
-    {"noconvert", no_argument, kIgnoredFlag},
-    {"verbose", no_argument, 'v'},
-    {"helpformat", no_argument, 'e'},
-    {"truncate", no_argument, 'T'},
+    {"allocations", no_argument, 'X', nullptr,
+     "only show statistics relevant to the job allocation"},
+    {"state", required_argument, 's', "state_list",
+     "select jobs based on their state (CD, F, CA, ...)"},
+    {"allusers", no_argument, 'a', nullptr, "display jobs for all users"},
+    {"brief", no_argument, 'b', nullptr, "equivalent to '--format=jobid,state,exitcode'"},
+    {"partition", required_argument, 'r', "partition_list", "comma separated list of partitions"},
+    {"name", required_argument, kName, "job_name_list",
+     "display jobs that have any of these name(s)"},
+    {"allclusters", no_argument, 'L', nullptr, "accepted (one cluster)"},
+    {"duplicates", no_argument, 'D', nullptr, "accepted, no effect"},
+    {"noconvert", no_argument, kIgnoredFlag, nullptr, "accepted, no effect"},
+    {"verbose", no_argument, 'v', nullptr, "verbosity level"},
+    {"helpformat", no_argument, 'e', nullptr, "list the fields that can be given to --format"},
+    {"truncate", no_argument, 'T', nullptr, "accepted, no effect"},
     {"completion", no_argument, 'c'},
     {"long", no_argument, 'l'},
     {"clusters", required_argument, 'M'},
@@ -55,6 +63,8 @@ const std::vector<LongOption> kOptions = {
 }  // namespace
 
 int sacct_main(const std::vector<std::string>& args) {
+  static const CommandHelp help{"sacct", "[OPTIONS]", kOptions, {.h_is_help = true}};
+  if (std::optional<int> status = answer_help(args, help)) return *status;
   Result<ParsedArgs> parsed =
       parse_options(args, "Ppnj:o:S:E:u:Xs:abr:LDveTclM:A:q:N:g:f:", kOptions);
   if (!parsed) return report_error("sacct", parsed.error());

@@ -7,6 +7,7 @@
 #include <iterator>
 
 #include "cli/slurm/slurm_command.h"
+#include "cli/slurm/slurm_help.h"
 #include "cli/submission.h"
 
 namespace trellis::cli::slurm {
@@ -19,6 +20,14 @@ constexpr const char* kNotAScript =
 }  // namespace
 
 int sbatch_main(const std::vector<std::string>& args) {
+  static const CommandHelp help{"sbatch",
+                                "[OPTIONS...] script [args...]",
+                                sbatch_options(),
+                                {.h_is_help = true, .options_end_at_command = true},
+                                "With no script, the script is read from standard input. "
+                                "#SBATCH lines of the script give options too (the command "
+                                "line wins); #TRELLIS lines give Trellis's own."};
+  if (std::optional<int> status = answer_help(args, help)) return *status;
   Result<SubmitOptions> options = parse_sbatch_args(args, /*command_allowed=*/true);
   if (!options) return report_error("sbatch", options.error());
   // As sbatch: with no script named, the script is read from standard input (kept in a file

@@ -12,6 +12,7 @@
 #include "cli/live_client.h"
 #include "cli/slurm/slurm_command.h"
 #include "cli/slurm/slurm_format.h"
+#include "cli/slurm/slurm_help.h"
 #include "daemon/grpc_status.h"
 
 namespace trellis::cli::slurm {
@@ -20,15 +21,17 @@ namespace {
 enum { kMe = 256, kIgnoredFlag };
 
 const std::vector<LongOption> kOptions = {
-    {"user", required_argument, 'u'},
-    {"state", required_argument, 't'},
-    {"signal", required_argument, 's'},
-    {"name", required_argument, 'n'},
-    {"partition", required_argument, 'p'},
-    {"me", no_argument, kMe},
-    {"full", no_argument, 'f'},
-    {"quiet", no_argument, 'Q'},
-    {"verbose", no_argument, 'v'},
+    {"user", required_argument, 'u', "user_name", "act only on jobs of this user"},
+    {"state", required_argument, 't', "states",
+     "act only on jobs in this state (PENDING, RUNNING, SUSPENDED)"},
+    {"signal", required_argument, 's', "name | integer",
+     "signal to send to job, default is SIGKILL"},
+    {"name", required_argument, 'n', "job_name", "act only on jobs with this name"},
+    {"partition", required_argument, 'p', "partition", "act only on jobs in this partition"},
+    {"me", no_argument, kMe, nullptr, "equivalent to --user=<my username>"},
+    {"full", no_argument, 'f', nullptr, "signal batch shell and all steps for specified job"},
+    {"quiet", no_argument, 'Q', nullptr, "disable warnings"},
+    {"verbose", no_argument, 'v', nullptr, "verbosity level"},
     {"batch", no_argument, 'b'},
     {"interactive", no_argument, 'i'},
     {"nodelist", required_argument, 'w'},
@@ -60,6 +63,9 @@ Result<int> parse_signal(const std::string& text) {
 }  // namespace
 
 int scancel_main(const std::vector<std::string>& args) {
+  static const CommandHelp help{
+      "scancel", "[OPTIONS] [job_id[_array_id]]...", kOptions, {.h_is_help = false}};
+  if (std::optional<int> status = answer_help(args, help)) return *status;
   Result<ParsedArgs> parsed = parse_options(args, "u:t:s:n:p:fQvbiw:A:q:R:M:H", kOptions);
   if (!parsed) return report_error("scancel", parsed.error());
   int signal = 0;

@@ -11,6 +11,7 @@
 #include "cli/live_client.h"
 #include "cli/slurm/slurm_command.h"
 #include "cli/slurm/slurm_format.h"
+#include "cli/slurm/slurm_help.h"
 #include "core/dependency.h"
 #include "core/hostlist.h"
 #include "daemon/grpc_status.h"
@@ -20,9 +21,12 @@ namespace trellis::cli::slurm {
 namespace {
 
 const std::vector<LongOption> kOptions = {
-    {"details", no_argument, 'd'}, {"oneliner", no_argument, 'o'},
-    {"all", no_argument, 'a'},     {"quiet", no_argument, 'Q'},
-    {"verbose", no_argument, 'v'}, {"clusters", required_argument, 'M'},
+    {"details", no_argument, 'd', nullptr, "equivalent to \"details\" command"},
+    {"oneliner", no_argument, 'o', nullptr, "equivalent to \"oneliner\" command"},
+    {"all", no_argument, 'a', nullptr, "equivalent to \"all\" command"},
+    {"quiet", no_argument, 'Q', nullptr, "equivalent to \"quiet\" command"},
+    {"verbose", no_argument, 'v', nullptr, "equivalent to \"verbose\" command"},
+    {"clusters", required_argument, 'M'},
 };
 
 // "afterok:12(unfulfilled),singleton(unfulfilled)", as scontrol shows a pending dependency.
@@ -254,6 +258,15 @@ int show(LiveClient& client, const std::vector<std::string>& words, bool details
 }  // namespace
 
 int scontrol_main(const std::vector<std::string>& args) {
+  static const CommandHelp help{
+      "scontrol",
+      "[OPTIONS] COMMAND [ARGS...]",
+      kOptions,
+      {.h_is_help = true, .options_end_at_command = true},
+      "Commands: show job [ID], show node [NAME], show partition [NAME], show config; "
+      "suspend ID[,ID...]; resume ID[,ID...]; release ID[,ID...]. Job ids may be an array's "
+      "(12, 12_3)."};
+  if (std::optional<int> status = answer_help(args, help)) return *status;
   Result<ParsedArgs> parsed = parse_options(args, "+doaQvM:", kOptions);
   if (!parsed) return report_error("scontrol", parsed.error());
   int details = 0;

@@ -10,6 +10,7 @@
 #include "cli/live_client.h"
 #include "cli/slurm/slurm_command.h"
 #include "cli/slurm/slurm_format.h"
+#include "cli/slurm/slurm_help.h"
 #include "core/hostlist.h"
 #include "topology/machine.h"
 
@@ -25,18 +26,19 @@ constexpr const char* kCodes = "PRalDtTNFAcCEn";
 enum { kIgnoredFlag = 256, kUnsupported };
 
 const std::vector<LongOption> kOptions = {
-    {"noheader", no_argument, 'h'},
-    {"format", required_argument, 'o'},
-    {"partition", required_argument, 'p'},
-    {"Node", no_argument, 'N'},
-    {"summarize", no_argument, 's'},
-    {"long", no_argument, 'l'},
-    {"responding", no_argument, 'r'},
-    {"dead", no_argument, 'd'},
-    {"exact", no_argument, 'e'},
-    {"all", no_argument, 'a'},
-    {"verbose", no_argument, 'v'},
-    {"states", required_argument, 't'},
+    {"noheader", no_argument, 'h', nullptr, "no headers on output"},
+    {"format", required_argument, 'o', "format",
+     "format specification (%P %a %l %D %t %N %E ...; sinfo's codes)"},
+    {"partition", required_argument, 'p', "partition", "report on specific partition"},
+    {"Node", no_argument, 'N', nullptr, "Node-centric format"},
+    {"summarize", no_argument, 's', nullptr, "report state summary only"},
+    {"long", no_argument, 'l', nullptr, "long output - displays more information"},
+    {"responding", no_argument, 'r', nullptr, "report only responding nodes"},
+    {"dead", no_argument, 'd', nullptr, "show only non-responding nodes"},
+    {"exact", no_argument, 'e', nullptr, "group nodes only on exact match of configuration"},
+    {"all", no_argument, 'a', nullptr, "show all partitions"},
+    {"verbose", no_argument, 'v', nullptr, "verbosity level"},
+    {"states", required_argument, 't', "node_state", "specify what states of nodes to view"},
     {"iterate", required_argument, 'i'},
     {"nodes", required_argument, 'n'},
     {"clusters", required_argument, 'M'},
@@ -122,6 +124,8 @@ std::string header_of(char code) {
 }  // namespace
 
 int sinfo_main(const std::vector<std::string>& args) {
+  static const CommandHelp help{"sinfo", "[OPTIONS]", kOptions, {.h_is_help = false}};
+  if (std::optional<int> status = answer_help(args, help)) return *status;
   Result<ParsedArgs> parsed = parse_options(args, "ho:p:Nslrdeavt:i:n:M:RO:", kOptions);
   if (!parsed) return report_error("sinfo", parsed.error());
   bool header = true, per_node = false, summary = false, responding = false, dead = false;

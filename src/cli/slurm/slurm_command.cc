@@ -28,11 +28,16 @@ int report_error(std::string_view command, const Error& error) {
   return error.code == Error::Code::kInvalidArgument ? 2 : 1;
 }
 
-Result<ParsedArgs> parse_options(const std::vector<std::string>& args, const char* short_options,
-                                 const std::vector<LongOption>& long_options) {
+std::vector<option> getopt_table(const std::vector<LongOption>& long_options) {
   std::vector<option> table;
   for (const LongOption& o : long_options) table.push_back({o.name, o.has_arg, nullptr, o.id});
   table.push_back({nullptr, 0, nullptr, 0});
+  return table;
+}
+
+Result<ParsedArgs> parse_options(const std::vector<std::string>& args, const char* short_options,
+                                 const std::vector<LongOption>& long_options) {
+  std::vector<option> table = getopt_table(long_options);
   std::vector<std::string> words = {"slurm"};
   words.insert(words.end(), args.begin(), args.end());
   std::vector<char*> argv;

@@ -7,6 +7,8 @@
 // from Slurm").
 #pragma once
 
+#include <getopt.h>
+
 #include <string>
 #include <string_view>
 #include <vector>
@@ -46,13 +48,21 @@ struct ParsedArgs {
   std::vector<Parsed> options;
   std::vector<std::string> rest;
 };
+// One of a command's options: its long name, whether it takes a value, the id getopt_long
+// returns (its short letter, or a long-only id above 255), and what `--help` says of it: the
+// value's name and a line of text (an option with no text is one Trellis refuses, or another
+// name of one listed).
 struct LongOption {
   const char* name;
   int has_arg;  // no_argument, required_argument, optional_argument
   int id;
+  const char* argument = nullptr;
+  const char* help = nullptr;
 };
 Result<ParsedArgs> parse_options(const std::vector<std::string>& args, const char* short_options,
                                  const std::vector<LongOption>& long_options);
+// getopt_long's table of `long_options`, ending with its zero entry.
+std::vector<struct option> getopt_table(const std::vector<LongOption>& long_options);
 
 // Splits a comma-separated list.
 std::vector<std::string> split_list(std::string_view text);

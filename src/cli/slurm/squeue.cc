@@ -11,6 +11,7 @@
 #include "cli/live_client.h"
 #include "cli/slurm/slurm_command.h"
 #include "cli/slurm/slurm_format.h"
+#include "cli/slurm/slurm_help.h"
 
 namespace trellis::cli::slurm {
 namespace {
@@ -24,22 +25,25 @@ constexpr const char* kCodes = "iAFKjuUgGtTMlLDNRrPVSeEZoaqCcQkyB";
 enum { kMe = 256, kIgnored, kIgnoredFlag, kUnsupported, kUnsupportedFlag };
 
 const std::vector<LongOption> kOptions = {
-    {"noheader", no_argument, 'h'},
-    {"format", required_argument, 'o'},
-    {"user", required_argument, 'u'},
-    {"jobs", required_argument, 'j'},
-    {"states", required_argument, 't'},
-    {"partition", required_argument, 'p'},
-    {"name", required_argument, 'n'},
-    {"all", no_argument, 'a'},
-    {"long", no_argument, 'l'},
-    {"array", no_argument, 'r'},
-    {"me", no_argument, kMe},
-    {"verbose", no_argument, 'v'},
-    {"noconvert", no_argument, kIgnoredFlag},
-    {"array-unique", no_argument, kIgnoredFlag},
-    {"local", no_argument, kIgnoredFlag},
-    {"federation", no_argument, kIgnoredFlag},
+    {"noheader", no_argument, 'h', nullptr, "no headers on output"},
+    {"format", required_argument, 'o', "format",
+     "format specification (%i %P %j %u %t %M %D %R ...; squeue's codes)"},
+    {"user", required_argument, 'u', "user_name(s)", "comma separated list of users to view"},
+    {"jobs", required_argument, 'j', "job(s)", "comma separated list of jobs IDs to view"},
+    {"states", required_argument, 't', "state(s)",
+     "comma separated list of states to view (PD, R, CD, ... or all)"},
+    {"partition", required_argument, 'p', "partition(s)",
+     "comma separated list of partitions to view"},
+    {"name", required_argument, 'n', "job_name(s)", "comma separated list of job names to view"},
+    {"all", no_argument, 'a', nullptr, "display jobs in hidden partitions (all are shown)"},
+    {"long", no_argument, 'l', nullptr, "long report"},
+    {"array", no_argument, 'r', nullptr, "display one job array element per line"},
+    {"me", no_argument, kMe, nullptr, "equivalent to --user=<my username>"},
+    {"verbose", no_argument, 'v', nullptr, "verbosity level"},
+    {"noconvert", no_argument, kIgnoredFlag, nullptr, "accepted, no effect"},
+    {"array-unique", no_argument, kIgnoredFlag, nullptr, "accepted, no effect"},
+    {"local", no_argument, kIgnoredFlag, nullptr, "accepted, no effect (one cluster)"},
+    {"federation", no_argument, kIgnoredFlag, nullptr, "accepted, no effect (one cluster)"},
     {"Format", required_argument, 'O'},
     {"sort", required_argument, 'S'},
     {"iterate", required_argument, 'i'},
@@ -221,6 +225,8 @@ std::string header_of(char code) {
 }  // namespace
 
 int squeue_main(const std::vector<std::string>& args) {
+  static const CommandHelp help{"squeue", "[OPTIONS]", kOptions, {.h_is_help = false}};
+  if (std::optional<int> status = answer_help(args, help)) return *status;
   Result<ParsedArgs> parsed =
       parse_options(args, "ho:u:j:t:p:n:alrvO:S:i:s::w:M:L:q:A:R:", kOptions);
   if (!parsed) return report_error("squeue", parsed.error());

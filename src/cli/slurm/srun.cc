@@ -14,6 +14,7 @@
 #include <iostream>
 
 #include "cli/slurm/slurm_command.h"
+#include "cli/slurm/slurm_help.h"
 
 namespace trellis::cli::slurm {
 namespace {
@@ -36,6 +37,34 @@ const std::vector<LongOption> kOptions = {
     {"kill-on-bad-exit", optional_argument, 'K'},
     {"mpi", required_argument, kStep},
     {"label", no_argument, 'l'},
+};
+
+// What srun takes, for its --help: its own options above and those `trellis run` takes for it
+// (cli/run_command.cc), by the names srun gives them.
+const std::vector<LongOption> kHelpOptions = {
+    {"ntasks", required_argument, 'n', "ntasks", "number of tasks to run"},
+    {"nodes", required_argument, 'N', "N", "number of nodes on which to run (default: the job's)"},
+    {"ntasks-per-node", required_argument, kStep, "ntasks",
+     "number of tasks to invoke on each node"},
+    {"nodelist", required_argument, 'w', "hosts...", "request a specific list of the job's hosts"},
+    {"distribution", required_argument, 'm', "type",
+     "distribution method for processes (block, cyclic)"},
+    {"mpi", required_argument, kStep, "type",
+     "how ranks wire up: auto (from the program), pmi1, pmix, none"},
+    {"output", required_argument, 'o', "out", "location of stdout redirection"},
+    {"error", required_argument, 'e', "err", "location of stderr redirection"},
+    {"label", no_argument, 'l', nullptr, "prepend task number to lines of stdout/err"},
+    {"chdir", required_argument, 'D', "path", "change remote current working directory"},
+    {"time", required_argument, 't', "minutes", "outside a job: the job's time limit"},
+    {"job-name", required_argument, 'J', "jobname", "outside a job: the job's name"},
+    {"kill-on-bad-exit", optional_argument, 'K', "0|1", "accepted: a failed task ends its step"},
+    {"cpu-bind", required_argument, kIgnored, "type", "accepted, no effect (nodes are whole)"},
+    {"cpus-per-task", required_argument, 'c', "ncpus", "accepted, no effect (nodes are whole)"},
+    {"mem", required_argument, kIgnored, "MB", "accepted, no effect (nodes are whole)"},
+    {"export", required_argument, kIgnored, "names", "accepted; the job's environment is exported"},
+    {"exclusive", optional_argument, kIgnored, nullptr, "accepted, no effect"},
+    {"overlap", no_argument, kIgnoredFlag, nullptr, "accepted, no effect"},
+    {"quiet", no_argument, 'Q', nullptr, "quiet mode (suppress informational messages)"},
 };
 
 bool one(const std::string& value) {
@@ -66,6 +95,14 @@ bool job_has_one_task() {
 }  // namespace
 
 int srun_main(const std::vector<std::string>& args) {
+  static const CommandHelp help{
+      "srun",
+      "[OPTIONS...] executable [args...]",
+      kHelpOptions,
+      {.h_is_help = true, .options_end_at_command = true},
+      "Inside a job, one task runs here as the command itself; several tasks or nodes are a "
+      "job step (trellis run) wired with PMI. Outside a job, srun asks for a job and runs in it."};
+  if (std::optional<int> status = answer_help(args, help)) return *status;
   Result<ParsedArgs> parsed = parse_options(args, "+n:N:c:J:QvK::l", kOptions);
   bool here = parsed.ok() && !parsed->rest.empty() &&
               (std::getenv("SLURM_JOB_ID") || std::getenv("TRELLIS_JOB_ID"));
