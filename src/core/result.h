@@ -7,6 +7,8 @@
 #pragma once
 
 #include <cassert>
+#include <cerrno>
+#include <cstring>
 #include <string>
 #include <utility>
 #include <variant>
@@ -23,14 +25,14 @@ struct Error {
   // kPermissionDenied -> PERMISSION_DENIED, kUnauthenticated -> UNAUTHENTICATED,
   // kInternal -> INTERNAL.
   enum class Code {
-    kInvalidArgument,  // bad input: a malformed spec, option or file
-    kNotFound,         // a named thing (file, allocator, job) does not exist
-    kDoesNotFitNow,    // an allocator cannot place the request on the nodes free now
-    kNeverFits,        // the request cannot be placed on this machine even when it is idle
-    kUnavailable,      // a resource could not be reached or read right now; retrying may help
+    kInvalidArgument,   // bad input: a malformed spec, option or file
+    kNotFound,          // a named thing (file, allocator, job) does not exist
+    kDoesNotFitNow,     // an allocator cannot place the request on the nodes free now
+    kNeverFits,         // the request cannot be placed on this machine even when it is idle
+    kUnavailable,       // a resource could not be reached or read right now; retrying may help
     kPermissionDenied,  // the caller is known but may not do this (another user's job)
     kUnauthenticated,   // the caller could not be identified (no or a bad credential)
-    kInternal,         // a broken invariant or a library failure: a bug, not the caller's fault
+    kInternal,          // a broken invariant or a library failure: a bug, not the caller's fault
   };
 
   std::string message;
@@ -44,6 +46,11 @@ inline Error fail(std::string message) {
 }
 inline Error fail(Error::Code code, std::string message) {
   return Error{std::move(message), code};
+}
+
+// The text of the last system call's error (errno), for messages.
+inline std::string errno_text() {
+  return std::strerror(errno);
 }
 
 template <typename T>

@@ -20,6 +20,7 @@
 #include "daemon/auth.h"
 #include "daemon/controller_client.h"
 #include "daemon/emulated_tasks.h"
+#include "daemon/job_programs.h"
 #include "daemon/pmi_exchange.h"
 #include "daemon/pmi_tree_link.h"
 #include "daemon/server_threads.h"
@@ -210,6 +211,14 @@ Result<std::unique_ptr<Agent>> Agent::start(AgentConfig config) {
       }
     }
   }
+  // Jobs of other users run the shell and the Slurm commands as themselves: from a copy where
+  // they cannot reach the build (daemon/job_programs.h).
+  JobPrograms programs = a.config_.job_program_places.empty()
+                             ? reachable_for_jobs({a.shell_binary_, a.slurm_commands_}, agent_log)
+                             : reachable_for_jobs({a.shell_binary_, a.slurm_commands_}, agent_log,
+                                                  a.config_.job_program_places);
+  a.shell_binary_ = programs.shell;
+  a.slurm_commands_ = programs.slurm_commands;
   // The exchange's messages to other agents go on the control tree (daemon/pmi_tree_link.h),
   // which exists once the agent listens: a barrier cannot start before the agent serves.
   a.exchange_ = std::make_unique<PmiExchangeHub>(

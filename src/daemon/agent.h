@@ -106,6 +106,9 @@ struct AgentConfig {
   // and the other Slurm command names; "" = slurm-bin next to the running executable (the build
   // tree), else ../libexec/trellis/slurm from it (`make install`), if either exists.
   std::string slurm_commands;
+  // Where copies of those two go when other users cannot reach them (daemon/job_programs.h),
+  // in order; empty = /run/trellis, /var/tmp, /tmp.
+  std::vector<std::string> job_program_places;
 };
 
 class Agent {

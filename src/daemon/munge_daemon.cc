@@ -49,10 +49,6 @@ std::string stderr_path(const std::string& dir) {
   return dir + "/munged.stderr";
 }
 
-std::string errno_text() {
-  return std::strerror(errno);
-}
-
 std::string read_text(const std::string& path) {
   std::ifstream in(path);
   return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());

@@ -36,10 +36,6 @@ constexpr auto kOldAttemptTimeout = std::chrono::seconds(10);
 // The exit code of a task whose shepherd vanished without writing a status.
 constexpr int kLostExitCode = 255;
 
-std::string errno_text() {
-  return std::strerror(errno);
-}
-
 std::string replace_job_id(std::string path, int64_t job_id) {
   for (size_t at = path.find("%j"); at != std::string::npos; at = path.find("%j", at)) {
     std::string id = std::to_string(job_id);

@@ -297,6 +297,40 @@ TEST_F(AgentTest, JobRunsAsItsUserWhenTheAgentIsRoot) {
   EXPECT_EQ(info.st_uid, 65534u);  // created as the user, not as root
 }
 
+// A build under a directory other users cannot enter (root's home, mode 0700 on Debian): the job
+// shell of a job of user nobody comes from a copy the agent made where everyone may run it, and
+// the agent says so in one line. Two tasks, so that the job needs its shell.
+TEST_F(AgentTest, AnotherUsersJobRunsTheJobShellFromACopyWhenTheBuildIsOutOfItsReach) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to switch users";
+  const std::string hidden = dir_ / "hidden";
+  std::filesystem::create_directories(hidden + "/build");
+  std::filesystem::copy_file(TRELLIS_SHELL_BINARY, hidden + "/build/trellis-shell");
+  ::chmod(hidden.c_str(), 0700);
+  const std::string places = dir_ / "programs";
+  stop_agent();
+  start_agent({"--shell", hidden + "/build/trellis-shell", "--job-programs-dir", places});
+  std::string home = dir_ / "nobody";
+  std::filesystem::create_directory(home);
+  ::chmod(home.c_str(), 0777);
+  v1::LaunchRequest request = launch_request(72, {"n0"}, {"sh", "-c", "id -u"});
+  request.add_tasks_per_node(2);
+  request.set_uid(65534);
+  request.set_gid(65534);
+  request.set_cwd(home);
+  ASSERT_TRUE(launch(request).ok());
+  ASSERT_TRUE(wait_exits(72, 1)) << read_file(dir_ / "agent.log");
+  EXPECT_EQ(read_lines(home + "/job-72.out"), (std::vector<std::string>{"65534", "65534"}))
+      << read_file(dir_ / "agent.log");
+  const std::string log = read_file(dir_ / "agent.log");
+  EXPECT_NE(log.find(hidden + " is 0700"), std::string::npos) << log;
+  EXPECT_NE(log.find("copied them to " + places + "/programs-"), std::string::npos) << log;
+  // A second agent of the same build uses that copy.
+  stop_agent();
+  start_agent({"--shell", hidden + "/build/trellis-shell", "--job-programs-dir", places});
+  EXPECT_NE(read_file(dir_ / "agent.log").find("using the copies in " + places + "/programs-"),
+            std::string::npos);
+}
+
 TEST_F(AgentTest, RepeatedLaunchOfTheSameAttemptRunsItOnce) {
   // The job waits for `go`, so every repeat below arrives while it runs.
   v1::LaunchRequest request = launch_request(

@@ -59,6 +59,11 @@ int main(int argc, char** argv) {
                "emulate the tasks instead of running them, for scale tests: `sleep N` ends after "
                "N seconds, `false` at once with exit 1, anything else at once with exit 0; "
                "signals and gang switches act on them as on processes (nothing is forked)");
+  app.add_option("--shell", config.shell_binary,
+                 "the job shell (default: trellis-shell next to this program)");
+  app.add_option("--job-programs-dir", config.job_program_places,
+                 "where copies of the job shell and the Slurm commands go when other users cannot "
+                 "reach them (default: /run/trellis, /var/tmp, /tmp; may be given again)");
   app.add_option("--daemon-uid", config.daemon_uid,
                  "the only uid allowed to call the agent (default: the agent's own)");
   app.add_option("--heartbeat-ms", heartbeat_ms,

@@ -24,10 +24,6 @@ namespace {
 
 using SystemClock = std::chrono::system_clock;
 
-std::string errno_text() {
-  return std::strerror(errno);
-}
-
 int millis_until(SystemClock::time_point deadline) {
   auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - SystemClock::now());
   return static_cast<int>(std::clamp<long long>(left.count(), 0, 60000));
