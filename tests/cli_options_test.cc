@@ -8,6 +8,7 @@
 #include <set>
 #include <sstream>
 
+#include "build_paths.h"
 #include "cli_run.h"
 
 namespace trellis {
@@ -19,7 +20,7 @@ using test::contains;
 using test::run_trellis;
 using test::TempDir;
 
-const std::string kTrace = TRELLIS_SOURCE_DIR "/data/workloads/lublin_256.swf";
+const std::string kTrace = TRELLIS_SOURCE_DIR + "/data/workloads/lublin_256.swf";
 
 // --- A: options that did nothing ---
 

@@ -11,6 +11,8 @@
 #include <sstream>
 #include <string>
 
+#include "build_paths.h"
+
 namespace trellis::test {
 
 struct CommandRun {

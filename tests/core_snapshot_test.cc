@@ -7,6 +7,7 @@
 #include <random>
 
 #include "alloc/registry.h"
+#include "build_paths.h"
 #include "sched/batch_core.h"
 #include "sched/registry.h"
 #include "sim/simulator.h"
@@ -31,7 +32,7 @@ std::vector<Scheduled> schedule_of(const SimResult& r) {
 }
 
 TEST(CoreSnapshot, RestoredAtRandomPassesTheScheduleIsIdentical) {
-  auto workload = load_workload(TRELLIS_SOURCE_DIR "/data/workloads/lublin_256.swf");
+  auto workload = load_workload(TRELLIS_SOURCE_DIR + "/data/workloads/lublin_256.swf");
   ASSERT_TRUE(workload);
   workload->jobs.resize(1500);
   std::mt19937 rng(11);

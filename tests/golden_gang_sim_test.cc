@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "build_paths.h"
 #include "cli_run.h"
 #include "golden_list.h"
 
@@ -19,7 +20,7 @@ namespace fs = std::filesystem;
 using GangSimRun = test::GoldenRun;
 
 std::vector<GangSimRun> gang_sim_runs() {
-  return test::read_golden_list(TRELLIS_SOURCE_DIR "/tests/golden/gang_sim.txt");
+  return test::read_golden_list(TRELLIS_SOURCE_DIR + "/tests/golden/gang_sim.txt");
 }
 
 // The output without the last column of tables whose header ends in "wall s".

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "build_paths.h"
 #include "cli_run.h"
 #include "golden_list.h"
 #include "sim/outputs.h"
@@ -30,7 +31,7 @@ std::string expand(std::string text) {
 }
 
 std::vector<GoldenRun> golden_runs() {
-  auto runs = test::read_golden_list(TRELLIS_SOURCE_DIR "/tests/golden/schedules.txt");
+  auto runs = test::read_golden_list(TRELLIS_SOURCE_DIR + "/tests/golden/schedules.txt");
   for (GoldenRun& run : runs) run.arguments = expand(run.arguments);
   return runs;
 }

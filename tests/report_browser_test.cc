@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "browser.h"
+#include "build_paths.h"
 #include "sim/html_report.h"
 #include "sim/outputs.h"
 
@@ -31,7 +32,7 @@ using test::run_trellis;
 using test::TempDir;
 namespace fs = std::filesystem;
 
-const std::string kTrace = TRELLIS_SOURCE_DIR "/data/workloads/lublin_256.swf";
+const std::string kTrace = TRELLIS_SOURCE_DIR + "/data/workloads/lublin_256.swf";
 
 double number(const std::string& text) {
   EXPECT_FALSE(text.empty());

@@ -13,6 +13,7 @@
 #include "sched/request_shaping.h"
 #include "topology/machine.h"
 
+#include "build_paths.h"
 #include "sim_test_support.h"
 
 namespace trellis {
@@ -25,7 +26,7 @@ using test::read_text;
 using test::run_trellis;
 namespace fs = std::filesystem;
 
-const std::string kTrace = TRELLIS_SOURCE_DIR "/data/workloads/lublin_256.swf";
+const std::string kTrace = TRELLIS_SOURCE_DIR + "/data/workloads/lublin_256.swf";
 
 TEST(SimCli, WritesCsvSummaryAndReport) {
   test::TempDir tmp;

@@ -14,6 +14,7 @@
 
 #include "alloc/metrics.h"
 #include "alloc/registry.h"
+#include "build_paths.h"
 #include "cli_run.h"
 #include "core/number_text.h"
 #include "sched/registry.h"
@@ -80,7 +81,7 @@ TEST(ExactNumbers, WriteWholeNumbersInFullAndFractionsThatReadBack) {
 // run time computed from the CSV came out 30 s where the trace says 24 s.
 TEST(JobsCsv, TimesAreExactOnTheLublinTrace) {
   Machine machine = trellis::machine("torus:16x16");
-  auto workload = load_workload(TRELLIS_SOURCE_DIR "/data/workloads/lublin_256.swf");
+  auto workload = load_workload(TRELLIS_SOURCE_DIR + "/data/workloads/lublin_256.swf");
   ASSERT_TRUE(workload) << workload.error().message;
   auto allocator = AllocatorRegistry::builtin().create("first-available", machine, {});
   auto policy = PolicyRegistry::builtin().create("easy", machine, {});

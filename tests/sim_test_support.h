@@ -6,6 +6,7 @@
 #include <string>
 
 #include "alloc/allocator.h"
+#include "build_paths.h"
 #include "core/job.h"
 
 namespace trellis::testing {
@@ -32,7 +33,7 @@ class ConsecutiveAllocator : public Allocator {
 
 // The project's bundled workloads (data/workloads/: NASA iPSC and HPC2N as .swf.gz, Lublin).
 inline std::string workloads_dir() {
-  return TRELLIS_SOURCE_DIR "/data/workloads";
+  return TRELLIS_SOURCE_DIR + "/data/workloads";
 }
 
 inline Job make_job(JobId id, Seconds submit, int nodes, Seconds limit, Seconds run = -1) {

@@ -10,6 +10,7 @@
 #include <regex>
 #include <set>
 
+#include "build_paths.h"
 #include "cli_run.h"
 
 namespace trellis {

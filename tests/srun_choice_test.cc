@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <string>
 
+#include "build_paths.h"
 #include "cli_run.h"
 
 namespace trellis {

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include "../build_paths.h"
 #include "daemon/agent.h"
 #include "daemon/auth.h"
 #include "daemon/munge_daemon.h"

@@ -4,6 +4,7 @@
 // from every fault. `trellis bench chaos --minutes 30` is the long run of the same code.
 #include <gtest/gtest.h>
 
+#include "../build_paths.h"
 #include "bench/chaos.h"
 #include "daemon_test_support.h"
 

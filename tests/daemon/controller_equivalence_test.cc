@@ -8,6 +8,7 @@
 #include <map>
 #include <queue>
 
+#include "../build_paths.h"
 #include "alloc/registry.h"
 #include "core/hostlist.h"
 #include "daemon/controller.h"
@@ -188,7 +189,7 @@ void expect_same_schedule(const std::string& machine_spec, const std::string& al
 }
 
 TEST(ControllerEquivalence, LublinTraceThroughTheDaemonPathMatchesTheSimulator) {
-  auto workload = load_workload(TRELLIS_SOURCE_DIR "/data/workloads/lublin_256.swf");
+  auto workload = load_workload(TRELLIS_SOURCE_DIR + "/data/workloads/lublin_256.swf");
   ASSERT_TRUE(workload);
   workload->jobs.resize(400);
   expect_same_schedule("torus:16x16", "contiguous", "easy", workload->jobs);
@@ -200,7 +201,7 @@ TEST(ControllerEquivalence, LublinTraceThroughTheDaemonPathMatchesTheSimulator) 
 // under conservative backfilling, so a bound of 8 changes the schedule (checked, so that the
 // comparison is not of two unbounded runs).
 TEST(ControllerEquivalence, ABoundedPassDecidesAsTheSimulatorWithTheSameBound) {
-  auto workload = load_workload(TRELLIS_SOURCE_DIR "/data/workloads/lublin_256.swf");
+  auto workload = load_workload(TRELLIS_SOURCE_DIR + "/data/workloads/lublin_256.swf");
   ASSERT_TRUE(workload);
   workload->jobs.resize(400);
   std::map<JobId, Outcome> bounded, unbounded;
@@ -213,7 +214,8 @@ TEST(ControllerEquivalence, ABoundedPassDecidesAsTheSimulatorWithTheSameBound) {
 }
 
 TEST(ControllerEquivalence, NasaTraceOnAFlatMachine) {
-  auto workload = load_workload(TRELLIS_SOURCE_DIR "/data/workloads/NASA-iPSC-1993-3.1-cln.swf.gz");
+  auto workload =
+      load_workload(TRELLIS_SOURCE_DIR + "/data/workloads/NASA-iPSC-1993-3.1-cln.swf.gz");
   ASSERT_TRUE(workload);
   workload->jobs.resize(400);
   expect_same_schedule("flat:128", "first-available", "easy", workload->jobs);

@@ -14,6 +14,7 @@
 
 #include <gtest/gtest.h>
 
+#include "../build_paths.h"
 #include "daemon/auth.h"
 #include "daemon/freezer.h"
 #include "daemon/munge_daemon.h"

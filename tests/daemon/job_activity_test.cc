@@ -24,6 +24,7 @@
 #include <thread>
 #include <vector>
 
+#include "../build_paths.h"
 #include "daemon/job_activity.h"
 #include "daemon/proc_stat.h"
 #include "daemon_test_support.h"

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "../build_paths.h"
 #include "../cli_run.h"
 #include "daemon/config.h"
 #include "daemon/controller_client.h"

@@ -13,6 +13,7 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include "../build_paths.h"
 #include "../cli_run.h"
 #include "../store_engines.h"
 #include "daemon/config.h"
@@ -526,7 +527,7 @@ TEST(ClusterUpTest, AFailedClusterUpStopsWhatItStarted) {
   TempDir dir;
   // trellis and trellisd, but no trellis-agent beside them (copies: the programs are found next
   // to the running binary, and a symbolic link would resolve to the build tree).
-  for (const char* binary : {TRELLIS_BINARY, TRELLISD_BINARY}) {
+  for (const std::string& binary : {TRELLIS_BINARY, TRELLISD_BINARY}) {
     std::string name = std::filesystem::path(binary).filename();
     std::filesystem::copy_file(binary, bin / name);  // a link would lead back to the build tree
   }

@@ -14,6 +14,7 @@
 
 #include <gtest/gtest.h>
 
+#include "../build_paths.h"
 #include "daemon/proc_stat.h"
 #include "live_cluster.h"
 

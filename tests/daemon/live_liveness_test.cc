@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include "../build_paths.h"
 #include "live_cluster.h"
 
 namespace trellis {

@@ -17,6 +17,7 @@
 #include <httplib.h>
 #include <nlohmann/json.hpp>
 
+#include "../build_paths.h"
 #include "core/hostlist.h"
 #include "daemon/proc_stat.h"
 #include "daemon/process.h"

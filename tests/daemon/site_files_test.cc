@@ -11,6 +11,7 @@
 
 #include <gtest/gtest.h>
 
+#include "../build_paths.h"
 #include "daemon/agent.h"
 #include "daemon/config.h"
 #include "live_cluster.h"

@@ -15,6 +15,7 @@
 #include <set>
 #include <sstream>
 
+#include "../build_paths.h"
 #include "../cli_run.h"
 #include "daemon_test_support.h"
 #include "live_cluster.h"

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <map>
 
+#include "../build_paths.h"
 #include "../cli_run.h"
 #include "daemon/process.h"
 #include "daemon_test_support.h"

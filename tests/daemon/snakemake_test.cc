@@ -11,6 +11,7 @@
 #include <fstream>
 #include <regex>
 
+#include "../build_paths.h"
 #include "../cli_run.h"
 #include "live_cluster.h"
 

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "../build_paths.h"
 #include "../cli_run.h"
 
 namespace trellis::testing {
@@ -37,7 +38,7 @@ inline std::string build_allreduce(const MpiFlavour& flavour, const std::string&
                                    std::string& error) {
   std::string binary = dir + "/allreduce_" + flavour.name;
   test::CommandRun r = test::run_command(flavour.compiler + " -O1 -o " + binary + " " +
-                                         TRELLIS_SOURCE_DIR "/tests/mpi/allreduce.c");
+                                         TRELLIS_SOURCE_DIR + "/tests/mpi/allreduce.c");
   if (r.status != 0) {
     error = r.output;
     return "";

@@ -20,6 +20,7 @@
 #include <mutex>
 #include <set>
 
+#include "../build_paths.h"
 #include "../daemon/daemon_test_support.h"
 #include "daemon/pmi_exchange.h"
 #include "daemon/shell_socket.h"

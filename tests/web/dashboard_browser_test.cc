@@ -9,6 +9,7 @@
 
 #include <fstream>
 
+#include "../build_paths.h"
 #include "../daemon/live_cluster.h"
 #include "core/hostlist.h"
 #include "webdriver.h"
