@@ -3,8 +3,8 @@
 #   make test  installs dependencies, builds, runs every test
 JOBS ?= 2
 
-.PHONY: deps build run sim-compare test test-asan fuzz fuzz-smoke bench format clean screenshots \
-	install
+.PHONY: deps build build-asan build-fuzz run sim-compare test test-asan fuzz fuzz-smoke bench \
+	format clean screenshots install
 
 deps:
 	@bash scripts/bootstrap.sh
@@ -29,17 +29,23 @@ sim-compare: build
 test: build
 	@TRELLIS_REQUIRE_POSTGRES=1 ctest --preset release -j $(JOBS)
 
-test-asan: deps
+build-asan: deps
 	@cmake --preset asan >/dev/null
 	@cmake --build --preset asan -j $(JOBS)
+
+test-asan: build-asan
 	@TRELLIS_REQUIRE_POSTGRES=1 ctest --preset asan -j $(JOBS)
 
 # libFuzzer targets (fuzz/, clang, build/fuzz): each for FUZZ_SECONDS; fuzz-smoke is CI's short pass.
 FUZZ_SECONDS ?= 60
-fuzz: deps
+build-fuzz: deps
+	@cmake --preset fuzz >/dev/null
+	@cmake --build --preset fuzz -j $(JOBS)
+
+fuzz: build-fuzz
 	@bash scripts/fuzz.sh $(FUZZ_SECONDS)
 
-fuzz-smoke: deps
+fuzz-smoke: build-fuzz
 	@bash scripts/fuzz.sh 5
 
 # Installs the programs into PREFIX (default /usr/local) and Slurm's command names (sbatch,

@@ -6,6 +6,9 @@ set -euo pipefail
 
 packages=(
   cmake ninja-build g++ make pkg-config git clang-format
+  # The compiler cache (cmake/compiler_cache.cmake): a clean clone rebuilds what an earlier
+  # build of the same code compiled from ~/.cache/ccache.
+  ccache
   libcli11-dev libtomlplusplus-dev libcpp-httplib-dev nlohmann-json3-dev libspdlog-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   zlib1g-dev libsqlite3-dev sqlite3 libpqxx-dev postgresql

@@ -255,8 +255,12 @@ LaunchCommon::LaunchCommon(const v1::LaunchRequest& request,
   // given, with no job shell and no PMI (daemon/batch_task.h turns it into the script's copy).
   // So is a step of one task whose program needs no PMI (step_wiring): a job shell would only
   // stand between the shepherd and that one process.
-  wiring = batch ? StepWiring{.direct = true, .mpi = MpiKind::kNone}
-                 : step_wiring(request, layout, variables);
+  if (batch) {
+    wiring.direct = true;
+    wiring.mpi = MpiKind::kNone;
+  } else {
+    wiring = step_wiring(request, layout, variables);
+  }
   if (wiring.direct) {
     argv.assign(request.argv().begin(), request.argv().end());
     node_at = node_index_at = argv.size();  // nothing to fill in
