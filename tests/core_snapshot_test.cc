@@ -146,12 +146,12 @@ TEST(BatchCore, AJobStartedElsewhereHoldsItsNodesAndARefusedStartWaitsAtItsPlace
   auto allocator = AllocatorRegistry::builtin().create("first-available", machine, {});
   auto policy = PolicyRegistry::builtin().create("fcfs", machine, {});
   BatchCore core(machine, **allocator, **policy);
-  RunningJob elsewhere{7, 0, 50, NodeSet::of(4, {0, 1}), 0};
+  RunningJob elsewhere{7, 0, 50, NodeSet::of(4, {0, 1}), 0, {}};
   ASSERT_TRUE(core.add_running(job(7, 2), elsewhere));
   EXPECT_EQ(core.free().count(), 2);
   EXPECT_FALSE(core.free().test(0));
   EXPECT_FALSE(core.add_running(job(7, 2), elsewhere));  // the same id twice
-  RunningJob overlapping{8, 0, 50, NodeSet::of(4, {1, 2}), 0};
+  RunningJob overlapping{8, 0, 50, NodeSet::of(4, {1, 2}), 0, {}};
   EXPECT_FALSE(core.add_running(job(8, 2), overlapping));  // node 1 is held
   EXPECT_EQ(core.free().count(), 2);
   // Three jobs queue; 1 starts on the two free nodes, 2 and 3 wait behind it.

@@ -154,7 +154,7 @@ TEST(JsonJobList, RejectsValuesThatCannotBeSimulated) {
       "a.json: jobs[1]: id 3 is already used by jobs[0]");
   EXPECT_EQ(load_error("a.json", R"({"jobs": [{"run": 5, "nodse": 2}]})"),
             "a.json: jobs[0]: unknown key \"nodse\" (known: id, submit, run, limit, nodes, shape, "
-            "rotate, mode, user, name)");
+            "rotate, mode, user, name, cores, mem, gpus)");
   EXPECT_EQ(load_error("a.json", R"({"jobs": []})"),
             "a.json: no job to simulate (the file has no job records)");
 }

@@ -21,7 +21,7 @@ class ConsecutiveAllocator : public Allocator {
     for (NodeId id = free.next(0); id >= 0;) {
       NodeId end = free.next_absent(id);
       if (end - id >= request.nodes) {
-        Placement p{NodeSet(free.size()), std::nullopt, {}};
+        Placement p{NodeSet(free.size()), std::nullopt, {}, {}};
         p.nodes.set_range(id, id + request.nodes);
         return p;
       }

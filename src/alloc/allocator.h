@@ -11,8 +11,10 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/key_value.h"
+#include "core/node_grant.h"
 #include "core/node_set.h"
 #include "core/request.h"
 #include "core/result.h"
@@ -27,6 +29,9 @@ struct Placement {
   NodeSet nodes;
   std::optional<Box> box;
   std::string note;  // optional detail for people, e.g. "no single interval fits: min span"
+  // On a machine whose nodes have an inventory (alloc/node_sharing.h): what the job holds on
+  // each of its nodes, in node order; empty otherwise.
+  std::vector<NodeGrant> grants;
 };
 
 class Allocator {

@@ -43,6 +43,10 @@ struct SimArgs {
   std::string runtime_model = "trace";       // sim/runtime_model.h
   std::vector<std::string> runtime_options;  // key=value[,key=value...]
   long max_job_test = 0;  // queued jobs a pass looks at (BatchOptions::max_job_test); 0 = all
+  // Every node of this type (core/node_inventory.h: "cores=64,mem=256G,gpus=4"): jobs hold
+  // cores, memory and GPUs; with share_nodes they share nodes (sim/workload.h).
+  std::string node_type;
+  bool share_nodes = false;
 };
 
 // Adds the options of `trellis sim` to `cmd`, bound to `args`.

@@ -187,7 +187,25 @@ Result<std::unique_ptr<RuntimeModel>> make_runtime_model(const SimArgs& args,
   return model;
 }
 
-int run_sim(const SimArgs& args) {
+int run_sim(const SimArgs& given) {
+  SimArgs args = given;
+  std::optional<NodeInventory> node_type;
+  if (!args.node_type.empty()) {
+    Result<NodeInventory> parsed = parse_node_inventory(args.node_type);
+    if (!parsed) return usage_error(fail("--node-type: " + parsed.error().message));
+    node_type = *parsed;
+    if (args.procs_per_node != 1 && args.procs_per_node != node_type->cores())
+      return usage_error(fail("--procs-per-node " + std::to_string(args.procs_per_node) +
+                              ": with --node-type, a trace's processors are the node type's " +
+                              std::to_string(node_type->cores()) + " cores per node"));
+    args.procs_per_node = node_type->cores();
+    if (is_gang_policy(args.policy))
+      return usage_error(
+          fail("--node-type: gang policies time-share whole nodes; give a batch "
+               "policy (easy, conservative, fcfs, ...)"));
+  } else if (args.share_nodes) {
+    return usage_error(fail("--share-nodes: give the nodes' --node-type (cores, memory, GPUs)"));
+  }
   auto machine = Machine::parse(args.machine);
   if (!machine) return usage_error(fail("--machine: " + machine.error().message));
   auto mode = placement_mode_for(args.mode, *machine);
@@ -242,6 +260,12 @@ int run_sim(const SimArgs& args) {
   if (is_gang_policy(args.policy)) return run_gang_policy_sim(args, *machine, *workload);
   const bool pad_counts = !args.exact && alloc_info && alloc_info->places_only_boxes;
   set_request_form(*workload, *machine, *mode, args.shaped, pad_counts);
+  if (node_type) {
+    set_node_resources(*workload, *node_type, args.share_nodes);
+    if (workload->jobs.empty()) return usage_error(fail("--node-type: " + workload->notes.back()));
+    if (!args.quiet && !workload->notes.empty())
+      std::cerr << "note: " << workload->notes.back() << "\n";
+  }
   if (!args.quiet) print_padding_note(*workload, machine->spec());
 
   auto allocator = AllocatorRegistry::builtin().create(alloc_name, *machine, alloc_options);
@@ -254,6 +278,7 @@ int run_sim(const SimArgs& args) {
   options.kill_at_time_limit = !args.no_kill;
   options.runtime_model = runtime_model->get();
   options.max_job_test = static_cast<size_t>(args.max_job_test);
+  if (node_type) options.node_types = {*node_type};
   bool terminal = isatty(STDERR_FILENO) && !args.quiet;
   if (terminal) options.progress = draw_progress;
   if (!args.quiet)
@@ -275,7 +300,9 @@ int run_sim(const SimArgs& args) {
                {"skipped_records", workload->skipped},
                {"kill_at_time_limit", !args.no_kill},
                {"runtime_model", args.runtime_model},
-               {"max_job_test", args.max_job_test}};
+               {"max_job_test", args.max_job_test},
+               {"node_type", args.node_type},
+               {"share_nodes", args.share_nodes}};
   if (!args.runtime_options.empty()) run.about["runtime_options"] = args.runtime_options;
   if (workload->unix_start_time) run.about["unix_start_time"] = *workload->unix_start_time;
   std::ostringstream line;
@@ -283,6 +310,9 @@ int run_sim(const SimArgs& args) {
   line << std::fixed << std::setprecision(3) << summary.allocator_call_us << " us per allocation, "
        << summary.mean_pass_us << " us per pass; wall " << summary.wall_seconds << " s ("
        << std::setprecision(0) << summary.jobs_per_second << " jobs/s)";
+  if (summary.core_utilization)
+    line << std::setprecision(3) << "; core utilization " << *summary.core_utilization
+         << ", shared fragmentation " << summary.shared_fragmentation.value_or(0);
   run.console_line = line.str();
   return write_run_outputs(args, *machine, run);
 }
@@ -373,6 +403,13 @@ void add_sim_options(CLI::App& cmd, SimArgs& args) {
   cmd.add_option("--procs-per-node", args.procs_per_node,
                  "Processors per node, for traces that log processors (sizes are rounded up)")
       ->capture_default_str();
+  cmd.add_option("--node-type", args.node_type,
+                 "Every node's cores, memory and GPUs: cores=N[,sockets=N,numa=N,threads=N,"
+                 "mem=SIZE,gpus=[TYPE:]N,gres=NAME:N,features=A+B]; a trace's processors are then "
+                 "cores (nodes = processors / cores, rounded up)");
+  cmd.add_flag("--share-nodes", args.share_nodes,
+               "With --node-type: jobs take the cores and memory they ask and share nodes (else "
+               "whole nodes)");
   cmd.add_option("--mode", args.mode, std::string(kModeHelp) + " (for every job)")
       ->capture_default_str();
   cmd.add_flag("--shape-requests", args.shaped,

@@ -37,6 +37,9 @@ struct CompareArgs {
   std::vector<std::string> policies = {"easy"};
   std::vector<double> loads = {1.0};
   std::vector<long> seeds;  // random allocator seed and generated-workload seed
+  // With --node-type: whole nodes ("whole") or nodes shared by cores, memory and GPUs
+  // ("shared"), or both, compared.
+  std::vector<std::string> node_sharing;
   int parallel = 2;
 };
 
@@ -48,6 +51,7 @@ struct GridPoint {
   std::string out;
   bool allocator_takes_seed = false;      // the grid's seed goes to the allocator as seed=N
   bool runtime_model_takes_seed = false;  // ... and to the run-time model
+  bool share_nodes = false;               // --share-nodes (with the base's --node-type)
 };
 
 std::string number_text(double v) {
@@ -102,6 +106,8 @@ std::vector<std::string> child_argv(const SimArgs& base, const GridPoint& p) {
     argv.insert(argv.end(), {"--runtime-opt", "seed=" + std::to_string(p.seed)});
   if (p.allocator_takes_seed && p.seed >= 0)
     argv.insert(argv.end(), {"--alloc-opt", "seed=" + std::to_string(p.seed)});
+  if (!base.node_type.empty()) argv.insert(argv.end(), {"--node-type", base.node_type});
+  if (p.share_nodes) argv.push_back("--share-nodes");
   return argv;
 }
 
@@ -198,6 +204,14 @@ Status check_grid(CompareArgs& args, const Machine& machine) {
         "allocators that take a seed option and the hop-bytes run-time model, and this grid has "
         "none of them");
 
+  for (const std::string& sharing : args.node_sharing)
+    if (sharing != "whole" && sharing != "shared")
+      return fail("--nodes: '" + sharing + "'; expected whole, shared or both (whole,shared)");
+  if (!args.node_sharing.empty() && base.node_type.empty())
+    return fail("--nodes " + args.node_sharing.front() +
+                ": give the nodes' --node-type (cores, memory, GPUs)");
+  if (base.share_nodes)
+    return fail("--share-nodes: in a grid, give --nodes shared (or whole,shared)");
   if (base.workload.empty() == base.generate.empty())
     return fail("give exactly one of --workload FILE and --generate lublin:JOBS[:SEED]");
   if (auto workload = make_workload(base, machine); !workload) return workload.error();
@@ -277,6 +291,8 @@ int run_compare(CompareArgs args) {
   if (!machine) return usage_error(fail("--machine: " + machine.error().message));
   if (auto ok = check_grid(args, *machine); !ok) return usage_error(ok.error());
   std::vector<long> seeds = args.seeds.empty() ? std::vector<long>{-1} : args.seeds;
+  std::vector<std::string> sharings =
+      args.node_sharing.empty() ? std::vector<std::string>{"whole"} : args.node_sharing;
 
   std::vector<GridPoint> grid;
   const bool model_takes_seed = runtime_model_takes_seed(args.base, *machine);
@@ -284,13 +300,16 @@ int run_compare(CompareArgs args) {
     const bool takes_seed = allocator_takes_seed(*AllocatorRegistry::builtin().find(a), *machine);
     for (const auto& p : args.policies)
       for (double l : args.loads)
-        for (long s : seeds) {
-          GridPoint g{a + "/" + p, a, p, l, s, "", takes_seed, model_takes_seed};
-          if (args.loads.size() > 1 || l != 1.0) g.label += " load " + number_text(l);
-          if (s >= 0) g.label += " seed " + std::to_string(s);
-          g.out = args.base.out + "/runs/" + std::to_string(grid.size() + 1) + "-" + a + "-" + p;
-          grid.push_back(std::move(g));
-        }
+        for (long s : seeds)
+          for (const std::string& sharing : sharings) {
+            GridPoint g{a + "/" + p,        a, p, l, s, "", takes_seed, model_takes_seed,
+                        sharing == "shared"};
+            if (args.loads.size() > 1 || l != 1.0) g.label += " load " + number_text(l);
+            if (s >= 0) g.label += " seed " + std::to_string(s);
+            if (!args.node_sharing.empty()) g.label += " " + sharing;
+            g.out = args.base.out + "/runs/" + std::to_string(grid.size() + 1) + "-" + a + "-" + p;
+            grid.push_back(std::move(g));
+          }
   }
 
   std::error_code ec;
@@ -385,7 +404,9 @@ int run_compare(CompareArgs args) {
        std::vector<std::pair<std::string, std::string>>{{"mean_inflation", "infl"},
                                                         {"mean_hop_bytes", "hop-bytes"},
                                                         {"mean_max_link_load", "link"},
-                                                        {"internal_fragmentation", "ifrag"}})
+                                                        {"internal_fragmentation", "ifrag"},
+                                                        {"core_utilization", "core-util"},
+                                                        {"shared_fragmentation", "node-frag"}})
     if (any_run_reports(runs, key)) columns.emplace_back(key, title);
   columns.insert(columns.end(), {{"allocator_call_us", "us/alloc"}, {"wall_s", "wall(s)"}});
   print_table(runs, columns, "metrics");
@@ -395,7 +416,8 @@ int run_compare(CompareArgs args) {
       {"workload", args.base.workload.empty() ? args.base.generate : args.base.workload},
       {"mode", args.base.mode},
       {"shaped_requests", args.base.shaped},
-      {"exact_counts", args.base.exact}};
+      {"exact_counts", args.base.exact},
+      {"node_type", args.base.node_type}};
   nlohmann::json data = {
       {"title", "Trellis comparison on " + machine->spec()}, {"about", about}, {"runs", runs}};
 
@@ -481,6 +503,10 @@ void add_sim_compare_command(CLI::App& app, int& status) {
   cmd->add_option("--seed", args->seeds,
                   "Seeds to compare (comma-separated): each seeds the generated workload "
                   "(--generate) and allocators that take a seed option (random)")
+      ->delimiter(',');
+  cmd->add_option("--nodes", args->node_sharing,
+                  "With --node-type: whole (every job takes whole nodes), shared (jobs take the "
+                  "cores, memory and GPUs they ask), or whole,shared to compare them")
       ->delimiter(',');
   cmd->add_option("--jobs,-j", args->parallel, "Simulations run at once")
       ->capture_default_str()

@@ -18,7 +18,11 @@ struct Job {
   Seconds run_time = 0;    // how long it really runs once started (known to the simulator only)
   Seconds time_limit = 0;  // requested wall time: the kill limit and the backfilling estimate
   Request request;         // nodes, shape, rotation, placement mode
-  bool share = false;      // may be time-shared (gang scheduled)
+  // Cores, memory, GPUs and how the job shares its nodes (core/resource_request.h); what each
+  // node must give it is request.demand, made from these on machines whose nodes have an
+  // inventory (sched/demand.h).
+  ResourceRequest resources;
+  bool share = false;  // may be time-shared (gang scheduled)
   int user = -1;
   int group = -1;
   std::string name;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/node_set.h"
+#include "core/resource_request.h"
 #include "core/result.h"
 
 namespace trellis {
@@ -44,6 +45,10 @@ struct Request {
   // The nodes the job may be placed on (its partition's), or null for any node of the machine.
   // The allocator sees the whole machine's topology and this mask (alloc/partition_mask.h).
   std::shared_ptr<const NodeSet> allowed;
+  // What each node must give the job on a machine whose nodes have an inventory (cores, memory,
+  // GPUs, or the whole node: core/resource_request.h); null on a machine of featureless nodes,
+  // where every job takes whole nodes. Placed by alloc/node_sharing.h.
+  std::shared_ptr<const NodeDemand> demand;
 
   bool has_shape() const { return !shape.empty(); }
   int asked_nodes() const { return nodes - padding; }

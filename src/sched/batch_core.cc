@@ -5,14 +5,56 @@
 
 namespace trellis {
 
+namespace {
+
+// Rounds of the policy in one pass while starts on shared nodes keep coming: a policy starts at
+// most one job per node per call (alloc/node_sharing.h), so a node of 64 free cores takes up to
+// 64 jobs of one core in one pass.
+constexpr int kMostSharedRounds = 256;
+
+std::unique_ptr<NodePool> pool_for(const Machine& machine, const BatchOptions& options) {
+  if (options.node_types.empty()) return nullptr;
+  return std::make_unique<NodePool>(options.node_types, options.type_of, machine.node_count());
+}
+
+}  // namespace
+
 BatchCore::BatchCore(const Machine& machine, const Allocator& allocator, const QueuePolicy& policy,
                      BatchOptions options)
     : machine_(machine),
-      allocator_(allocator),
+      pool_(pool_for(machine, options)),
+      sharing_(pool_ ? std::make_unique<NodeSharingAllocator>(machine, allocator, *pool_)
+                     : nullptr),
+      allocator_(sharing_ ? static_cast<const Allocator&>(*sharing_) : allocator),
       policy_(policy),
-      options_(options),
+      options_(std::move(options)),
       free_(NodeSet::all(machine.node_count())),
       down_(machine.node_count()) {}
+
+Status BatchCore::take_grants(const Job& job, RunningJob& running) {
+  if (!pool_) return Ok{};
+  if (running.grants.empty())  // whole nodes (a job placed without the pool: a snapshot's)
+    running.nodes.for_each([&](NodeId node) { running.grants.push_back(pool_->whole(node)); });
+  const bool same_user = job.request.demand && job.request.demand->same_user_only;
+  for (size_t i = 0; i < running.grants.size(); ++i) {
+    if (Status ok = pool_->take(running.grants[i], job.user, same_user); !ok) {
+      for (size_t j = 0; j < i; ++j) pool_->give_back(running.grants[j], job.user, same_user);
+      return fail("job " + std::to_string(job.id) + ": " + ok.error().message);
+    }
+  }
+  return Ok{};
+}
+
+void BatchCore::give_back_grants(const Job& job, const RunningJob& running) {
+  if (!pool_) return;
+  const bool same_user = job.request.demand && job.request.demand->same_user_only;
+  for (const NodeGrant& grant : running.grants) pool_->give_back(grant, job.user, same_user);
+}
+
+void BatchCore::refresh_free() {
+  if (!pool_) return;
+  free_ = pool_->open_nodes() - down_;
+}
 
 Status BatchCore::submit(const Job& job, Seconds /*now*/) {
   const int n = machine_.node_count();
@@ -67,6 +109,8 @@ Status BatchCore::ended(JobId job, Seconds /*now*/) {
   if (!stored) return fail("job " + std::to_string(job) + " is not running");
   free_ |= running_[stored->running_at].nodes;
   if (!down_.empty()) free_ -= down_;  // a node that went down while held stays out
+  give_back_grants(stored->job, running_[stored->running_at]);
+  refresh_free();
   remove_running(*stored);
   return Ok{};
 }
@@ -87,15 +131,22 @@ Status BatchCore::add_running(const Job& job, const RunningJob& r) {
     return fail("job " + std::to_string(job.id) + " is already in the system");
   if (r.nodes.size() != n || r.id != job.id)
     return fail("job " + std::to_string(job.id) + "'s nodes are not of this machine");
-  for (const RunningJob& other : running_)
-    if (!(other.nodes & r.nodes).empty())
-      return fail("job " + std::to_string(job.id) + " would share nodes with running job " +
-                  std::to_string(other.id));
+  RunningJob placed = r;
+  placed.node_count = r.nodes.count();
+  if (pool_) {
+    // The pool refuses what it has given out already: nodes are shared, cores and GPUs never.
+    if (Status ok = take_grants(job, placed); !ok) return ok;
+  } else {
+    for (const RunningJob& other : running_)
+      if (!(other.nodes & r.nodes).empty())
+        return fail("job " + std::to_string(job.id) + " would share nodes with running job " +
+                    std::to_string(other.id));
+  }
   Stored& stored = store(job);
   stored.running_at = running_.size();
-  running_.push_back(r);
-  running_.back().node_count = r.nodes.count();
+  running_.push_back(std::move(placed));
   free_ -= r.nodes;
+  refresh_free();
   return Ok{};
 }
 
@@ -104,6 +155,8 @@ Status BatchCore::unstart(JobId job) {
   if (!stored) return fail("job " + std::to_string(job) + " is not running");
   free_ |= running_[stored->running_at].nodes;
   if (!down_.empty()) free_ -= down_;
+  give_back_grants(stored->job, running_[stored->running_at]);
+  refresh_free();
   // remove_running() frees the slot: the job is stored again, waiting.
   Job copy = stored->job;
   remove_running(*stored);
@@ -125,6 +178,7 @@ Status BatchCore::node_down(NodeId node, Seconds /*now*/) {
   if (auto ok = on_machine(node); !ok) return ok;
   down_.set(node);
   free_.reset(node);
+  refresh_free();
   return Ok{};
 }
 
@@ -134,6 +188,7 @@ Status BatchCore::node_up(NodeId node, Seconds /*now*/) {
   bool held = std::any_of(running_.begin(), running_.end(),
                           [&](const RunningJob& r) { return r.nodes.test(node); });
   if (!held) free_.set(node);
+  refresh_free();
   return Ok{};
 }
 
@@ -144,33 +199,52 @@ Status BatchCore::busy(JobId job, Seconds /*now*/) {
 
 const PassResult& BatchCore::pass(Seconds now) {
   last_pass_ = now;
+  result_.now = now;
+  result_.decisions.clear();
+  // While jobs start on shared nodes, the policy is called again: each call starts at most one
+  // job per node (see kMostSharedRounds).
+  for (int round = 0; round < kMostSharedRounds; ++round)
+    if (schedule_once(now) == 0 || queue_.empty()) break;
+  return result_;
+}
+
+int BatchCore::schedule_once(Seconds now) {
   // Only the head of the queue is shown to the policy (BatchOptions::max_job_test); every job it
   // starts is in that head, so the rest of the queue is touched only to close the gaps.
   const size_t tested = jobs_tested();
+  if (sharing_) sharing_->begin_round(free_);
   Schedule decided = policy_.schedule(
       {now, std::span<const Job* const>(queue_.data(), tested), running_, free_, reservations_},
       allocator_);
-  result_.now = now;
-  result_.decisions.clear();
+  int shared = 0;
   if (!decided.starts.empty()) {
     started_.assign(tested, false);
     for (StartDecision& d : decided.starts) {
       const Job& job = *queue_[d.queue_index];
+      RunningJob running{job.id,
+                         now,
+                         now + job.time_limit,
+                         d.placement.nodes,
+                         job.request.nodes,
+                         std::move(d.placement.grants)};
+      if (Status taken = take_grants(job, running); !taken) continue;  // stays queued
       started_[d.queue_index] = true;
       free_ -= d.placement.nodes;
+      if (job.request.demand && !job.request.demand->whole) ++shared;
       jobs_.at(job.id)->running_at = running_.size();
-      running_.push_back({job.id, now, now + job.time_limit, d.placement.nodes, job.request.nodes});
-      result_.decisions.push_back(
-          {CoreDecision::Kind::kStart, job.id, std::move(d.placement.nodes), d.placement.box});
+      result_.decisions.push_back({CoreDecision::Kind::kStart, job.id, std::move(d.placement.nodes),
+                                   d.placement.box, running.grants});
+      running_.push_back(std::move(running));
     }
     size_t kept = 0;
     for (size_t i = 0; i < tested; ++i)
       if (!started_[i]) queue_[kept++] = queue_[i];
     queue_.erase(queue_.begin() + static_cast<long>(kept),
                  queue_.begin() + static_cast<long>(tested));
+    refresh_free();
   }
   reservations_ = std::move(decided.reservations);
-  return result_;
+  return shared;
 }
 
 std::optional<Seconds> BatchCore::next_wakeup() const {
@@ -203,7 +277,7 @@ Status BatchCore::restore(const CoreSnapshot& s) {
     return fail("the snapshot is not of this machine's core");
   NodeSet held(n);
   for (const RunningJob& r : s.running) {
-    if (r.nodes.size() != n || !(held & r.nodes).empty())
+    if (r.nodes.size() != n || (!pool_ && !(held & r.nodes).empty()))
       return fail("the snapshot gives a node to two running jobs (job " + std::to_string(r.id) +
                   ")");
     held |= r.nodes;
@@ -228,6 +302,13 @@ Status BatchCore::restore(const CoreSnapshot& s) {
   }
   down_ = s.down;
   free_ = NodeSet::all(n) - held - down_;
+  if (pool_) {
+    pool_->clear();
+    for (RunningJob& r : running_)
+      if (Status ok = take_grants(jobs_.at(r.id)->job, r); !ok)
+        return fail("the snapshot gives twice what a node has: " + ok.error().message);
+    refresh_free();
+  }
   reservations_ = s.reservations;
   last_pass_ = s.last_pass;
   return Ok{};

@@ -22,12 +22,20 @@
 #include <unordered_map>
 #include <vector>
 
+#include "alloc/node_pool.h"
+#include "alloc/node_sharing.h"
 #include "sched/core.h"
 
 namespace trellis {
 
 struct BatchOptions {
   size_t max_job_test = 0;  // queued jobs a pass looks at, from the head; 0 = all
+  // The nodes' inventory (core/node_inventory.h): node i is of type node_types[type_of[i]] (all
+  // of node_types[0] when type_of is empty). Empty: featureless nodes, every job takes whole
+  // nodes. Given, the core keeps what each node has left (alloc/node_pool.h) and places through
+  // alloc/node_sharing.h: jobs with a Request::demand share nodes, the others take them whole.
+  std::vector<NodeInventory> node_types;
+  std::vector<uint16_t> type_of;
 };
 
 class BatchCore final : public SchedulingCore {
@@ -70,6 +78,8 @@ class BatchCore final : public SchedulingCore {
   }
   const std::vector<RunningJob>& running() const { return running_; }
   const NodeSet& free() const { return free_; }
+  // What every node has left, when the machine's nodes have an inventory; else null.
+  const NodePool* pool() const { return pool_.get(); }
   // The queued or running job `id`, or nullptr.
   const Job* find(JobId id) const;
 
@@ -82,6 +92,13 @@ class BatchCore final : public SchedulingCore {
   };
 
   void remove_running(Stored& stored);
+  // The pool's part of a start and an end: the grants taken or given back (whole nodes for a job
+  // without them), and the free set made again from what is left.
+  Status take_grants(const Job& job, RunningJob& running);
+  void give_back_grants(const Job& job, const RunningJob& running);
+  void refresh_free();
+  // One call of the policy, its starts applied; how many started on shared nodes.
+  int schedule_once(Seconds now);
   // Keeps a copy of `job` in a free slot of job_store_ and indexes it; the job's id must be new.
   Stored& store(const Job& job);
   void forget(Stored& stored);  // frees the job's slot
@@ -91,7 +108,9 @@ class BatchCore final : public SchedulingCore {
   Status on_machine(NodeId node) const;
 
   const Machine& machine_;
-  const Allocator& allocator_;
+  std::unique_ptr<NodePool> pool_;                 // with an inventory (BatchOptions)
+  std::unique_ptr<NodeSharingAllocator> sharing_;  // over the allocator given, with pool_
+  const Allocator& allocator_;                     // what policies place with
   const QueuePolicy& policy_;
   BatchOptions options_;
   // Every job in the core, each copied once into a slot of job_store_: a deque never moves its

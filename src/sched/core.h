@@ -23,8 +23,9 @@ struct CoreDecision {
   enum class Kind { kStart, kSuspend, kResume, kKill };
   Kind kind = Kind::kStart;
   JobId job = 0;
-  NodeSet nodes;           // kStart: the nodes it starts on
-  std::optional<Box> box;  // kStart: the box, when the allocator placed one
+  NodeSet nodes;                  // kStart: the nodes it starts on
+  std::optional<Box> box;         // kStart: the box, when the allocator placed one
+  std::vector<NodeGrant> grants;  // kStart, on nodes with an inventory: what it holds on each
 };
 
 struct PassResult {

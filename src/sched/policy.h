@@ -25,6 +25,8 @@ struct RunningJob {
   Seconds expected_end = 0;
   NodeSet nodes;
   int node_count = 0;  // nodes.count(), kept so that projections can add up counts cheaply
+  // On nodes with an inventory (alloc/node_sharing.h): what it holds on each of its nodes.
+  std::vector<NodeGrant> grants;
 };
 
 // A promise a policy made: job `job` will start no later than `start`, on `nodes` (EASY: the head

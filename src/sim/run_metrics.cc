@@ -45,6 +45,7 @@ RunSummary summarize(const SimResult& r, const SummaryOptions& options) {
   const double n = r.machine_nodes;
   s.first_submit = std::numeric_limits<double>::infinity();
   double node_seconds = 0, demanded = 0, hops = 0, switches = 0;
+  double core_seconds = 0, asked_core_seconds = 0, memory_seconds = 0, gpu_seconds = 0;
   double unrequested_node_seconds = 0, inflation = 0, hop_bytes = 0, link_load = 0;
   Seconds last_submit = 0;
   long multi = 0, tree_jobs = 0, measured = 0;
@@ -66,6 +67,10 @@ RunSummary summarize(const SimResult& r, const SummaryOptions& options) {
     s.max_bounded_slowdown = std::max(s.max_bounded_slowdown, bsld);
     const Seconds held = j.held_seconds();
     node_seconds += j.nodes * held;
+    core_seconds += static_cast<double>(j.cores) * held;
+    asked_core_seconds += static_cast<double>(j.asked_cores) * held;
+    memory_seconds += static_cast<double>(j.memory_mb) * held;
+    gpu_seconds += static_cast<double>(j.gpus) * held;
     unrequested_node_seconds += std::max(0, j.nodes - j.requested_nodes) * held;
     demanded += j.requested_nodes * time_ran(j);
     recorded |= !j.runs.empty();
@@ -117,12 +122,15 @@ RunSummary summarize(const SimResult& r, const SummaryOptions& options) {
   s.steady_from = submits[submits.size() / 10];
   s.steady_to = submits[submits.size() * 9 / 10];
   double busy = 0, steady_busy = 0, idle_waiting = 0, fragmented = 0, queue_area = 0, box_area = 0;
+  double shared_fragmented = 0;
+  bool has_shared = !r.timeline.empty();
   bool has_box = !r.timeline.empty();
   const auto& tl = r.timeline;
   for (size_t i = 0; i < tl.size(); ++i) {
     Seconds a = std::max(tl[i].time, t0);
     Seconds b = std::min(i + 1 < tl.size() ? tl[i + 1].time : s.last_end, t1);
     has_box &= tl[i].largest_free_box >= 0;
+    has_shared &= tl[i].fragmentation >= 0;
     if (!(b > a)) continue;
     Seconds dt = b - a;
     busy += tl[i].busy_nodes * dt;
@@ -130,6 +138,7 @@ RunSummary summarize(const SimResult& r, const SummaryOptions& options) {
     if (tl[i].head_blocked_by_shape) fragmented += dt;
     queue_area += tl[i].queued_jobs * dt;
     box_area += tl[i].largest_free_box * dt;
+    shared_fragmented += tl[i].fragmentation * dt;
     s.max_queue_length = std::max(s.max_queue_length, tl[i].queued_jobs);
     Seconds sa = std::max(a, s.steady_from), sb = std::min(b, s.steady_to);
     if (sb > sa) steady_busy += tl[i].busy_nodes * (sb - sa);
@@ -141,6 +150,14 @@ RunSummary summarize(const SimResult& r, const SummaryOptions& options) {
   s.fragmented_fraction = fragmented / span;
   s.mean_queue_length = queue_area / span;
   if (has_box) s.mean_largest_free_box = box_area / span;
+  if (has_shared) s.shared_fragmentation = shared_fragmented / span;
+  if (r.machine_cores > 0) {
+    s.core_utilization = asked_core_seconds / (r.machine_cores * span);
+    s.allocated_core_utilization = core_seconds / (r.machine_cores * span);
+  }
+  if (r.machine_memory_mb > 0)
+    s.memory_utilization = memory_seconds / (static_cast<double>(r.machine_memory_mb) * span);
+  if (r.machine_gpus > 0) s.gpu_utilization = gpu_seconds / (r.machine_gpus * span);
   if (s.steady_to > s.steady_from)
     s.steady_utilization = steady_busy / (n * (s.steady_to - s.steady_from));
   return s;
@@ -170,6 +187,11 @@ nlohmann::json to_json(const RunSummary& s) {
       {"mean_queue_length", s.mean_queue_length},
       {"max_queue_length", s.max_queue_length},
       {"mean_largest_free_box", optional_number(s.mean_largest_free_box)},
+      {"core_utilization", optional_number(s.core_utilization)},
+      {"allocated_core_utilization", optional_number(s.allocated_core_utilization)},
+      {"memory_utilization", optional_number(s.memory_utilization)},
+      {"gpu_utilization", optional_number(s.gpu_utilization)},
+      {"shared_fragmentation", optional_number(s.shared_fragmentation)},
       {"largest_free_box_sampled", s.largest_free_box_sampled},
       {"mean_pairwise_hops", optional_number(s.mean_pairwise_hops)},
       {"mean_leaf_switches", optional_number(s.mean_leaf_switches)},

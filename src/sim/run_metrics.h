@@ -24,6 +24,13 @@
 //   network figures       with a run-time model that measures (sim/runtime_model.h): the mean over
 //                         the jobs it measured of their run-time inflation, all-to-all hop-bytes
 //                         and most loaded link (JobRecord::network())
+//   core utilization      on nodes with an inventory: core-seconds the jobs asked for / (the
+//                         machine's cores * (T1 - T0)): the work done (a job of one processor
+//                         on a whole node of 8 cores counts 1)
+//   allocated cores, memory and GPU utilization: core-seconds (MiB-, GPU-seconds) held / (all of
+//                         the machine's * (T1 - T0))
+//   shared fragmentation  on nodes with an inventory: time-weighted mean of the free cores that
+//                         sit on nodes in use, over all free cores (NodePool::Totals)
 //   internal fragmentation  node-seconds held beyond the request / node-seconds held:
 //                         sum (nodes - requested nodes) x held / sum nodes x held, for boxes larger
 //                         than the count asked for and gang partitions larger than the job (0 when
@@ -82,6 +89,9 @@ struct RunSummary {
   std::optional<double> mean_hop_bytes;
   std::optional<double> mean_max_link_load;
   double internal_fragmentation = 0;
+  std::optional<double> core_utilization, allocated_core_utilization, memory_utilization,
+      gpu_utilization;
+  std::optional<double> shared_fragmentation;
   double allocator_call_us = 0;  // mean wall time of one allocate() call
   double mean_pass_us = 0, max_pass_us = 0;
   long allocator_calls = 0, passes = 0;

@@ -126,6 +126,15 @@ class BatchJobs {
     record.nodes = job.request.nodes;
     record.requested_nodes = job.request.asked_nodes();
     record.user = job.user;
+    for (const NodeGrant& grant : d.grants) {
+      record.cores += static_cast<int64_t>(grant.cores.size());
+      record.memory_mb += grant.memory_mb;
+      record.gpus += static_cast<int64_t>(grant.gpus.size());
+    }
+    // The simulator's jobs run one task per node: what they asked is their cores per task.
+    record.asked_cores = job.resources.cpus_per_task > 0
+                             ? int64_t{job.resources.cpus_per_task} * job.request.nodes
+                             : record.cores;
     if (d.box) record.set_box(*d.box);
     Seconds run_time = job.run_time;  // on this placement
     std::optional<double> hops;       // when the model measured them
@@ -160,8 +169,14 @@ class BatchJobs {
       }
       sample.largest_free_box = last_box_;
     }
-    if (!queue.empty() && queue.front()->request.nodes <= free.count())
+    if (const NodePool* pool = core.pool()) {
+      NodePool::Totals totals = pool->totals();
+      sample.busy_cores = totals.cores - totals.free_cores;
+      sample.fragmentation = totals.fragmentation;
+      sample.busy_nodes = n - pool->idle_nodes().count();
+    } else if (!queue.empty() && queue.front()->request.nodes <= free.count()) {
       sample.head_blocked_by_shape = !allocator_.allocate(free, queue.front()->request).ok();
+    }
     if (!result_.timeline.empty() && result_.timeline.back().time == now)
       result_.timeline.back() = sample;
     else
@@ -227,6 +242,13 @@ SimResult simulate(const Machine& machine, const Allocator& allocator, const Que
   auto wall_start = Clock::now();
   SimResult result;
   result.machine_nodes = machine.node_count();
+  if (!options.node_types.empty()) {
+    NodePool pool(options.node_types, options.type_of, machine.node_count());
+    NodePool::Totals totals = pool.totals();
+    result.machine_cores = totals.cores;
+    result.machine_memory_mb = totals.memory_mb;
+    result.machine_gpus = totals.gpus;
+  }
   TimedAllocator timed(machine, allocator);
 
   std::vector<const Job*> arrivals;
@@ -241,7 +263,9 @@ SimResult simulate(const Machine& machine, const Allocator& allocator, const Que
   EventLoopOptions<BatchCore> loop;
   loop.make_core = [&] {
     return std::make_unique<BatchCore>(machine, timed, policy,
-                                       BatchOptions{.max_job_test = options.max_job_test});
+                                       BatchOptions{.max_job_test = options.max_job_test,
+                                                    .node_types = options.node_types,
+                                                    .type_of = options.type_of});
   };
   loop.on_pass = options.on_pass;
   loop.restart_after_pass = options.restart_after_pass;

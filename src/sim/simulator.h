@@ -54,6 +54,10 @@ struct SimOptions {
   // Queued jobs a pass looks at, from the head (BatchOptions::max_job_test); 0 = all. trellisd
   // bounds its passes by default: give its `max_job_test` to predict it exactly.
   size_t max_job_test = 0;
+  // The nodes' inventory (BatchOptions::node_types, type_of): given, jobs with a demand share
+  // nodes (sim/workload.h: set_node_resources), and the result counts cores, memory and GPUs.
+  std::vector<NodeInventory> node_types;
+  std::vector<uint16_t> type_of;
 };
 
 struct JobRecord {
@@ -64,7 +68,10 @@ struct JobRecord {
   int nodes = 0;            // nodes it held (a gang partition or a box may exceed the request)
   int requested_nodes = 0;  // nodes it asked for
   int user = -1;            // from the workload; -1 when unknown
-  bool timed_out = false;   // killed at its limit (TO), else completed (CD)
+  // On nodes with an inventory: the cores, memory and GPUs it held, summed over its nodes, and
+  // the cores it asked for (a whole node holds more than a job of one processor asks).
+  int64_t cores = 0, memory_mb = 0, gpus = 0, asked_cores = 0;
+  bool timed_out = false;                       // killed at its limit (TO), else completed (CD)
   std::optional<int> leaf_switches;             // fat trees, when placements are recorded
   double average_hops = 0;                      // when placements are recorded
   std::vector<std::pair<NodeId, NodeId>> runs;  // inclusive id ranges, when recorded
@@ -128,6 +135,10 @@ struct TimelineSample {
   // machines of more than 65,536 nodes it is measured at about 1,000 instants over the arrivals'
   // span and each measurement stands until the next (SimResult::largest_free_box_sampled).
   int largest_free_box = -1;
+  // On nodes with an inventory: cores held, and the free cores that sit on nodes in use over
+  // all free cores (NodePool::Totals::fragmentation); -1 otherwise.
+  int64_t busy_cores = -1;
+  double fragmentation = -1;
 };
 
 struct SimResult {
@@ -135,6 +146,8 @@ struct SimResult {
   std::vector<RejectedJob> rejected;
   std::vector<TimelineSample> timeline;
   int machine_nodes = 0;
+  // On nodes with an inventory: what the machine has in all (0 otherwise).
+  int64_t machine_cores = 0, machine_memory_mb = 0, machine_gpus = 0;
   bool largest_free_box_sampled = false;
   long passes = 0;
   double pass_seconds = 0;  // wall time spent in policy passes

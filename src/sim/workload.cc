@@ -1,5 +1,7 @@
 #include "sim/workload.h"
 
+#include "sched/demand.h"
+
 #include <algorithm>
 #include <array>
 #include <cctype>
@@ -26,8 +28,9 @@ bool ends_with_ignoring_case(const std::string& s, std::string_view suffix) {
 }
 
 constexpr double kMaxExactInteger = 9007199254740992.0;  // 2^53
-constexpr std::array<std::string_view, 10> kJobKeys = {"id",    "submit", "run",  "limit", "nodes",
-                                                       "shape", "rotate", "mode", "user",  "name"};
+constexpr std::array<std::string_view, 13> kJobKeys = {"id",    "submit", "run",  "limit", "nodes",
+                                                       "shape", "rotate", "mode", "user",  "name",
+                                                       "cores", "mem",    "gpus"};
 
 // A time in seconds: a number in [0, kMaxSimulatedSeconds].
 Result<double> seconds_field(const nlohmann::json& job, const char* key, const std::string& where,
@@ -81,8 +84,10 @@ Result<Workload> parse_job_list_json(const std::string& text, const std::string&
     if (!j.is_object()) return fail(where + ": expected an object");
     for (const auto& item : j.items())
       if (std::find(kJobKeys.begin(), kJobKeys.end(), item.key()) == kJobKeys.end())
-        return fail(where + ": unknown key \"" + item.key() +
-                    "\" (known: id, submit, run, limit, nodes, shape, rotate, mode, user, name)");
+        return fail(
+            where + ": unknown key \"" + item.key() +
+            "\" (known: id, submit, run, limit, nodes, shape, rotate, mode, user, name, cores, "
+            "mem, gpus)");
     Job job;
     if (j.contains("id")) {
       auto id = whole_field(j["id"], "id", where, 0, kMaxExactInteger);
@@ -137,6 +142,22 @@ Result<Workload> parse_job_list_json(const std::string& text, const std::string&
       if (!j["name"].is_string())
         return fail(where + ": \"name\" must be text, found " + j["name"].dump());
       job.name = j["name"].get<std::string>();
+    }
+    // What each node gives it, on nodes with an inventory (set_node_resources).
+    if (j.contains("cores")) {
+      auto cores = whole_field(j["cores"], "cores", where, 1, 1 << 20);
+      if (!cores) return cores.error();
+      job.resources.cpus_per_task = static_cast<int>(*cores);
+    }
+    if (j.contains("mem")) {
+      auto mem = whole_field(j["mem"], "mem", where, 0, 1099511627776.0);
+      if (!mem) return mem.error();
+      job.resources.mem_per_node_mb = static_cast<int64_t>(*mem);
+    }
+    if (j.contains("gpus")) {
+      auto gpus = whole_field(j["gpus"], "gpus", where, 1, 64);
+      if (!gpus) return gpus.error();
+      job.resources.gpus_per_node = static_cast<int>(*gpus);
     }
     w.jobs.push_back(std::move(job));
   }
@@ -270,6 +291,47 @@ void set_request_form(Workload& workload, const Machine& machine, PlacementMode 
     }
     if (shaped) job.request = shape_request(*torus, job.request);
   }
+}
+
+}  // namespace trellis
+
+namespace trellis {
+
+void set_node_resources(Workload& workload, const NodeInventory& node, bool share) {
+  std::vector<Job> kept;
+  kept.reserve(workload.jobs.size());
+  int dropped = 0;
+  std::string first_reason;
+  for (Job& job : workload.jobs) {
+    auto record = workload.swf_records.find(job.id);
+    if (record != workload.swf_records.end() && job.resources.cpus_per_task == 0) {
+      const SwfRecord& r = record->second;
+      double procs = r[SwfField::kRequestedProcessors];
+      if (procs <= 0) procs = r[SwfField::kAllocatedProcessors];
+      const int nodes = std::max(1, job.request.nodes);
+      job.resources.cpus_per_task =
+          static_cast<int>((static_cast<long>(procs) + nodes - 1) / nodes);
+      double kb_per_proc = r[SwfField::kRequestedMemory];
+      if (kb_per_proc <= 0) kb_per_proc = r[SwfField::kUsedMemory];
+      if (kb_per_proc > 0)
+        job.resources.mem_per_node_mb = std::max<int64_t>(
+            1, static_cast<int64_t>(kb_per_proc * job.resources.cpus_per_task / 1024.0 + 0.5));
+    }
+    Status ok = set_demand(job, {.node = node, .tasks_per_node = 1, .shared = share});
+    if (!ok) {
+      if (first_reason.empty())
+        first_reason = "job " + std::to_string(job.id) + ": " + ok.error().message;
+      ++dropped;
+      continue;
+    }
+    kept.push_back(std::move(job));
+  }
+  workload.jobs = std::move(kept);
+  workload.skipped += dropped;
+  if (dropped > 0)
+    workload.notes.push_back(std::to_string(dropped) +
+                             " jobs ask more than a node has and were left out (the first, " +
+                             first_reason + ")");
 }
 
 }  // namespace trellis

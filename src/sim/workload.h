@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "core/job.h"
+#include "core/node_inventory.h"
 #include "core/result.h"
 #include "sim/swf.h"
 #include "topology/machine.h"
@@ -60,6 +61,15 @@ void scale_load(Workload& workload, double factor);
 // (processors = nodes x procs_per_node). The header keeps the trace's (UnixStartTime, MaxProcs,
 // ...) and notes where the file came from.
 SwfTrace workload_to_swf(const Workload& workload, const Machine& machine, int procs_per_node);
+
+// On nodes of type `node` (every node of the machine): what each job's nodes give it. A trace's
+// job of P processors, loaded with procs_per_node = node.cores() (so it holds ceil(P / cores)
+// nodes), takes with `share` as many cores per node as it needs there (P / nodes, rounded up)
+// and the memory it asked (SWF requested memory, KiB per processor; else the node's memory per
+// core), sharing its nodes with other jobs; without `share`, whole nodes. A JSON job's "cores",
+// "mem" (MiB) and "gpus" are per node. A job no node can hold is dropped with a note (as the
+// simulator rejects what never fits); the count goes to skipped.
+void set_node_resources(Workload& workload, const NodeInventory& node, bool share);
 
 // Sets the placement mode of every request. On a mesh/torus in torus or mesh mode it also, when
 // `pad_counts`, rounds each count up to the smallest box volume (pad_to_box: for allocators that
