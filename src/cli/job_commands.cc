@@ -24,6 +24,7 @@
 #include "core/hostlist.h"
 #include "daemon/grpc_status.h"
 #include "daemon/job_spec.h"
+#include "daemon/node_types.h"
 #include "store/state_store.h"
 
 namespace trellis::cli {
@@ -408,16 +409,34 @@ int run_nodes(const std::string& conf, bool json) {
   if (!listed) return report(listed.error(), "nodes");
   const v1::ListNodesReply& reply = *listed;
   if (json) {
+    Result<Machine> machine = Machine::parse(reply.machine());
+    Result<NodeTypes> types =
+        NodeTypes::build(client->config.node_types, machine ? machine->node_count() : 0);
+    if (!types) return report(types.error(), "nodes");
     nlohmann::json out = nlohmann::json::array();
-    for (const v1::NodeInfo& node : reply.nodes())
-      out.push_back({{"name", node.name()},
-                     {"index", node.index()},
-                     {"state", node_state_name(node.state())},
-                     {"jobs", std::vector<int64_t>(node.job_ids().begin(), node.job_ids().end())},
-                     {"agent", node.agent()},
-                     {"reason", node.reason()},
-                     {"coordinates",
-                      std::vector<int>(node.coordinates().begin(), node.coordinates().end())}});
+    for (const v1::NodeInfo& node : reply.nodes()) {
+      nlohmann::json row = {
+          {"name", node.name()},
+          {"index", node.index()},
+          {"state", node_state_name(node.state())},
+          {"jobs", std::vector<int64_t>(node.job_ids().begin(), node.job_ids().end())},
+          {"agent", node.agent()},
+          {"reason", node.reason()},
+          {"coordinates", std::vector<int>(node.coordinates().begin(), node.coordinates().end())}};
+      // What it has ([[nodetype]]) and what is free of it: all, or nothing while a job holds
+      // it (nodes are given whole).
+      if (const NodeInventory* has = types->of(node.index())) {
+        const bool free = node.job_ids_size() == 0;
+        row["type"] = std::string(types->type_name(node.index()));
+        row["cpus"] = has->cpus();
+        row["memory_mb"] = has->memory_mb;
+        row["gpus"] = has->gpus.size();
+        row["free_cpus"] = free ? has->cpus() : 0;
+        row["free_memory_mb"] = free ? has->memory_mb : 0;
+        row["free_gpus"] = free ? has->gpus.size() : 0;
+      }
+      out.push_back(std::move(row));
+    }
     std::cout << out.dump(2) << "\n";
     return kExitOk;
   }

@@ -13,6 +13,7 @@
 #include "cli/slurm/slurm_command.h"
 #include "cli/slurm_time.h"
 #include "core/batch_directives.h"
+#include "core/resource_request.h"
 #include "core/task_layout.h"
 #include "daemon/grpc_status.h"
 #include "daemon/job_spec.h"
@@ -41,6 +42,7 @@ enum LongOnly {
   kIgnoredFlag,
   kUnsupported,
   kUnsupportedOptionalArgument,
+  kResource,  // an option of the job's resources: core/resource_request.h reads its value
 };
 
 // sbatch's options, with what Trellis does with each and what `sbatch --help` says of it (an
@@ -67,7 +69,8 @@ const std::vector<slurm::LongOption> kOptions = {
     {"wait", no_argument, 'W', nullptr, "wait for completion of submitted job"},
     {"export", required_argument, kExport, "names",
      "environment variables to export: ALL (default), NONE, or NAME[=VALUE],..."},
-    {"oversubscribe", no_argument, 's', nullptr, "the job may share nodes (gang time-sharing)"},
+    {"oversubscribe", no_argument, 's', nullptr,
+     "the job may share nodes (their cores, or gang time-sharing)"},
     // Trellis's own.
     {"shape", required_argument, kShape, "AxBxC", "a box of nodes on a mesh or torus (Trellis)"},
     {"mode", required_argument, kMode, "torus|mesh|any",
@@ -85,14 +88,27 @@ const std::vector<slurm::LongOption> kOptions = {
      "number of tasks to invoke on each node"},
     {"distribution", required_argument, 'm', "type",
      "distribution method for processes to nodes (block, cyclic)"},
-    // Accepted, with no meaning here: nodes are allocated whole, with all their CPUs and memory;
-    // there are no accounts, QOS or mail.
+    // Cores, memory and GPUs (core/resource_request.h's apply_resource_option reads them).
+    {"cpus-per-task", required_argument, 'c', "ncpus", "number of cpus required per task"},
+    {"mem", required_argument, kResource, "MB",
+     "minimum amount of real memory per node (K, M, G, T; 0 = all of it)"},
+    {"mem-per-cpu", required_argument, kResource, "MB",
+     "maximum amount of real memory per allocated cpu required by the job"},
+    {"mem-per-gpu", required_argument, kResource, "MB", "real memory required per allocated GPU"},
+    {"gres", required_argument, kResource, "list",
+     "required generic resources per node (gpu[:type]:count,name:count)"},
+    {"gpus", required_argument, 'G', "n", "count of GPUs required for the job ([type:]n)"},
+    {"gpus-per-node", required_argument, kResource, "n",
+     "number of GPUs required per allocated node ([type:]n)"},
+    {"gpus-per-task", required_argument, kResource, "n",
+     "number of GPUs required per spawned task ([type:]n)"},
+    {"cpus-per-gpu", required_argument, kResource, "n",
+     "number of CPUs required per allocated GPU"},
+    {"exclusive", optional_argument, kResource, "user",
+     "allocate nodes in exclusive mode (=user: shared only with the same user's jobs)"},
+    {"constraint", required_argument, 'C', "list", "specify a list of constraints (a&b, a|b)"},
+    // Accepted, with no meaning here: there are no accounts, QOS or mail yet.
     {"account", required_argument, 'A', "name", "accepted, no effect yet (no accounts)"},
-    {"cpus-per-task", required_argument, 'c', "ncpus", "accepted, no effect (nodes are whole)"},
-    {"mem", required_argument, kIgnoredWithArgument, "MB", "accepted, no effect (nodes are whole)"},
-    {"mem-per-cpu", required_argument, kIgnoredWithArgument, "MB",
-     "accepted, no effect (nodes are whole)"},
-    {"mem-per-gpu", required_argument, kIgnoredWithArgument, "MB", "accepted, no effect"},
     {"threads-per-core", required_argument, kIgnoredWithArgument, "threads", "accepted, no effect"},
     {"hint", required_argument, kIgnoredWithArgument, "hint", "accepted, no effect"},
     {"tmp", required_argument, kIgnoredWithArgument, "MB", "accepted, no effect"},
@@ -100,8 +116,6 @@ const std::vector<slurm::LongOption> kOptions = {
     {"mail-user", required_argument, kIgnoredWithArgument, "user", "accepted, no effect (no mail)"},
     {"comment", required_argument, kIgnoredWithArgument, "name", "accepted, no effect"},
     {"qos", required_argument, 'q', "qos", "accepted, no effect yet (no QOS)"},
-    {"exclusive", optional_argument, kIgnoredOptionalArgument, nullptr,
-     "accepted; nodes are whole already"},
     {"get-user-env", optional_argument, kIgnoredOptionalArgument, nullptr, "accepted, no effect"},
     {"propagate", optional_argument, kIgnoredOptionalArgument, nullptr, "accepted, no effect"},
     {"requeue", no_argument, kIgnoredFlag, nullptr, "accepted, no effect"},
@@ -111,10 +125,6 @@ const std::vector<slurm::LongOption> kOptions = {
     // sbatch's, not supported: an error names them.
     {"hold", no_argument, 'H'},
     {"begin", required_argument, kUnsupported},
-    {"constraint", required_argument, 'C'},
-    {"gres", required_argument, kUnsupported},
-    {"gpus", required_argument, 'G'},
-    {"gpus-per-node", required_argument, kUnsupported},
     {"nodelist", required_argument, 'w'},
     {"exclude", required_argument, 'x'},
     {"input", required_argument, 'i'},
@@ -226,7 +236,16 @@ void overlay(SubmitOptions& base, const SubmitOptions& over) {
   take(base.wait, over.wait);
   take(base.parsable, over.parsable);
   base.env.insert(base.env.end(), over.env.begin(), over.env.end());
+  // Applied in order, so the later (the command line's) win.
+  base.resources.insert(base.resources.end(), over.resources.begin(), over.resources.end());
   if (!over.command.empty()) base.command = over.command;
+}
+
+Result<std::string> resource_text(const SubmitOptions& options) {
+  ResourceRequest request;
+  for (const auto& [option, value] : options.resources)
+    if (Status ok = apply_resource_option(option, value, request); !ok) return ok.error();
+  return encode_resource_request(request);
 }
 
 const std::vector<slurm::LongOption>& sbatch_options() {
@@ -317,8 +336,9 @@ Result<SubmitOptions> parse_sbatch_args(const std::vector<std::string>& args,
       case kExport:
         out.export_env = value;
         break;
-      case 's':
+      case 's':  // gang time-sharing, and sharing a node's cores with other jobs
         out.share = true;
+        out.resources.emplace_back("oversubscribe", "");
         break;
       case kShape:
         out.shape = value;
@@ -352,8 +372,19 @@ Result<SubmitOptions> parse_sbatch_args(const std::vector<std::string>& args,
       case kLabel:
         out.label = true;
         break;
-      case 'A':
       case 'c':
+        out.resources.emplace_back("cpus-per-task", value);
+        break;
+      case 'C':
+        out.resources.emplace_back("constraint", value);
+        break;
+      case 'G':
+        out.resources.emplace_back("gpus", value);
+        break;
+      case kResource:
+        out.resources.emplace_back(long_name, value);
+        break;
+      case 'A':
       case 'q':
       case 'Q':
       case 'v':
@@ -462,6 +493,10 @@ Result<v1::JobSpec> build_job_spec(SubmitOptions options, ExportDefault export_d
   if (options.dependency) spec.set_dependency(*options.dependency);
   spec.set_kill_on_invalid_dep(options.kill_on_invalid_dep.value_or(false));
   spec.set_share(options.share.value_or(false));
+  if (Result<std::string> resources = resource_text(options); !resources)
+    return resources.error();
+  else
+    spec.set_resources(*resources);
   std::string exported =
       options.export_env.value_or(export_default == ExportDefault::kAll ? "ALL" : "NONE");
   if (Status ok = apply_export(exported, spec); !ok) return ok.error();

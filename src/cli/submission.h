@@ -31,6 +31,9 @@ struct SubmitOptions {
   std::optional<std::string> shape, mode, time, name, output, error, chdir, partition, array,
       dependency, wrap, export_env;
   std::optional<bool> no_rotate, share, kill_on_invalid_dep, wait, parsable;
+  // Cores, memory, GPUs, sharing and features: (long option name, value) in the order given,
+  // read by core/resource_request.h's apply_resource_option (resource_text()).
+  std::vector<std::pair<std::string, std::string>> resources;
   std::vector<std::string> env;      // NAME=VALUE, added to what --export gives
   std::vector<std::string> command;  // the script (or command) and its arguments
 };
@@ -42,9 +45,13 @@ void overlay(SubmitOptions& base, const SubmitOptions& over);
 // prefixes of long options), with Trellis's own (--shape, --mode, --no-rotate, --share, --env).
 // With `command_allowed`, the first word that is not an option and everything after it are the
 // command; otherwise (directives) such a word is an error. An option sbatch has that Trellis does
-// not support is an error naming it; options with no meaning here (--mem, --cpus-per-task,
-// --exclusive, --account, ...: README "Coming from Slurm") are accepted and have no effect.
+// not support is an error naming it; options with no meaning here yet (--account, --qos, --mail-*,
+// ...: README "Coming from Slurm") are accepted and have no effect.
 Result<SubmitOptions> parse_sbatch_args(const std::vector<std::string>& args, bool command_allowed);
+
+// The job's ResourceRequest (core/resource_request.h) in its stored text, from the resource
+// options given; errors name the option.
+Result<std::string> resource_text(const SubmitOptions& options);
 
 // sbatch's options as parse_sbatch_args() takes them, with their help (cli/slurm/slurm_help.h).
 namespace slurm {

@@ -122,9 +122,10 @@ Result<ClusterConfig> parse_cluster_config(std::string_view text, std::string_vi
                 std::string(e.description()));
   }
   for (const auto& [key, value] : root) {
-    if (key.str() != "cluster" && key.str() != "controller" && key.str() != "partition")
+    if (key.str() != "cluster" && key.str() != "controller" && key.str() != "partition" &&
+        key.str() != "nodetype")
       return fail(std::string(origin) + ": unknown table [" + std::string(key.str()) +
-                  "] (expected [cluster], [controller] and [[partition]])");
+                  "] (expected [cluster], [controller], [[nodetype]] and [[partition]])");
   }
   ClusterConfig config;
   TableReader cluster(root["cluster"].as_table(), std::string(origin) + ": [cluster]");
@@ -255,6 +256,36 @@ Result<ClusterConfig> parse_cluster_config(std::string_view text, std::string_vi
     }
     if (defaults > 1) return fail(std::string(origin) + ": more than one default partition");
   }
+  if (const toml::node* types = root.get("nodetype")) {
+    const toml::array* list = types->as_array();
+    if (!list)
+      return fail(std::string(origin) + ": nodetype must be an array of tables ([[nodetype]])");
+    int catch_all = 0;
+    for (size_t i = 0; i < list->size(); ++i) {
+      const toml::table* table = list->get(i)->as_table();
+      std::string where = std::string(origin) + ": [[nodetype]] " + std::to_string(i + 1);
+      if (!table) return fail(where + ": expected a table");
+      TableReader reader(table, where);
+      TRELLIS_TRY(reader.no_unknown_keys({"name", "nodes", "resources"}));
+      NodeTypeConfig t;
+      TRELLIS_TRY(reader.string("name", t.name));
+      TRELLIS_TRY(reader.string("nodes", t.nodes));
+      TRELLIS_TRY(reader.string("resources", t.resources));
+      if (t.name.empty() || t.name.find_first_of(" ,\t\n*") != std::string::npos)
+        return fail(where + ": name '" + t.name + "' must be a word (no spaces, commas or '*')");
+      for (const NodeTypeConfig& other : config.node_types)
+        if (other.name == t.name) return fail(where + ": node type '" + t.name + "' twice");
+      Result<NodeInventory> inventory = parse_node_inventory(t.resources);
+      if (!inventory) return fail(where + " resources: " + inventory.error().message);
+      t.inventory = std::move(*inventory);
+      catch_all += t.nodes.empty() ? 1 : 0;
+      config.node_types.push_back(std::move(t));
+    }
+    if (catch_all > 1)
+      return fail(std::string(origin) +
+                  ": more than one [[nodetype]] with nodes \"\" (every "
+                  "node no other type names)");
+  }
   return config;
 }
 
@@ -315,6 +346,13 @@ std::string format_cluster_config(const ClusterConfig& config) {
                                        {"max_time", p.max_time / 60},
                                        {"default_time", p.default_time / 60}});
     root.insert("partition", std::move(partitions));
+  }
+  if (!config.node_types.empty()) {
+    toml::array types;
+    for (const NodeTypeConfig& t : config.node_types)
+      types.push_back(
+          toml::table{{"name", t.name}, {"nodes", t.nodes}, {"resources", t.resources}});
+    root.insert("nodetype", std::move(types));
   }
   std::ostringstream out;
   out << "# Trellis cluster config (see trellisd --help)\n" << root << "\n";

@@ -62,6 +62,13 @@
 //                                        # arrive together (PostgreSQL's commit_delay): fewer,
 //                                        # larger transactions under load; 0 = never wait
 //
+//   [[nodetype]]                         # what nodes have (Slurm's NodeName lines); none: nodes
+//   name = "gpu"                         # are featureless and every job takes whole nodes
+//   nodes = "n[0-3]"                     # a hostlist; "" = every node no other type names
+//   resources = "sockets=2,cores=64,mem=256G,gpus=a100:4,features=ib"
+//                                        # core/node_inventory.h's form: cores, sockets,
+//                                        # threads, numa, mem, gpus=[TYPE:]N, gres, features
+//
 //   [[partition]]                        # named node sets (Slurm's partitions); none: one
 //   name = "debug"                       # partition "main" of every node, the default
 //   nodes = "n[0-15]"                    # a hostlist of the machine's nodes; "" = every node
@@ -75,6 +82,7 @@
 #include <vector>
 
 #include "core/job.h"
+#include "core/node_inventory.h"
 #include "core/result.h"
 
 namespace trellis {
@@ -120,6 +128,14 @@ struct PartitionConfig {
   Seconds default_time = 0;  // 0 = the controller's default_time_limit
 };
 
+// A kind of node: what each node it names has to give jobs (core/node_inventory.h).
+struct NodeTypeConfig {
+  std::string name;
+  std::string nodes;      // hostlist of node names; "" = every node no other type names
+  std::string resources;  // as written: parse_node_inventory()'s text
+  NodeInventory inventory;
+};
+
 struct ClusterConfig {
   std::string machine;
   std::string store;
@@ -127,6 +143,7 @@ struct ClusterConfig {
   std::string munge_socket;
   ControllerSettings controller;
   std::vector<PartitionConfig> partitions;  // as written; see cluster_partitions()
+  std::vector<NodeTypeConfig> node_types;   // as written; at most one with nodes ""
 };
 
 // The partitions jobs are put in: those of the config, or when it names none, one partition

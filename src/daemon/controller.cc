@@ -83,6 +83,9 @@ Result<std::unique_ptr<Controller>> Controller::open(const ClusterConfig& config
     }
     c->partition_nodes_[p.name] = std::move(nodes);
   }
+  Result<NodeTypes> types = NodeTypes::build(config.node_types, m.node_count());
+  if (!types) return types.error();
+  c->node_types_ = std::move(*types);
   std::unique_ptr<Allocator> placing = std::move(*allocator);
   if (c->concurrent_) {
     // Each concurrent controller prefers its own share of the machine (check_in() sets it).

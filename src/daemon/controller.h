@@ -67,6 +67,7 @@
 #include "daemon/config.h"
 #include "daemon/group_commit.h"
 #include "daemon/liveness.h"
+#include "daemon/node_types.h"
 #include "sched/batch_core.h"
 #include "sched/gang/gang_scheduler.h"
 #include "sched/gang_core.h"
@@ -256,6 +257,10 @@ class Controller {
   Status sync(Seconds now);
   // The nodes were heard from and are up (as the store already says): updates what this
   // controller keeps of them. Called with mutex_ held.
+  // Drains the nodes of a registering agent whose host has less than their [[nodetype]]
+  // (RegisterRequest::found_resources), with the shortfall as the reason and a log line.
+  Status drain_short_nodes(const v1::RegisterRequest& request, const std::vector<NodeId>& nodes,
+                           Seconds now);
   void mark_heard(const std::vector<std::string>& names, Seconds now);
   // Up, not drained, and its agent answers the pings: new jobs may go there.
   bool in_service(NodeId id) const;
@@ -480,6 +485,9 @@ class Controller {
   std::vector<PartitionConfig> partitions_;
   // Each partition's nodes; null for a partition of every node.
   std::map<std::string, std::shared_ptr<const NodeSet>> partition_nodes_;
+  // What each node has ([[nodetype]]): a request none of its partition's nodes can hold is
+  // refused at submission.
+  NodeTypes node_types_;
 
   // --- Gang scheduling (controller_gang.cc)
   // Builds the gang core for the configured policy, if it is one; false when it is a queue

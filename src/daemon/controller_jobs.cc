@@ -37,6 +37,10 @@ Result<JobId> Controller::submit(const v1::JobSpec& spec, const Caller& caller, 
                 "' time-shares the whole machine; partition " + job.partition +
                 " holds only some of its nodes");
   if (Status fits = allocator_->check(core_job(job).request); !fits) return fits.error();
+  if (Status fits =
+          node_types_.check_fits(job, partition_nodes_.at(job.partition).get(), job.partition);
+      !fits)
+    return fits.error();
   ArraySpec array;
   if (!spec.array().empty()) {
     Result<ArraySpec> parsed = parse_array_spec(spec.array(), config_.controller.max_array_size);

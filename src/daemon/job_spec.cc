@@ -151,6 +151,10 @@ Result<StoredJob> job_from_spec(const v1::JobSpec& spec, const Machine& machine,
     if (!kind) return fail(kind.error().message);
     job.tasks.mpi = std::string(mpi_kind_name(*kind));
   }
+  if (Status ok = check_text(spec.resources(), "resources", kMaxArgBytes); !ok) return ok.error();
+  Result<ResourceRequest> resources = decode_resource_request(spec.resources());
+  if (!resources) return fail(resources.error().message);
+  job.resources = std::move(*resources);
   int nnodes = job.request.nodes;
   if (Result<TaskLayout> layout =
           TaskLayout::plan(nnodes, job.tasks.ntasks, job.tasks.per_node, job.tasks.distribution);
@@ -250,6 +254,7 @@ v1::JobSpec spec_of(const StoredJob& job) {
   spec.set_distribution(std::string(distribution_name(job.tasks.distribution)));
   spec.set_mpi(job.tasks.mpi);
   spec.set_label(job.tasks.label);
+  spec.set_resources(encode_resource_request(job.resources));
   return spec;
 }
 

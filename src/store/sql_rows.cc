@@ -81,7 +81,7 @@ const std::string_view kJobColumns =
     "share, time_limit, argv, cwd, stdout_path, stderr_path, env, state, reason, submit_time, "
     "start_time, end_time, expected_start, attempt, nodes, box_anchor, box_extents, exit_code, "
     "signal, stop, seconds_frozen, hold, node_failures, partition_name, array_job, array_task, "
-    "array_limit, dependency, kill_on_invalid_dep, script_id, tasks, owner";
+    "array_limit, dependency, kill_on_invalid_dep, script_id, tasks, owner, resources";
 
 Result<StoredJob> read_job(const Session& db, const Rows& rows, size_t r) {
   StoredJob j;
@@ -138,6 +138,9 @@ Result<StoredJob> read_job(const Session& db, const Rows& rows, size_t r) {
   if (!tasks) return bad("tasks");
   j.tasks = *tasks;
   j.owner = rows.text(r, 40);
+  Result<ResourceRequest> resources = decode_resource_request(rows.text(r, 41));
+  if (!resources) return bad("resources");
+  j.resources = std::move(*resources);
   return j;
 }
 

@@ -196,14 +196,21 @@ constexpr const char* kSchemaV8 = R"sql(
 {statement_trigger}
 )sql";
 
-constexpr std::array<Migration, 8> kMigrations{{{1, kSchemaV1},
+// Version 9: what a job asks of each node besides the node (core/resource_request.h's text:
+// cores per task, memory, GPUs, sharing, features; '' = one core per task, nothing more).
+constexpr const char* kSchemaV9 = R"sql(
+ALTER TABLE jobs ADD COLUMN resources TEXT NOT NULL DEFAULT '';
+)sql";
+
+constexpr std::array<Migration, 9> kMigrations{{{1, kSchemaV1},
                                                 {2, kSchemaV2},
                                                 {3, kSchemaV3},
                                                 {4, kSchemaV4},
                                                 {5, kSchemaV5},
                                                 {6, kSchemaV6},
                                                 {7, kSchemaV7},
-                                                {8, kSchemaV8}}};
+                                                {8, kSchemaV8},
+                                                {9, kSchemaV9}}};
 static_assert(kMigrations.back().version == kStoreSchemaVersion,
               "the last migration step must bring a store to kStoreSchemaVersion");
 

@@ -60,10 +60,10 @@ Result<Statement> insert_job(Session& db, const StoredJob& job) {
       "INSERT INTO jobs (uid, gid, user_name, name, request_nodes, request_shape, "
       "request_rotate, request_mode, share, time_limit, argv, cwd, stdout_path, stderr_path, "
       "env, state, reason, partition_name, array_job, array_task, array_limit, dependency, "
-      "kill_on_invalid_dep, script_id, tasks, owner, submit_time, start_time, end_time, "
-      "expected_start, attempt, nodes, box_anchor, box_extents, exit_code, signal) VALUES (?, ?, "
-      "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'PD', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, 0, 0, 0, "
-      "'', '[]', '[]', 0, 0) RETURNING id",
+      "kill_on_invalid_dep, script_id, tasks, owner, resources, submit_time, start_time, "
+      "end_time, expected_start, attempt, nodes, box_anchor, box_extents, exit_code, signal) "
+      "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'PD', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+      "?, 0, 0, 0, 0, '', '[]', '[]', 0, 0) RETURNING id",
       {job.uid,
        job.gid,
        job.user,
@@ -89,6 +89,7 @@ Result<Statement> insert_job(Session& db, const StoredJob& job) {
        job.script_id,
        encode_task_request(job.tasks),
        job.owner,
+       encode_resource_request(job.resources),
        0.0}};  // submit_time last: add_jobs() sets it
 }
 

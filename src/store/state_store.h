@@ -29,6 +29,7 @@
 #include "core/job.h"
 #include "core/node_set.h"
 #include "core/request.h"
+#include "core/resource_request.h"
 #include "core/result.h"
 #include "core/task_request.h"
 
@@ -78,7 +79,8 @@ struct StoredJob {
   std::string output;  // stdout path; "%j" stands for the job id (replaced at launch)
   std::string error;   // stderr path; empty = the output file
   std::map<std::string, std::string> env;
-  TaskRequest tasks;  // its tasks (ranks): how many, where, how they wire up
+  TaskRequest tasks;          // its tasks (ranks): how many, where, how they wire up
+  ResourceRequest resources;  // cores per task, memory, GPUs, sharing, features
 
   JobState state = JobState::kPending;
   std::string reason;  // why it waits, or why it ended

@@ -55,9 +55,24 @@ void write_file(const fs::path& path, const std::string& text) {
 }
 
 TEST(SlurmLiveTest, DirectivesApplyAndTheCommandLineOverridesThem) {
-  LiveCluster cluster("--machine torus:2x2x2");
+  // Two GPU nodes and six CPU nodes ([[nodetype]]), shown by sinfo as Slurm's %c %m %G %C %z.
+  LiveCluster cluster(
+      "--machine torus:2x2x2 --node-type 'gpu:n[0-1]:cores=4,mem=8G,gpus=a100:2,features=ib' "
+      "--node-type cpu::cores=2,mem=4G");
   ASSERT_EQ(cluster.up().status, 0) << cluster.up().output;
   const std::string dir = cluster.dir().path();
+  CommandRun nodes = slurm(cluster, dir, "sinfo -h -o '%c|%m|%G|%f|%C|%z|%N' | sort");
+  EXPECT_EQ(nodes.output,
+            "2|4096|(null)|(null)|0/12/0/12|1:2:1|n[2-7]\n"
+            "4|8192|gpu:a100:2|ib|0/8/0/8|1:4:1|n[0-1]\n")
+      << nodes.output;
+  CommandRun node = slurm(cluster, dir, "scontrol show node n1");
+  for (const char* line :
+       {"NodeName=n1 Arch=x86_64 CoresPerSocket=4 \n", "   CPUAlloc=0 CPUEfctv=4 CPUTot=4\n",
+        "   AvailableFeatures=ib\n", "   Gres=gpu:a100:2\n",
+        "   RealMemory=8192 AllocMem=0 FreeMem=N/A Sockets=1 Boards=1\n",
+        "   CfgTRES=cpu=4,mem=8G,billing=4,gres/gpu=2\n", "   AllocTRES=\n"})
+    EXPECT_NE(node.output.find(line), std::string::npos) << line << " in:\n" << node.output;
   write_file(cluster.dir() / "job.sh",
              "#!/bin/sh\n"
              "#SBATCH -N 3 -J fromscript\n"
@@ -120,11 +135,59 @@ TEST(SlurmLiveTest, DirectivesApplyAndTheCommandLineOverridesThem) {
   CommandRun bad = slurm(cluster, dir, "sbatch --hold job.sh");
   EXPECT_EQ(bad.status, 2);
   EXPECT_NE(bad.output.find("'--hold' is not supported"), std::string::npos) << bad.output;
-  write_file(cluster.dir() / "bad.sh", "#!/bin/sh\n#SBATCH --gres=gpu:1\ntrue\n");
+  write_file(cluster.dir() / "bad.sh", "#!/bin/sh\n#SBATCH --begin=now\ntrue\n");
   CommandRun bad_directive = cluster.trellis("submit " + dir + "/bad.sh");
   EXPECT_EQ(bad_directive.status, 2);
-  EXPECT_NE(bad_directive.output.find("bad.sh: directive option '--gres'"), std::string::npos)
+  EXPECT_NE(bad_directive.output.find("bad.sh: directive option '--begin'"), std::string::npos)
       << bad_directive.output;
+
+  // Cores, memory and GPUs: the directives' under the command line's (a later --mem and --gres
+  // replace the script's), kept with the job and shown as squeue's %C %c %m %b; what no node of
+  // the partition can hold is refused with the reason.
+  write_file(cluster.dir() / "resources.sh",
+             "#!/bin/sh\n#SBATCH -c 2 --mem=1G\n#SBATCH --gres=license:1 -n 2\nsleep 60\n");
+  CommandRun no_licence = slurm(cluster, dir, "sbatch resources.sh");
+  EXPECT_NE(no_licence.status, 0) << no_licence.output;
+  EXPECT_NE(no_licence.output.find("no node of partition main can hold the job: 1 license per "
+                                   "node asked, its nodes have 0"),
+            std::string::npos)
+      << no_licence.output;
+  CommandRun asked = slurm(cluster, dir, "sbatch --parsable --mem=512M --gres=gpu:1 resources.sh");
+  int64_t resources = job_id_of(asked);
+  ASSERT_GT(resources, 0) << asked.output;
+  CommandRun shown =
+      slurm(cluster, dir, "squeue -h -j " + std::to_string(resources) + " -o '%C|%c|%m|%b'");
+  EXPECT_EQ(shown.output, "4|2|512M|gres:gpu:1\n") << shown.output;
+  // --gres=none drops the script's, then --gpus-per-node asks for two A100s on each node.
+  CommandRun gpus = slurm(cluster, dir,
+                          "sbatch --parsable --gres=none --gpus-per-node=a100:2 "
+                          "--mem-per-cpu=2G -c 1 resources.sh");
+  int64_t with_gpus = job_id_of(gpus);
+  ASSERT_GT(with_gpus, 0) << gpus.output;
+  shown = slurm(cluster, dir, "squeue -h -j " + std::to_string(with_gpus) + " -o '%m|%b'");
+  EXPECT_EQ(shown.output, "2G|gres:gpu:a100:2\n") << shown.output;
+  EXPECT_EQ(
+      slurm(cluster, dir, "scancel " + std::to_string(resources) + " " + std::to_string(with_gpus))
+          .status,
+      0);
+  for (const auto& [options, says] : std::vector<std::pair<std::string, std::string>>{
+           {"--gpus-per-node=3", "3 GPUs per node asked, its nodes have 2 (node type gpu)"},
+           {"-N 3 -C ib", "only 2 nodes of partition main can hold"},
+           {"--mem=9G", "9G of memory per node asked, its nodes have 8G (node type gpu)"}}) {
+    CommandRun refused = slurm(cluster, dir, "sbatch " + options + " --wrap true");
+    EXPECT_NE(refused.status, 0) << options;
+    EXPECT_NE(refused.output.find(says), std::string::npos) << options << ": " << refused.output;
+  }
+  for (const auto& [options, says] : std::vector<std::pair<std::string, std::string>>{
+           {"--mem=2GB", "--mem: '2GB' is not a memory size"},
+           {"--gres=gpu:a:b:1", "--gres: 'gpu:a:b:1'"},
+           {"-c 0", "--cpus-per-task: '0'"},
+           {"--exclusive=everyone", "--exclusive: 'everyone'"},
+           {"--gpus=a100:1 --gpus-per-node=v100:1", "differs from 'a100'"}}) {
+    CommandRun refused = slurm(cluster, dir, "sbatch " + options + " --wrap true");
+    EXPECT_NE(refused.status, 0) << options;
+    EXPECT_NE(refused.output.find(says), std::string::npos) << options << ": " << refused.output;
+  }
 }
 
 // srun outside a job runs its command and its output lands where srun's own would, in order with

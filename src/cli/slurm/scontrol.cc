@@ -15,6 +15,7 @@
 #include "core/dependency.h"
 #include "core/hostlist.h"
 #include "daemon/grpc_status.h"
+#include "daemon/node_types.h"
 #include "topology/machine.h"
 
 namespace trellis::cli::slurm {
@@ -187,6 +188,8 @@ int show(LiveClient& client, const std::vector<std::string>& words, bool details
     std::vector<PartitionConfig> partitions = cluster_partitions(client.config);
     Result<Machine> machine = Machine::parse(reply->machine());
     const int total = machine ? machine->node_count() : reply->nodes_size();
+    Result<NodeTypes> types = NodeTypes::build(client.config.node_types, total);
+    if (!types) return report_error("scontrol", types.error());
     for (const v1::NodeInfo& node : reply->nodes()) {
       std::string in;
       for (const PartitionConfig& p : partitions) {
@@ -195,13 +198,38 @@ int show(LiveClient& client, const std::vector<std::string>& words, bool details
         if (members && node.index() >= 0 && node.index() < total && members->test(node.index()))
           in += (in.empty() ? "" : ",") + p.name;
       }
+      // What the node has ([[nodetype]]); a featureless node is one CPU and 1 MiB, as a Slurm
+      // node with no configuration is.
+      const NodeInventory* has = types->of(node.index());
+      const NodeInventory plain;
+      const NodeInventory& inventory = has ? *has : plain;
+      const int cpus = inventory.cpus();
+      const int64_t memory = has ? inventory.memory_mb : 1;
+      const bool in_use = node.job_ids_size() > 0;  // nodes are given whole
+      std::string features;
+      for (const std::string& f : inventory.features) features += (features.empty() ? "" : ",") + f;
+      if (features.empty()) features = "(null)";
+      std::string configured = "cpu=" + std::to_string(cpus) + ",mem=" + format_memory_mb(memory) +
+                               ",billing=" + std::to_string(cpus);
+      if (!inventory.gpus.empty())
+        configured += ",gres/gpu=" + std::to_string(inventory.gpus.size());
       std::ostringstream out;
-      out << "NodeName=" << node.name() << " Arch=x86_64 CoresPerSocket=1 \n";
-      out << "   CPUAlloc=" << (node.job_ids_size() > 0 ? 1 : 0) << " CPUEfctv=1 CPUTot=1\n";
-      out << "   State=" << node_state(node.state()) << " ThreadsPerCore=1 TmpDisk=0 Weight=1"
+      out << "NodeName=" << node.name()
+          << " Arch=x86_64 CoresPerSocket=" << inventory.cores_per_socket << " \n";
+      out << "   CPUAlloc=" << (in_use ? cpus : 0) << " CPUEfctv=" << cpus << " CPUTot=" << cpus
+          << "\n";
+      out << "   AvailableFeatures=" << features << "\n";
+      out << "   ActiveFeatures=" << features << "\n";
+      out << "   Gres=" << gres_text(inventory) << "\n";
+      out << "   RealMemory=" << memory << " AllocMem=" << (in_use ? memory : 0)
+          << " FreeMem=N/A Sockets=" << inventory.sockets << " Boards=1\n";
+      out << "   State=" << node_state(node.state())
+          << " ThreadsPerCore=" << inventory.threads_per_core << " TmpDisk=0 Weight=1"
           << " Owner=N/A MCS_label=N/A\n";
       out << "   Partitions=" << in << " \n";
       out << "   LastBusyTime=" << date(node.last_heartbeat()) << "\n";
+      out << "   CfgTRES=" << configured << "\n";
+      out << "   AllocTRES=" << (in_use ? configured : "") << "\n";
       if (!node.reason().empty()) out << "   Reason=" << node.reason() << "\n";
       out << "\n";
       emit(out.str());

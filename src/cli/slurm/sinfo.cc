@@ -12,6 +12,7 @@
 #include "cli/slurm/slurm_format.h"
 #include "cli/slurm/slurm_help.h"
 #include "core/hostlist.h"
+#include "daemon/node_types.h"
 #include "topology/machine.h"
 
 namespace trellis::cli::slurm {
@@ -21,14 +22,14 @@ constexpr const char* kDefaultFormat = "%#P %.5a %.10l %.6D %.6t %N";
 constexpr const char* kNodeFormat = "%#N %.6D %#P %6t";
 constexpr const char* kSummaryFormat = "%#P %.5a %.10l %.16F %N";
 constexpr const char* kLongFormat = "%#P %.5a %.10l %.6D %.11T %N";
-constexpr const char* kCodes = "PRalDtTNFAcCEn";
+constexpr const char* kCodes = "PRalDtTNFAcCEnmGfz";
 
 enum { kIgnoredFlag = 256, kUnsupported };
 
 const std::vector<LongOption> kOptions = {
     {"noheader", no_argument, 'h', nullptr, "no headers on output"},
     {"format", required_argument, 'o', "format",
-     "format specification (%P %a %l %D %t %N %E ...; sinfo's codes)"},
+     "format specification (%P %a %l %D %t %N %E %c %C %m %G %f %z ...; sinfo's codes)"},
     {"partition", required_argument, 'p', "partition", "report on specific partition"},
     {"Node", no_argument, 'N', nullptr, "Node-centric format"},
     {"summarize", no_argument, 's', nullptr, "report state summary only"},
@@ -117,8 +118,28 @@ std::string header_of(char code) {
       return "REASON";
     case 'n':
       return "HOSTNAMES";
+    case 'm':
+      return "MEMORY";
+    case 'G':
+      return "GRES";
+    case 'f':
+      return "AVAIL_FEATURES";
+    case 'z':
+      return "S:C:T";
   }
   return "";
+}
+
+// A node's CPUs (hardware threads), as sinfo counts them; a featureless node has one.
+int cpus_of(const NodeInventory* node) {
+  return node ? node->cpus() : 1;
+}
+
+// The smallest of the rows' values, with a '+' when they differ (as sinfo's "4+").
+std::string least_of(const std::vector<int64_t>& values) {
+  if (values.empty()) return "0";
+  auto [low, high] = std::minmax_element(values.begin(), values.end());
+  return std::to_string(*low) + (*high != *low ? "+" : "");
 }
 
 }  // namespace
@@ -198,6 +219,10 @@ int sinfo_main(const std::vector<std::string>& args) {
   const bool split_by_state = std::any_of(items->begin(), items->end(), [](const FormatItem& i) {
     return i.code == 't' || i.code == 'T' || i.code == 'E';
   });
+  // ... and by node type when what a node has is shown.
+  const bool split_by_type = std::any_of(items->begin(), items->end(), [](const FormatItem& i) {
+    return i.code == 'c' || i.code == 'm' || i.code == 'G' || i.code == 'f' || i.code == 'z';
+  });
 
   Result<LiveClient> client = connect_to_cluster("");
   if (!client) return report_error("sinfo", client.error());
@@ -206,6 +231,8 @@ int sinfo_main(const std::vector<std::string>& args) {
   Result<Machine> machine = Machine::parse(listed->machine());
   const int total = machine ? machine->node_count() : listed->nodes_size();
   std::vector<PartitionConfig> partitions = cluster_partitions(client->config);
+  Result<NodeTypes> types = NodeTypes::build(client->config.node_types, total);
+  if (!types) return report_error("sinfo", types.error());
   std::vector<Row> rows;
   for (const PartitionConfig& p : partitions) {
     if (!only.empty() && !only.count(p.name)) continue;
@@ -223,11 +250,10 @@ int sinfo_main(const std::vector<std::string>& args) {
         continue;
       if (per_node) {
         per.push_back({&p, {&node}});
-      } else if (summary || !split_by_state) {
-        by_state[""].partition = &p;
-        by_state[""].nodes.push_back(&node);
       } else {
-        Row& row = by_state[compact_state(node.state())];
+        std::string key = summary || !split_by_state ? "" : compact_state(node.state());
+        if (split_by_type) key += "|" + std::string(types->type_name(node.index()));
+        Row& row = by_state[key];
         row.partition = &p;
         row.nodes.push_back(&node);
       }
@@ -239,15 +265,28 @@ int sinfo_main(const std::vector<std::string>& args) {
     const PartitionConfig& p = *row.partition;
     std::vector<NodeId> ids;
     int alloc = 0, idle = 0, other = 0;
+    int64_t alloc_cpus = 0, idle_cpus = 0, other_cpus = 0;
+    std::vector<int64_t> cpus, memory;
     for (const v1::NodeInfo* n : row.nodes) {
       ids.push_back(n->index());
-      if (n->state() == v1::ALLOCATED || n->state() == v1::DRAINING)
+      const NodeInventory* inventory = types->of(n->index());
+      const int c = cpus_of(inventory);
+      cpus.push_back(c);
+      memory.push_back(inventory ? inventory->memory_mb : 1);
+      // Nodes are given whole: a node in use has all its CPUs allocated.
+      if (n->state() == v1::ALLOCATED || n->state() == v1::DRAINING) {
         ++alloc;
-      else if (n->state() == v1::IDLE)
+        alloc_cpus += c;
+      } else if (n->state() == v1::IDLE) {
         ++idle;
-      else
+        idle_cpus += c;
+      } else {
         ++other;
+        other_cpus += c;
+      }
     }
+    const NodeInventory* first =
+        row.nodes.empty() ? nullptr : types->of(row.nodes.front()->index());
     std::string nodelist = format_hostlist(NodeSet::of(total, ids), "n");
     switch (code) {
       case 'P':
@@ -273,10 +312,27 @@ int sinfo_main(const std::vector<std::string>& args) {
       case 'A':
         return std::to_string(alloc) + "/" + std::to_string(idle);
       case 'c':
-        return "1";
+        return least_of(cpus);
       case 'C':
-        return std::to_string(alloc) + "/" + std::to_string(idle) + "/" + std::to_string(other) +
-               "/" + std::to_string(row.nodes.size());
+        return std::to_string(alloc_cpus) + "/" + std::to_string(idle_cpus) + "/" +
+               std::to_string(other_cpus) + "/" +
+               std::to_string(alloc_cpus + idle_cpus + other_cpus);
+      case 'm':
+        return least_of(memory);
+      case 'G':
+        return first ? gres_text(*first) : "(null)";
+      case 'f': {
+        std::string features;
+        if (first)
+          for (const std::string& f : first->features)
+            features += (features.empty() ? "" : ",") + f;
+        return features.empty() ? "(null)" : features;
+      }
+      case 'z':
+        return first ? std::to_string(first->sockets) + ":" +
+                           std::to_string(first->cores_per_socket) + ":" +
+                           std::to_string(first->threads_per_core)
+                     : "1:1:1";
       case 'E': {
         std::string reason = row.nodes.empty() ? "" : row.nodes.front()->reason();
         return reason.empty() ? "none" : reason;

@@ -210,6 +210,36 @@ Result<Seconds> parse_slurm_date(std::string_view text, Seconds now) {
   return static_cast<Seconds>(at);
 }
 
+ResourceRequest job_resources(const v1::JobInfo& job) {
+  Result<ResourceRequest> resources = decode_resource_request(job.spec().resources());
+  return resources ? *resources : ResourceRequest{};
+}
+
+int64_t job_cpus(const v1::JobInfo& job) {
+  const ResourceRequest r = job_resources(job);
+  const int64_t tasks = std::max(job.ntasks(), job.spec().nodes());
+  return std::max<int64_t>(job.spec().nodes(), tasks * std::max(r.cpus_per_task, 1));
+}
+
+std::string job_min_memory(const v1::JobInfo& job) {
+  const ResourceRequest r = job_resources(job);
+  if (r.mem_per_node_mb > 0) return format_memory_mb(r.mem_per_node_mb);
+  if (r.mem_per_cpu_mb > 0) return format_memory_mb(r.mem_per_cpu_mb);
+  if (r.mem_per_gpu_mb > 0) return format_memory_mb(r.mem_per_gpu_mb);
+  return "0";
+}
+
+std::string job_tres_per_node(const v1::JobInfo& job) {
+  const ResourceRequest r = job_resources(job);
+  std::string out;
+  if (r.gpus_per_node > 0)
+    out = "gres:gpu:" + (r.gpu_type.empty() ? "" : r.gpu_type + ":") +
+          std::to_string(r.gpus_per_node);
+  for (const auto& [name, count] : r.counts)
+    out += (out.empty() ? "gres:" : ",gres:") + name + ":" + std::to_string(count);
+  return out.empty() ? "N/A" : out;
+}
+
 Result<int> parse_user(std::string_view text) {
   std::string name(text);
   int uid = 0;

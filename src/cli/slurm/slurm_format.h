@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/job.h"
+#include "core/resource_request.h"
 #include "core/result.h"
 #include "trellis/v1/trellis.pb.h"
 
@@ -42,6 +43,17 @@ Seconds now_seconds();
 // sacct -S/-E: "2026-11-27", "2026-11-27T10:00[:00]", "10:00[:00]" (today), "now", "now-1hour"
 // style offsets (now[-+]N[seconds|minutes|hours|days|weeks]), or epoch seconds.
 Result<Seconds> parse_slurm_date(std::string_view text, Seconds now);
+
+// What the job asked of each node besides the node (its spec's resources text, decoded; the
+// defaults when it cannot be read).
+ResourceRequest job_resources(const v1::JobInfo& job);
+// squeue's CPUS (%C): the CPUs asked, its tasks times their CPUs, at least one per node.
+int64_t job_cpus(const v1::JobInfo& job);
+// squeue's MIN_MEMORY (%m): the memory asked per node ("2G"), or per CPU or GPU when asked so;
+// "0" when none was asked.
+std::string job_min_memory(const v1::JobInfo& job);
+// squeue's TRES_PER_NODE (%b): "gres:gpu:a100:2,gres:license:1", "N/A" when none.
+std::string job_tres_per_node(const v1::JobInfo& job);
 
 // A user name or uid, as -u takes it.
 Result<int> parse_user(std::string_view text);

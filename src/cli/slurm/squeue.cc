@@ -20,7 +20,7 @@ namespace {
 // ,timeused:.10 ,numnodes:.6 ,reasonlist:0" (src/squeue/squeue.c), the same as this.
 constexpr const char* kDefaultFormat = "%.18i %.9P %.8j %.8u %.2t %.10M %.6D %R";
 constexpr const char* kLongFormat = "%.18i %.9P %.8j %.8u %.8T %.10M %.9l %.6D %R";
-constexpr const char* kCodes = "iAFKjuUgGtTMlLDNRrPVSeEZoaqCcQkyB";
+constexpr const char* kCodes = "iAFKjuUgGtTMlLDNRrPVSeEZoaqCcmbQkyB";
 
 enum { kMe = 256, kIgnored, kIgnoredFlag, kUnsupported, kUnsupportedFlag };
 
@@ -137,8 +137,13 @@ std::string value_of(char code, const JobRow& row, Seconds now) {
     case 'q':
       return "(null)";
     case 'C':
+      return std::to_string(job_cpus(job));
     case 'c':
-      return std::to_string(job.spec().nodes());
+      return std::to_string(std::max(job_resources(job).cpus_per_task, 1));
+    case 'm':
+      return job_min_memory(job);
+    case 'b':
+      return job_tres_per_node(job);
     case 'Q':
       return "1";
     case 'k':
@@ -210,6 +215,10 @@ std::string header_of(char code) {
       return "CPUS";
     case 'c':
       return "MIN_CPUS";
+    case 'm':
+      return "MIN_MEMORY";
+    case 'b':
+      return "TRES_PER_NODE";
     case 'Q':
       return "PRIORITY";
     case 'k':
