@@ -453,6 +453,7 @@ void Agent::controller_loop() {
       v1::RegisterRequest request;
       for (const std::string& node : config_.nodes) request.add_nodes(node);
       request.set_address(address_);
+      request.set_found_resources(config_.found_resources);
       for (const TaskInfo& task : runner_->tasks()) *request.add_tasks() = task_status(task);
       v1::RegisterReply reply;
       grpc::Status status =

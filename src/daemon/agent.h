@@ -109,6 +109,10 @@ struct AgentConfig {
   // Where copies of those two go when other users cannot reach them (daemon/job_programs.h),
   // in order; empty = /run/trellis, /var/tmp, /tmp.
   std::vector<std::string> job_program_places;
+  // What hwloc found on this host (core/node_inventory.h's text), sent when registering so that
+  // the controller can check the node against its [[nodetype]]; "" = not checked (several nodes
+  // share this host, or tasks are emulated).
+  std::string found_resources;
 };
 
 class Agent {

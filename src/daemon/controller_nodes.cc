@@ -102,6 +102,7 @@ Result<v1::RegisterReply> Controller::register_agent(const v1::RegisterRequest& 
     for (const std::string& name : known)
       if (!held_down.count(name)) up.push_back(name);
     mark_heard(up, now);
+    if (Status ok = drain_short_nodes(request, known_ids, now); !ok) return ok.error();
   }
   // Tasks the agent saw end while no controller heard it are exits like any other.
   v1::ExitRequest ended;
@@ -110,6 +111,35 @@ Result<v1::RegisterReply> Controller::register_agent(const v1::RegisterRequest& 
   if (ended.tasks_size() > 0)
     if (Status ok = report_exits(ended, caller, now); !ok) return ok.error();
   return reply;
+}
+
+Status Controller::drain_short_nodes(const v1::RegisterRequest& request,
+                                     const std::vector<NodeId>& nodes, Seconds now) {
+  if (request.found_resources().empty() || node_types_.empty()) return Ok{};
+  Result<NodeInventory> found = parse_node_inventory(request.found_resources());
+  if (!found) {
+    log_line("agent " + request.address() + " sent what its host has as '" +
+             request.found_resources() + "', which does not read: " + found.error().message +
+             "; its nodes are not checked");
+    return Ok{};
+  }
+  for (NodeId n : nodes) {
+    const NodeInventory* configured = node_types_.of(n);
+    if (!configured) continue;
+    std::string lacks = shortfall(*configured, *found);
+    if (lacks.empty()) continue;
+    const std::string reason =
+        "hardware short of node type " + std::string(node_types_.type_name(n)) + ": " + lacks;
+    if (drained_[n]) continue;  // drained already (by this check at an earlier registration)
+    if (Status ok = store_.set_drained({n}, true, reason, now); !ok) return ok;
+    log_line("node " + std::string(kNodePrefix) + std::to_string(n) + " (agent " +
+             request.address() + ") drained: " + reason);
+    const bool was_in_service = in_service(n);
+    drained_[n] = true;
+    if (was_in_service && tracking()) (void)core_->node_down(n, now);
+  }
+  pass_wanted_ = true;
+  return Ok{};
 }
 
 void Controller::mark_heard(const std::vector<std::string>& names, Seconds now) {

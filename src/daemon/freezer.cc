@@ -17,21 +17,13 @@
 #include <thread>
 #include <vector>
 
+#include "daemon/cgroup_files.h"
 #include "daemon/proc_stat.h"
 
 namespace trellis {
 namespace {
 
-// The start of a small file (a cgroup control file): "" when it cannot be read. Plain read(2):
-// a gang switch reads several per agent, and a stream's set-up cost more than the read.
-std::string read_small_file(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return "";
-  char buffer[512];
-  ssize_t n = ::read(fd, buffer, sizeof buffer);
-  ::close(fd);
-  return n > 0 ? std::string(buffer, static_cast<size_t>(n)) : "";
-}
+using namespace cgroup_files;  // NOLINT
 
 // Reads cgroup v2's cgroup.events from `fd` (from its start).
 bool events_say_frozen(int fd) {
@@ -46,78 +38,6 @@ bool events_say_frozen(int fd) {
 // not.
 bool write_open_control(int fd, std::string_view text) {
   return ::pwrite(fd, text.data(), text.size(), 0) == static_cast<ssize_t>(text.size());
-}
-
-// Writes `text` to a cgroup control file; the error names the file.
-Status write_control(const std::string& path, std::string_view text) {
-  int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
-  if (fd < 0) return fail("cannot open " + path + ": " + std::strerror(errno));
-  ssize_t n = ::write(fd, text.data(), text.size());
-  int error = errno;
-  ::close(fd);
-  if (n != static_cast<ssize_t>(text.size()))
-    return fail("cannot write '" + std::string(text) + "' to " + path + ": " +
-                std::strerror(error));
-  return Ok{};
-}
-
-// The mount point of the hierarchy of `fstype` ("cgroup2", or "cgroup" with `option` among its
-// super options), from /proc/self/mountinfo; "" when none.
-std::string mount_point(std::string_view fstype, std::string_view option) {
-  std::ifstream in("/proc/self/mountinfo");
-  std::string line;
-  while (std::getline(in, line)) {
-    // ID PARENT MAJ:MIN ROOT MOUNT OPTIONS [OPTIONAL...] - FSTYPE SOURCE SUPER_OPTIONS
-    size_t dash = line.find(" - ");
-    if (dash == std::string::npos) continue;
-    std::istringstream before(line.substr(0, dash)), after(line.substr(dash + 3));
-    std::string id, parent, device, root, mount, type, source, super;
-    before >> id >> parent >> device >> root >> mount;
-    after >> type >> source >> super;
-    if (type != fstype || root != "/") continue;
-    if (!option.empty()) {
-      bool found = false;
-      std::istringstream options(super);
-      for (std::string o; std::getline(options, o, ',');) found = found || o == option;
-      if (!found) continue;
-    }
-    return mount;
-  }
-  return "";
-}
-
-// This process's cgroup in the hierarchy whose /proc/self/cgroup line has `controllers` ("" for
-// the unified one): "/a/b", or "" when not found.
-std::string own_cgroup(std::string_view controllers) {
-  std::ifstream in("/proc/self/cgroup");
-  std::string line;
-  while (std::getline(in, line)) {
-    // ID:CONTROLLERS:PATH
-    size_t first = line.find(':');
-    size_t second = first == std::string::npos ? first : line.find(':', first + 1);
-    if (second == std::string::npos) continue;
-    std::string listed = line.substr(first + 1, second - first - 1);
-    bool match = controllers.empty() ? listed.empty() : false;
-    if (!controllers.empty()) {
-      std::istringstream names(listed);
-      for (std::string n; std::getline(names, n, ',');) match = match || n == controllers;
-    }
-    if (match) return line.substr(second + 1);
-  }
-  return "";
-}
-
-// Makes `dir` (its parent exists) unless it exists; true when it is a directory now.
-bool make_directory(const std::string& dir) {
-  if (::mkdir(dir.c_str(), 0755) == 0 || errno == EEXIST) {
-    struct stat info {};
-    return ::stat(dir.c_str(), &info) == 0 && S_ISDIR(info.st_mode);
-  }
-  return false;
-}
-
-bool file_exists(const std::string& path) {
-  return ::access(path.c_str(), F_OK) == 0;
 }
 
 // The agent's cgroup directory for `method`, made and checked; "" when that method cannot work.

@@ -572,5 +572,40 @@ TEST(ClusterDownTest, RemovesTheCgroupOfAnAgentKilledWhileItsTaskRan) {
   EXPECT_FALSE(std::filesystem::exists(root)) << root;
 }
 
+// An agent that serves one node checks it against its [[nodetype]]: a node whose config claims
+// more cores (and memory) than hwloc finds on the host is drained, the reason naming what it
+// lacks; a node of a type this host holds stays in service and runs jobs.
+TEST(NodeHardwareTest, ANodeClaimingMoreThanItsHostHasIsDrainedWithTheReason) {
+  LiveCluster cluster(
+      "--machine flat:2 --agents 2 --node-type 'big:n1:cores=4096,mem=64T' "
+      "--node-type small::cores=1,mem=16M");
+  ASSERT_EQ(cluster.up().status, 0) << cluster.up().output;
+  nlohmann::json big;
+  ASSERT_TRUE(eventually([&] {
+    nlohmann::json all =
+        nlohmann::json::parse(cluster.trellis("nodes --json").output, nullptr, false);
+    if (!all.is_array()) return false;
+    for (const nlohmann::json& node : all)
+      if (node["name"] == "n1" && (node["state"] == "drain" || node["state"] == "drained"))
+        big = node;
+    return big.is_object();
+  })) << cluster.trellis("nodes --json").output;
+  EXPECT_EQ(big["type"], "big");
+  EXPECT_EQ(big["cpus"], 4096);
+  EXPECT_EQ(big["memory_mb"], int64_t{64} << 20);
+  const std::string reason = big["reason"];
+  EXPECT_NE(reason.find("hardware short of node type big: "), std::string::npos) << reason;
+  EXPECT_NE(reason.find("cores: 4096 configured, "), std::string::npos) << reason;
+  EXPECT_NE(reason.find("memory: 64T configured, "), std::string::npos) << reason;
+  // The drain is in the controller's log, with its reason.
+  EXPECT_NE(testing::read_file(cluster.dir() / "trellisd.log").find("node n1 (agent "),
+            std::string::npos);
+  // n0 (small) is not drained, and runs what is submitted.
+  int64_t id = cluster.submit("-N 1 -- true");
+  ASSERT_GT(id, 0);
+  ASSERT_TRUE(eventually([&] { return cluster.state(id) == "CD"; })) << cluster.job(id).dump();
+  EXPECT_EQ(cluster.job(id)["nodelist"], "n0");
+}
+
 }  // namespace
 }  // namespace trellis

@@ -13,6 +13,7 @@
 
 #include "daemon/agent.h"
 #include "daemon/config.h"
+#include "daemon/node_discovery.h"
 
 int main(int argc, char** argv) {
   using namespace trellis;
@@ -126,6 +127,18 @@ int main(int argc, char** argv) {
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
   std::signal(SIGPIPE, SIG_IGN);
 
+  // An agent of one node runs on that node's hardware: what hwloc finds goes to the controller,
+  // which drains the node when its [[nodetype]] claims more. Agents that share a host among
+  // several nodes (a test cluster), or emulate their tasks, have no hardware of their own.
+  if (config.nodes.size() == 1 && !config.emulate) {
+    if (Result<NodeInventory> found = discover_node(); found) {
+      config.found_resources = node_inventory_text(*found);
+      agent_log("node " + config.nodes.front() + ": hwloc finds " + config.found_resources);
+    } else {
+      agent_log("node " + config.nodes.front() +
+                ": not checked against its [[nodetype]]: " + found.error().message);
+    }
+  }
   Result<std::unique_ptr<Agent>> agent = Agent::start(config);
   if (!agent) {
     agent_log("cannot start: " + agent.error().message);
