@@ -47,7 +47,8 @@ head -c 4096 "$here"/data/workloads/lublin_256.swf | gzip -c > "$build/corpus/fu
 seed_text fuzz_job_list_json \
   '{"jobs": [{"id": 7, "submit": 5, "run": 60, "nodes": 4}, {"id": 3, "submit": 1, "run": 10, "limit": 20, "shape": "2x2", "mode": "mesh"}]}'
 seed_text fuzz_cluster_config $'[cluster]\nmachine = "torus:4x4x4"\nstore = "sqlite:/srv/trellis/state.db"\ncontrollers = ["127.0.0.1:6817"]\nmunge_socket = ""\n\n[controller]\nlisten = "127.0.0.1:6817"\npolicy = "easy"\nallocator = ""\nheartbeat_interval = 1.0\nheartbeat_misses = 3\nnode_failure = "requeue"\ndefault_time_limit = 3600\nmax_time_limit = 0\nkill_grace = 5.0\nadmins = [0]\nscheduler_lease = 0.5\n' \
-  $'[cluster]\nmachine = "flat:4"\nstore = "sqlite:/tmp/x.db"\n[controller]\nadmins = [0, 1000]\n'
+  $'[cluster]\nmachine = "flat:4"\nstore = "sqlite:/tmp/x.db"\n[controller]\nadmins = [0, 1000]\n' \
+  $'[cluster]\nmachine = "flat:4"\n[[nodetype]]\nname = "gpu"\nnodes = "n[0-1]"\nresources = "cores=8,mem=16G,gpus=4"\n[[nodetype]]\nname = "cpu"\nnodes = ""\nresources = "cores=4"\n'
 seed_text fuzz_hostlist $'\x10n[0-3,8]' $'\x40n[0-15],n20' $'\x01n0'
 seed_text fuzz_node_names 'n[0-63]' 'n[0-2,5],gpu1,login' 'n[00-10]'
 seed_text fuzz_request $'\x004x2x2' $'\x0264' $'\x05 8x8 '
@@ -61,6 +62,11 @@ seed_text fuzz_dependency 'afterok:12:13,afternotok:9' 'afterany:4?after:5_2' 's
 seed_text fuzz_pmi1 $'\x9acmd=init pmi_version=1 pmi_subversion=1\n' \
   $'\x3ecmd=put kvsname=12.0 key=k value=a b=c\n\x1bcmd=barrier_in\n\x1ccmd=barrier_in\n' \
   $'\x14mcmd=spawn\nendcmd\n'
+# Resources: the first byte picks the surface (0 node type, 1 options, 2 stored text, 3 grants).
+seed_text fuzz_resources $'\x00sockets=2,cores=64,threads=2,numa=4,mem=256G,gpus=a100:4,gres=license:2,features=ib+gpu' \
+  $'\x01cpus-per-task=4\nmem=2G\ngres=gpu:a100:2,license:1\nexclusive=user\nconstraint=ib&fast' \
+  $'\x02cpus_per_task=4 mem=0 gpus_per_task=1 gpu_type=a100 gres=license:2 sharing=user' \
+  $'\x033:c=0-3,8;m=2048;g=1-2;r=license:1 5:c=7'
 for t in fuzz_shepherd_plan fuzz_agent_requests fuzz_controller; do mkdir -p "$build/corpus/$t"; done
 # A ping for a tree of two agents, framed as a tree port reads it (daemon/tree/tree_wire.h).
 mkdir -p "$build/corpus/fuzz_tree_message"

@@ -83,5 +83,15 @@ TEST(CliBench, QuickRunAgreesAndPrintsRatios) {
   expect_contains(r, "All searches chose the same box in every cell.");
 }
 
+// Shared-node placement against whole nodes: runs, checks that no core was given twice, and
+// prints both medians and their ratio.
+TEST(CliBench, SharingQuickRunPrintsBothPlacementsAndTheRatio) {
+  CommandRun r = run_trellis("bench sharing --quick --decisions 300");
+  EXPECT_EQ(r.status, 0) << r.output;
+  expect_contains(r, "shared (cores, memory, GPUs)");
+  expect_contains(r, "whole nodes (today's)");
+  expect_contains(r, "shared / whole median: ");
+}
+
 }  // namespace
 }  // namespace trellis

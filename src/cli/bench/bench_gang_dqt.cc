@@ -1,4 +1,4 @@
-#include "cli/bench_gang_dqt.h"
+#include "cli/bench/bench_gang_dqt.h"
 
 #include <unistd.h>
 
@@ -15,8 +15,8 @@
 #include <thread>
 
 #include "cli/alloc_report.h"
+#include "cli/cluster/interrupt_cleanup.h"
 #include "cli/commands.h"
-#include "cli/interrupt_cleanup.h"
 #include "cli/live_client.h"
 #include "sched/gang/registry.h"
 #include "sim/gang/gang_simulator.h"

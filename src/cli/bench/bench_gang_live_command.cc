@@ -29,7 +29,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include "cli/alloc_report.h"
-#include "cli/bench_gang_dqt.h"
+#include "cli/bench/bench_gang_dqt.h"
 #include "cli/commands.h"
 #include "cli/percentile.h"
 #include "daemon/auth.h"

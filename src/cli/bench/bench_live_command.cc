@@ -24,8 +24,8 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/alloc_report.h"
+#include "cli/cluster/interrupt_cleanup.h"
 #include "cli/commands.h"
-#include "cli/interrupt_cleanup.h"
 #include "cli/live_client.h"
 #include "cli/percentile.h"
 

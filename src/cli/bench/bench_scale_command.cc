@@ -19,7 +19,7 @@
 #include <sstream>
 
 #include "bench/queue_depth.h"
-#include "cli/bench_scale_live.h"
+#include "cli/bench/bench_scale_live.h"
 #include "cli/commands.h"
 #include "topology/machine.h"
 

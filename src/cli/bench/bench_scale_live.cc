@@ -1,4 +1,4 @@
-#include "cli/bench_scale_live.h"
+#include "cli/bench/bench_scale_live.h"
 
 #include <spawn.h>
 #include <sys/wait.h>
@@ -16,8 +16,8 @@
 #include <sstream>
 #include <thread>
 
+#include "cli/cluster/interrupt_cleanup.h"
 #include "cli/commands.h"
-#include "cli/interrupt_cleanup.h"
 #include "cli/live_client.h"
 #include "daemon/proc_stat.h"
 #include "topology/machine.h"

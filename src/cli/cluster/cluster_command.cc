@@ -206,7 +206,25 @@ struct UpArgs {
   bool emulate = false;  // agents emulate their tasks (daemon/emulated_tasks.h)
   bool no_idle_detection = false;
   bool netns = false;  // each agent in a network namespace of its own (daemon/host_network.h)
+  // NAME:NODES:RESOURCES, as [[nodetype]] tables (daemon/config.h); NODES "" = the rest.
+  std::vector<std::string> node_types;
 };
+
+// "gpu:n[0-1]:cores=8,mem=16G,gpus=4" -> a [[nodetype]] (its resources checked later, with the
+// config, by the daemons' parser).
+Result<NodeTypeConfig> parse_node_type_option(const std::string& text) {
+  size_t first = text.find(':');
+  size_t second = first == std::string::npos ? first : text.find(':', first + 1);
+  if (second == std::string::npos)
+    return fail("--node-type '" + text +
+                "': expected NAME:NODES:RESOURCES, e.g. "
+                "gpu:n[0-1]:cores=8,mem=16G,gpus=4 (NODES empty: every other node)");
+  NodeTypeConfig type;
+  type.name = text.substr(0, first);
+  type.nodes = text.substr(first + 1, second - first - 1);
+  type.resources = text.substr(second + 1);
+  return type;
+}
 
 // How agent K is started: its arguments, and the network namespace it enters ("" = none).
 struct AgentLaunch {
@@ -332,6 +350,11 @@ int run_up(const UpArgs& args) {
   config.controller.idle_detection = !args.no_idle_detection;
   config.controller.node_failure =
       args.node_failure == "fail" ? NodeFailurePolicy::kFail : NodeFailurePolicy::kRequeue;
+  for (const std::string& option : args.node_types) {
+    Result<NodeTypeConfig> type = parse_node_type_option(option);
+    if (!type) return undo_early(type.error().message);
+    config.node_types.push_back(std::move(*type));
+  }
   // The config is checked by the parser the daemons use, before anything starts.
   std::string text = format_cluster_config(config);
   if (Result<ClusterConfig> again = parse_cluster_config(text, "trellis.toml"); !again)
@@ -591,6 +614,9 @@ void add_cluster_command(CLI::App& app, int& status) {
               "once): for machines of many thousands of nodes on one host");
   u->add_option("--kill-grace", up->kill_grace, "Seconds from SIGTERM to SIGKILL (default 2)")
       ->check(CLI::Range(0.0, 3600.0));
+  u->add_option("--node-type", up->node_types,
+                "NAME:NODES:RESOURCES, a [[nodetype]] of the config (repeatable), e.g. "
+                "gpu:n[0-1]:cores=8,mem=16G,gpus=a100:4 (NODES empty: every other node)");
   u->add_flag("--netns", up->netns,
               "Each agent on a host of its own: a network namespace with its own address on a "
               "private bridge, the controllers on the bridge (root; removed by `down`)");

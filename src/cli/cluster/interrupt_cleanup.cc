@@ -1,4 +1,4 @@
-#include "cli/interrupt_cleanup.h"
+#include "cli/cluster/interrupt_cleanup.h"
 
 #include <pthread.h>
 #include <signal.h>
