@@ -257,6 +257,21 @@ TEST(ResourceRequestTest, SlurmsOptionsMapOntoTheRequestAndTheLastWins) {
   }
 }
 
+// Found by fuzz_resources: a name with a space (or other bytes) in --gres or a GPU type made a
+// request whose stored text read back as something else.
+TEST(ResourceRequestTest, NamesThatWouldNotReadBackAreRefused) {
+  for (const char* gres : {"gpunse:\346\3461 5int=ib", "lic ense:2", "gpu:a 100:1", "x=y:1"}) {
+    ResourceRequest r;
+    EXPECT_FALSE(apply_resource_option("gres", gres, r)) << gres;
+  }
+  ResourceRequest r;
+  EXPECT_FALSE(apply_resource_option("gpus", "a 100:1", r));
+  EXPECT_FALSE(apply_resource_option("constraint", "ib\tfast", r));
+  EXPECT_FALSE(decode_resource_request("gpu_type=a=b"));
+  EXPECT_TRUE(apply_resource_option("gres", "gpu:a100-sxm4_80g:2,scratch/ssd:1", r));
+  EXPECT_EQ(*decode_resource_request(encode_resource_request(r)), r);
+}
+
 TEST(NodeGrantTest, GrantsReadBackAndBadTextIsRefused) {
   NodeGrant g{3, {0, 1, 2, 3, 8}, 2048, {1, 2}, {{"license", 1}}};
   EXPECT_EQ(encode_grant(g), "3:c=0-3,8;m=2048;g=1-2;r=license:1");

@@ -1,6 +1,7 @@
 #include "core/resource_request.h"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <sstream>
 
@@ -8,6 +9,22 @@ namespace trellis {
 namespace {
 
 constexpr int64_t kMostCount = 1 << 20;
+
+// A generic resource's or GPU type's name: letters, digits and "_-./" (what stays one word in the
+// stored text, between its separators).
+bool is_name(std::string_view text) {
+  return !text.empty() && std::all_of(text.begin(), text.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.' ||
+           c == '/';
+  });
+}
+
+// "name" or "name:type", as a counted resource is kept.
+bool is_name_list(std::string_view text) {
+  size_t colon = text.find(':');
+  if (colon == std::string_view::npos) return is_name(text);
+  return is_name(text.substr(0, colon)) && is_name(text.substr(colon + 1));
+}
 
 bool parse_int(std::string_view text, int64_t& out) {
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
@@ -113,13 +130,14 @@ Result<ResourceRequest> decode_resource_request(std::string_view text) {
        : name == "mem_per_cpu" ? r.mem_per_cpu_mb
                                : r.mem_per_gpu_mb) = n;
     } else if (name == "gpu_type") {
+      if (!is_name(value)) return fail("resources: gpu_type='" + value + "' is not a name");
       r.gpu_type = value;
     } else if (name == "gres") {
       std::istringstream items(value);
       for (std::string one; std::getline(items, one, ',');) {
         size_t colon = one.rfind(':');
         int64_t count = 0;
-        if (colon == std::string::npos || colon == 0 ||
+        if (colon == std::string::npos || colon == 0 || !is_name_list(one.substr(0, colon)) ||
             !parse_int(std::string_view(one).substr(colon + 1), count) || count < 1)
           return fail("resources: gres '" + one + "' is not NAME:COUNT");
         r.counts[one.substr(0, colon)] = count;
@@ -152,7 +170,7 @@ Result<int> parse_gpu_count(std::string_view text, std::string_view option, std:
   if (size_t colon = text.rfind(':'); colon != std::string_view::npos) {
     given_type = std::string(text.substr(0, colon));
     count = text.substr(colon + 1);
-    if (given_type.empty() || given_type.find(':') != std::string::npos)
+    if (!is_name(given_type))
       return fail(std::string(option) + ": '" + std::string(text) + "' is not [TYPE:]COUNT");
   }
   int64_t n = 0;
@@ -178,8 +196,10 @@ Status apply_gres(std::string_view text, ResourceRequest& request) {
     for (std::string f; std::getline(parts, f, ':');) fields.push_back(f);
     int64_t count = 1;
     if (fields.size() > 1 && parse_int(fields.back(), count)) fields.pop_back();
-    if (fields.empty() || fields.size() > 2 || fields[0].empty() || count < 1 || count > kMostCount)
-      return fail("--gres: '" + one + "' is not NAME[:TYPE][:COUNT]");
+    if (fields.empty() || fields.size() > 2 || !is_name(fields[0]) ||
+        (fields.size() == 2 && !is_name(fields[1])) || count < 1 || count > kMostCount)
+      return fail("--gres: '" + one +
+                  "' is not NAME[:TYPE][:COUNT] (names of letters, digits and _-./)");
     if (fields[0] == "gpu") {
       if (fields.size() == 2) {
         if (!request.gpu_type.empty() && request.gpu_type != fields[1])
@@ -266,7 +286,7 @@ Status apply_resource_option(std::string_view option, std::string_view value, Re
 }
 
 Status check_constraint(std::string_view constraint) {
-  if (constraint.find_first_of("[]*() ") != std::string_view::npos)
+  if (constraint.find_first_of("[]*() \t\n\r\v\f") != std::string_view::npos)
     return fail("--constraint: '" + std::string(constraint) +
                 "': brackets, counts and spaces are not taken; use FEATURE, A&B or A|B");
   for (const auto& alternative : constraint_terms(constraint))
