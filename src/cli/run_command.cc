@@ -185,7 +185,7 @@ int64_t enclosing_job() {
 
 bool is_final(v1::JobState s) {
   return s == v1::COMPLETED || s == v1::FAILED || s == v1::CANCELLED || s == v1::TIMEOUT ||
-         s == v1::NODE_FAIL;
+         s == v1::NODE_FAIL || s == v1::OUT_OF_MEMORY;
 }
 
 int run_step(const RunArgs& args, int64_t job) {

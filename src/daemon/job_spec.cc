@@ -219,14 +219,17 @@ v1::JobState to_proto(JobState state) {
       return v1::TIMEOUT;
     case JobState::kNodeFail:
       return v1::NODE_FAIL;
+    case JobState::kOutOfMemory:
+      return v1::OUT_OF_MEMORY;
   }
   return v1::JOB_STATE_UNSPECIFIED;
 }
 
 Result<JobState> from_proto(v1::JobState state) {
-  for (JobState s : {JobState::kPending, JobState::kRunning, JobState::kSuspended,
-                     JobState::kCompleting, JobState::kCompleted, JobState::kFailed,
-                     JobState::kCancelled, JobState::kTimeout, JobState::kNodeFail})
+  for (JobState s :
+       {JobState::kPending, JobState::kRunning, JobState::kSuspended, JobState::kCompleting,
+        JobState::kCompleted, JobState::kFailed, JobState::kCancelled, JobState::kTimeout,
+        JobState::kNodeFail, JobState::kOutOfMemory})
     if (to_proto(s) == state) return s;
   return fail("states: " + std::to_string(static_cast<int>(state)) + " is not a job state");
 }
@@ -285,6 +288,7 @@ v1::JobInfo job_info(const StoredJob& job, int node_count) {
   info.set_array_task_id(job.array_task);
   info.set_array_limit(job.array_limit);
   info.set_batch(job.script_id != 0);
+  if (!job.grants.empty()) info.set_grants(encode_grants(job.grants));
   TaskLayout layout = job_layout(job);
   info.set_ntasks(layout.ntasks());
   info.set_distribution(std::string(distribution_name(layout.distribution())));

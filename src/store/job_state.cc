@@ -12,7 +12,7 @@ struct StateText {
   std::string_view letter;
   std::string_view name;
 };
-constexpr std::array<StateText, 9> kStates{{
+constexpr std::array<StateText, 10> kStates{{
     {JobState::kPending, "PD", "PENDING"},
     {JobState::kRunning, "R", "RUNNING"},
     {JobState::kSuspended, "S", "SUSPENDED"},
@@ -22,6 +22,7 @@ constexpr std::array<StateText, 9> kStates{{
     {JobState::kCancelled, "CA", "CANCELLED"},
     {JobState::kTimeout, "TO", "TIMEOUT"},
     {JobState::kNodeFail, "NF", "NODE_FAIL"},
+    {JobState::kOutOfMemory, "OOM", "OUT_OF_MEMORY"},
 }};
 
 bool equal_ignoring_case(std::string_view a, std::string_view b) {
@@ -46,7 +47,7 @@ Result<JobState> parse_job_state(std::string_view text) {
     if (equal_ignoring_case(text, s.letter) || equal_ignoring_case(text, s.name)) return s.state;
   }
   return fail("unknown job state '" + std::string(text) +
-              "' (expected a letter PD R S CG CD F CA TO NF or a name such as RUNNING)");
+              "' (expected a letter PD R S CG CD F CA TO NF OOM or a name such as RUNNING)");
 }
 
 bool is_final(JobState state) {
@@ -71,6 +72,10 @@ JobEnd end_by_rule(JobId job, int attempt, StopCause stop, int exit_code, int si
   switch (stop) {
     case StopCause::kFailed:
       end.state = JobState::kFailed;
+      end.reason = stopped_reason;
+      break;
+    case StopCause::kOutOfMemory:
+      end.state = JobState::kOutOfMemory;
       end.reason = stopped_reason;
       break;
     case StopCause::kCancel:

@@ -19,13 +19,15 @@ std::string_view stop_text(StopCause cause) {
       return "timeout";
     case StopCause::kFailed:
       return "failed";
+    case StopCause::kOutOfMemory:
+      return "oom";
   }
   return "";
 }
 
 Result<StopCause> parse_stop_cause(std::string_view text) {
-  for (StopCause c :
-       {StopCause::kNone, StopCause::kCancel, StopCause::kTimeout, StopCause::kFailed})
+  for (StopCause c : {StopCause::kNone, StopCause::kCancel, StopCause::kTimeout, StopCause::kFailed,
+                      StopCause::kOutOfMemory})
     if (stop_text(c) == text) return c;
   return fail(Error::Code::kInternal, "unknown stop cause '" + std::string(text) + "'");
 }
@@ -81,7 +83,7 @@ const std::string_view kJobColumns =
     "share, time_limit, argv, cwd, stdout_path, stderr_path, env, state, reason, submit_time, "
     "start_time, end_time, expected_start, attempt, nodes, box_anchor, box_extents, exit_code, "
     "signal, stop, seconds_frozen, hold, node_failures, partition_name, array_job, array_task, "
-    "array_limit, dependency, kill_on_invalid_dep, script_id, tasks, owner, resources";
+    "array_limit, dependency, kill_on_invalid_dep, script_id, tasks, owner, resources, grants";
 
 Result<StoredJob> read_job(const Session& db, const Rows& rows, size_t r) {
   StoredJob j;
@@ -141,6 +143,9 @@ Result<StoredJob> read_job(const Session& db, const Rows& rows, size_t r) {
   Result<ResourceRequest> resources = decode_resource_request(rows.text(r, 41));
   if (!resources) return bad("resources");
   j.resources = std::move(*resources);
+  Result<std::vector<NodeGrant>> grants = decode_grants(rows.text(r, 42));
+  if (!grants) return bad("grants");
+  j.grants = std::move(*grants);
   return j;
 }
 
@@ -242,7 +247,7 @@ Result<std::vector<bool>> end_attempts(Session& db,
         return s.error();
       if (Status s = db.defer(
               "UPDATE jobs SET state = 'PD', reason = ?, exit_code = ?, signal = ?, "
-              "start_time = 0, nodes = '', box_anchor = '[]', box_extents = '[]', "
+              "start_time = 0, nodes = '', box_anchor = '[]', box_extents = '[]', grants = '', "
               "stop = '', node_failures = node_failures + ?, hold = ? WHERE id = ?",
               {end.reason, end.exit_code, end.signal, end.node_failure ? 1 : 0, end.hold, end.job});
           !s)

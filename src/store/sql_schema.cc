@@ -202,15 +202,22 @@ constexpr const char* kSchemaV9 = R"sql(
 ALTER TABLE jobs ADD COLUMN resources TEXT NOT NULL DEFAULT '';
 )sql";
 
-constexpr std::array<Migration, 9> kMigrations{{{1, kSchemaV1},
-                                                {2, kSchemaV2},
-                                                {3, kSchemaV3},
-                                                {4, kSchemaV4},
-                                                {5, kSchemaV5},
-                                                {6, kSchemaV6},
-                                                {7, kSchemaV7},
-                                                {8, kSchemaV8},
-                                                {9, kSchemaV9}}};
+// Version 10: what a running job holds on each of its nodes when nodes are shared
+// (core/node_grant.h's text: cores, memory, GPUs per node; '' = whole nodes, no grants).
+constexpr const char* kSchemaV10 = R"sql(
+ALTER TABLE jobs ADD COLUMN grants TEXT NOT NULL DEFAULT '';
+)sql";
+
+constexpr std::array<Migration, 10> kMigrations{{{1, kSchemaV1},
+                                                 {2, kSchemaV2},
+                                                 {3, kSchemaV3},
+                                                 {4, kSchemaV4},
+                                                 {5, kSchemaV5},
+                                                 {6, kSchemaV6},
+                                                 {7, kSchemaV7},
+                                                 {8, kSchemaV8},
+                                                 {9, kSchemaV9},
+                                                 {10, kSchemaV10}}};
 static_assert(kMigrations.back().version == kStoreSchemaVersion,
               "the last migration step must bring a store to kStoreSchemaVersion");
 

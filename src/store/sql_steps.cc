@@ -261,6 +261,10 @@ Result<std::vector<StepEnd>> SqlStore::record_step_exits(const std::vector<StepE
               end.state = JobState::kCancelled;
               end.reason = (*found)->reason;
               break;
+            case StopCause::kOutOfMemory:
+              end.state = JobState::kOutOfMemory;
+              end.reason = (*found)->reason;
+              break;
             case StopCause::kFailed:
             case StopCause::kTimeout:
               end.state = JobState::kFailed;

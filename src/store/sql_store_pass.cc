@@ -183,7 +183,7 @@ Result<PassOutcome> SqlStore::apply_pass(const PassCommit& pass, Seconds now) {
     }
 
     // The rows the pass's two statements write: [job, node, exclusive] and [job, attempt,
-    // nodes, box anchor, box extents].
+    // nodes, box anchor, box extents, grants].
     nlohmann::json allocations = nlohmann::json::array();
     nlohmann::json started = nlohmann::json::array();
     std::vector<JobId> started_ids;
@@ -196,7 +196,7 @@ Result<PassOutcome> SqlStore::apply_pass(const PassCommit& pass, Seconds now) {
       std::string job = "job " + std::to_string(start.job);
       std::string why;
       auto status = status_of.find(start.job);
-      bool exclusive = status != status_of.end() && !status->second.share;
+      bool exclusive = status != status_of.end() && !status->second.share && !start.shares_nodes;
       if (status == status_of.end()) {
         if (!pass.partial)
           return db.fail(Error::Code::kNotFound, "no job " + std::to_string(start.job));
@@ -236,7 +236,7 @@ Result<PassOutcome> SqlStore::apply_pass(const PassCommit& pass, Seconds now) {
       std::string ranges = sql::encode_nodes(nodes);
       for (NodeId node : nodes) allocations.push_back({start.job, node, exclusive ? 1 : 0});
       started.push_back({start.job, start.attempt, ranges, encode_ints(start.box_anchor),
-                         encode_ints(start.box_extents)});
+                         encode_ints(start.box_extents), encode_grants(start.grants)});
       started_ids.push_back(start.job);
       sql::log_event(db, now, "start", start.job, "",
                      "attempt " + std::to_string(start.attempt) + " on " +
@@ -254,11 +254,13 @@ Result<PassOutcome> SqlStore::apply_pass(const PassCommit& pass, Seconds now) {
     if (Status s = db.defer(
             "UPDATE jobs SET state = 'R', attempt = s.attempt, start_time = ?, end_time = 0, "
             "expected_start = 0, reason = '', nodes = s.nodes, box_anchor = s.anchor, "
-            "box_extents = s.extents, exit_code = 0, signal = 0, stop = '' FROM (SELECT " +
+            "box_extents = s.extents, grants = s.grants, exit_code = 0, signal = 0, stop = '' "
+            "FROM (SELECT " +
                 column(0, "int64") + " AS id, " + column(1, "int64") + " AS attempt, " +
                 column(2, "text") + " AS nodes, " + column(3, "text") + " AS anchor, " +
-                column(4, "text") + " AS extents FROM " + std::string(d.json_rows) +
-                ") AS s WHERE jobs.id" + std::string(d.rows_ids_in) + " AND jobs.id = s.id",
+                column(4, "text") + " AS extents, " + column(5, "text") + " AS grants FROM " +
+                std::string(d.json_rows) + ") AS s WHERE jobs.id" + std::string(d.rows_ids_in) +
+                " AND jobs.id = s.id",
             {now, dump(started), encode_ints(started_ids)});
         !s) {
       return s.error();

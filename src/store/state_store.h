@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "core/job.h"
+#include "core/node_grant.h"
 #include "core/node_set.h"
 #include "core/request.h"
 #include "core/resource_request.h"
@@ -37,21 +38,22 @@ namespace trellis {
 
 // Slurm's job states and letters (peers-and-conventions.md).
 enum class JobState {
-  kPending,     // PD
-  kRunning,     // R
-  kSuspended,   // S
-  kCompleting,  // CG: asked to stop; its processes are not all gone yet
-  kCompleted,   // CD
-  kFailed,      // F
-  kCancelled,   // CA
-  kTimeout,     // TO
-  kNodeFail,    // NF
+  kPending,      // PD
+  kRunning,      // R
+  kSuspended,    // S
+  kCompleting,   // CG: asked to stop; its processes are not all gone yet
+  kCompleted,    // CD
+  kFailed,       // F
+  kCancelled,    // CA
+  kTimeout,      // TO
+  kNodeFail,     // NF
+  kOutOfMemory,  // OOM: a task went over its memory limit and the kernel killed it
 };
 std::string_view state_letter(JobState state);  // "PD"
 std::string_view state_name(JobState state);    // "PENDING"
 // Accepts a letter or a name, any case ("pd", "Running").
 Result<JobState> parse_job_state(std::string_view text);
-// True for the states a job never leaves (CD F CA TO NF).
+// True for the states a job never leaves (CD F CA TO NF OOM).
 bool is_final(JobState state);
 // True for the states in which a job's attempt holds its nodes (R S CG).
 inline bool holds_nodes(JobState state) {
@@ -62,7 +64,9 @@ inline bool holds_nodes(JobState state) {
 // Why a job that holds nodes is being stopped (stop_job()); it ends when its processes are gone.
 // kFailed: one of its tasks failed (a rank exited non-zero, was killed, or aborted), and the
 // others are being killed; the job's reason, set when it was stopped, names that task.
-enum class StopCause { kNone, kCancel, kTimeout, kFailed };
+// kOutOfMemory: the same for a task whose job went over its memory limit on a node (the kernel's
+// OOM killer ended a process of it there); it ends OUT_OF_MEMORY.
+enum class StopCause { kNone, kCancel, kTimeout, kFailed, kOutOfMemory };
 
 // A job as the store keeps it: what was asked, and what has happened to it.
 struct StoredJob {
@@ -92,6 +96,9 @@ struct StoredJob {
   std::vector<NodeId> nodes;    // while running (and after, for the record), ascending
   std::vector<int> box_anchor;  // when the allocator placed a box: its anchor and extents
   Shape box_extents;            // (both empty otherwise)
+  // On nodes with an inventory: what it holds on each of its nodes (core/node_grant.h), while
+  // it runs; empty on featureless nodes.
+  std::vector<NodeGrant> grants;
   int exit_code = 0;
   int signal = 0;
   StopCause stop = StopCause::kNone;  // of the current attempt
@@ -164,6 +171,11 @@ struct JobStart {
   JobId job = 0;
   int attempt = 0;  // must be the stored attempt + 1
   std::vector<NodeId> nodes;
+  // On nodes with an inventory: what it takes on each (one grant per node, any order). A job
+  // that shares its nodes (`shares_nodes`) holds them beside other such jobs: its allocations are
+  // not exclusive, and the scheduler, not the store, keeps its cores and GPUs apart.
+  std::vector<NodeGrant> grants;
+  bool shares_nodes = false;
   std::vector<int> box_anchor;  // empty when no box
   Shape box_extents;
 };

@@ -52,6 +52,12 @@ TEST_P(EndRuleStoreTest, TheLastExitEndsTheJobByTheEndRule) {
        {0, 15},
        JobState::kFailed,
        "rank 2 on n5 failed"},
+      {StopCause::kOutOfMemory,
+       "step 7.0 on n2 went over its memory limit of 64M (peak 64M)",
+       {0, 9},
+       {0, 15},
+       JobState::kOutOfMemory,
+       "step 7.0 on n2 went over its memory limit of 64M (peak 64M)"},
       {StopCause::kFailed,
        "can't start: \u201cx\u201d; 100% 'quoted'",
        {0, 0},
@@ -163,6 +169,32 @@ TEST_F(PostgresStoreTest, ABatchOfExitsIsOneExchange) {
   EXPECT_GT(value_of(store_->version()), version);
   EXPECT_EQ(get(a).state, JobState::kCompleted);
   EXPECT_EQ(get(b).state, JobState::kFailed);
+}
+
+// Jobs that share a node: each start carries its grants, kept with the job; two such jobs may
+// hold one node together, a job that takes nodes whole may not join them, and a requeue forgets
+// the grants with the nodes.
+TEST_P(EndRuleStoreTest, SharedStartsKeepTheirGrantsAndMeetOnlyEachOther) {
+  JobId a = add(simple_job("a")), b = add(simple_job("b")), whole = add(simple_job("whole"));
+  JobStart start_a = start_of(a, {2}), start_b = start_of(b, {2});
+  start_a.shares_nodes = start_b.shares_nodes = true;
+  start_a.grants = {NodeGrant{.node = 2, .cores = {0}, .memory_mb = 512}};
+  start_b.grants = {NodeGrant{.node = 2, .cores = {1, 2}, .memory_mb = 1024, .gpus = {3}}};
+  EXPECT_OK(store_->commit_pass(pass_of({start_a, start_b}), 20));
+  EXPECT_EQ(get(a).grants, start_a.grants);
+  EXPECT_EQ(get(b).grants, start_b.grants);
+  EXPECT_FALSE(store_->commit_pass(pass_of({start_of(whole, {2})}), 21));
+  EXPECT_EQ(get(whole).state, JobState::kPending);
+  // a ends; b is requeued: its grants go with its nodes.
+  EXPECT_EQ(value_of(store_->record_exits({{a, 1, 2, 0, 0}}, 22)).size(), 1u);
+  EXPECT_EQ(get(a).grants, start_a.grants) << "kept for the record";
+  JobEnd requeue;
+  requeue.job = b;
+  requeue.attempt = 1;
+  requeue.state = JobState::kPending;
+  requeue.reason = "node failed";
+  EXPECT_TRUE(value_of(store_->end_job(requeue, 23)));
+  EXPECT_TRUE(get(b).grants.empty());
 }
 
 INSTANTIATE_TEST_SUITE_P(Engines, EndRuleStoreTest,

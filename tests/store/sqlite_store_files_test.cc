@@ -103,6 +103,7 @@ TEST_F(SqliteStoreTest, AStoreFromTheSchemaBeforeIsMigratedByAWriterAndKeepsItsJ
     ASSERT_EQ(raw.exec("DROP TABLE steps"), SQLITE_OK);
     ASSERT_EQ(raw.exec("ALTER TABLE jobs DROP COLUMN owner"), SQLITE_OK);
     ASSERT_EQ(raw.exec("ALTER TABLE jobs DROP COLUMN resources"), SQLITE_OK);
+    ASSERT_EQ(raw.exec("ALTER TABLE jobs DROP COLUMN grants"), SQLITE_OK);
     ASSERT_EQ(raw.exec("UPDATE meta SET value = 2 WHERE key = 'schema_version'"), SQLITE_OK);
   }
   // A reader cannot migrate it: it says how.
@@ -119,6 +120,7 @@ TEST_F(SqliteStoreTest, AStoreFromTheSchemaBeforeIsMigratedByAWriterAndKeepsItsJ
   EXPECT_EQ(job.node_failures, 0);
   EXPECT_EQ(job.owner, "");                     // whichever controller schedules
   EXPECT_EQ(job.resources, ResourceRequest{});  // one core per task, nothing more
+  EXPECT_TRUE(job.grants.empty());              // whole nodes (version 10)
   EXPECT_OK(store_->record_frozen_time(a, job.attempt, 12.5));
   EXPECT_EQ(get(a).seconds_frozen, 12.5);
   // A report for another attempt changes nothing; a negative time is refused.

@@ -24,7 +24,7 @@ constexpr StateNames kStates[] = {
     {v1::SUSPENDED, "SUSPENDED", "S"},  {v1::COMPLETING, "COMPLETING", "CG"},
     {v1::COMPLETED, "COMPLETED", "CD"}, {v1::FAILED, "FAILED", "F"},
     {v1::CANCELLED, "CANCELLED", "CA"}, {v1::TIMEOUT, "TIMEOUT", "TO"},
-    {v1::NODE_FAIL, "NODE_FAIL", "NF"},
+    {v1::NODE_FAIL, "NODE_FAIL", "NF"}, {v1::OUT_OF_MEMORY, "OUT_OF_MEMORY", "OOM"},
 };
 
 std::string lower(std::string_view text) {
@@ -54,7 +54,7 @@ Result<v1::JobState> parse_state(std::string_view text) {
   message += text;
   message +=
       "' is not a job state (PENDING RUNNING SUSPENDED COMPLETING COMPLETED FAILED CANCELLED "
-      "TIMEOUT NODE_FAIL, or PD R S CG CD F CA TO NF)";
+      "TIMEOUT NODE_FAIL OUT_OF_MEMORY, or PD R S CG CD F CA TO NF OOM)";
   return fail(message);
 }
 
@@ -121,6 +121,8 @@ std::string reason(const v1::JobInfo& job) {
       return "TimeLimit";
     case v1::NODE_FAIL:
       return "NodeDown";
+    case v1::OUT_OF_MEMORY:
+      return "OutOfMemory";
     default:
       return "None";
   }
