@@ -18,7 +18,9 @@ Result<Placement> NodeSharingAllocator::allocate(const NodeSet& free,
     placement->nodes.for_each([&](NodeId node) { placement->grants.push_back(pool_.whole(node)); });
     return placement;
   }
-  NodeSet fitting = pool_.fitting(free, *demand);
+  // A job of one node is placed here, not by the wrapped allocator: the nodes it may have
+  // (its partition's, Request::allowed) are applied here too.
+  NodeSet fitting = pool_.fitting(request.allowed ? free & *request.allowed : free, *demand);
   if (request.nodes == 1 && !request.has_shape()) {
     std::optional<NodeId> best = pool_.best_fit(fitting, *demand);
     if (!best) return does_not_fit_now();

@@ -131,9 +131,11 @@ std::string format_memory_mb(int64_t mb) {
 
 Result<NodeInventory> parse_node_inventory(std::string_view text) {
   static const std::set<std::string> kKeys = {
-      "cores", "sockets", "cores_per_socket", "threads", "numa", "mem", "gpus", "gres", "features"};
+      "cores", "sockets", "cores_per_socket", "threads", "numa",
+      "mem",   "gpus",    "gpu_files",        "gres",    "features"};
   NodeInventory node;
   std::optional<int> cores, per_socket;
+  std::vector<std::string> gpu_files;
   for (std::string_view item : split(text, ',')) {
     if (item.empty()) continue;
     size_t eq = item.find('=');
@@ -183,7 +185,20 @@ Result<NodeInventory> parse_node_inventory(std::string_view text) {
     } else if (key == "features") {
       for (std::string_view f : split(value, '+'))
         if (!f.empty()) node.features.emplace_back(f);
+    } else if (key == "gpu_files") {
+      for (std::string_view file : split(value, '+')) {
+        if (file.empty() || file.front() != '/')
+          return fail("node type: gpu_files: '" + std::string(file) +
+                      "' is not an absolute path (files are separated by '+')");
+        gpu_files.emplace_back(file);
+      }
     }
+  }
+  if (!gpu_files.empty()) {
+    if (gpu_files.size() != node.gpus.size())
+      return fail("node type: gpu_files names " + std::to_string(gpu_files.size()) + " files for " +
+                  std::to_string(node.gpus.size()) + " GPUs");
+    for (size_t i = 0; i < gpu_files.size(); ++i) node.gpus[i].device = gpu_files[i];
   }
   if (per_socket) node.cores_per_socket = *per_socket;
   if (cores) {
@@ -206,6 +221,12 @@ Result<NodeInventory> parse_node_inventory(std::string_view text) {
   return node;
 }
 
+bool gpu_files_given(const NodeInventory& node) {
+  for (size_t i = 0; i < node.gpus.size(); ++i)
+    if (node.gpus[i].device != "/dev/nvidia" + std::to_string(i)) return true;
+  return false;
+}
+
 std::string node_inventory_text(const NodeInventory& node) {
   std::string out =
       "sockets=" + std::to_string(node.sockets) + ",cores=" + std::to_string(node.cores()) +
@@ -214,6 +235,10 @@ std::string node_inventory_text(const NodeInventory& node) {
   if (!node.gpus.empty()) {
     const std::string& type = node.gpus.front().type;
     out += ",gpus=" + (type.empty() ? "" : type + ":") + std::to_string(node.gpus.size());
+    if (gpu_files_given(node)) {
+      out += ",gpu_files=";
+      for (size_t i = 0; i < node.gpus.size(); ++i) out += (i > 0 ? "+" : "") + node.gpus[i].device;
+    }
   }
   std::string gres;
   for (const auto& [name, count] : node.counts)

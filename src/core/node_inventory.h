@@ -61,14 +61,19 @@ std::string gres_text(const NodeInventory& node);
 
 // A node type from "key=value,..." (the form `trellis sim --node-type` and tests give):
 //   cores=N | sockets=N,cores_per_socket=N   threads=N   numa=N   mem=SIZE (K/M/G/T, MiB bare)
-//   gpus=[TYPE:]N  gres=NAME:N[+NAME:N...]  features=a+b
+//   gpus=[TYPE:]N  gpu_files=PATH+PATH...  gres=NAME:N[+NAME:N...]  features=a+b
+// (gpu_files: each GPU's device file, in index order; /dev/nvidiaN when not given)
 // Errors name the key and what was expected.
 Result<NodeInventory> parse_node_inventory(std::string_view text);
 
 // The text parse_node_inventory() reads back to the same counts ("sockets=2,cores=64,threads=2,
-// numa=4,mem=256G,gpus=a100:4,gres=license:2,features=ib+gpu"); GPUs' bus ids and device files,
-// and the types of a node with GPUs of several types, are not in it.
+// numa=4,mem=256G,gpus=a100:4,gres=license:2,features=ib+gpu"), with gpu_files when a GPU's
+// device file is not /dev/nvidiaN; GPUs' bus ids, and the types of a node with GPUs of several
+// types, are not in it.
 std::string node_inventory_text(const NodeInventory& node);
+
+// Whether the node's GPUs name device files of their own (gpu_files), not /dev/nvidiaN.
+bool gpu_files_given(const NodeInventory& node);
 
 // What `configured` has that `found` lacks, for an agent's check of its node against its
 // [[nodetype]]: "" when found holds it all, else the shortfalls ("cores: 64 configured, 2 found;

@@ -14,6 +14,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include "core/hostlist.h"
+#include "core/node_inventory.h"
 #include "daemon/agent_launcher.h"
 #include "daemon/agent_requests.h"
 #include "daemon/agent_service.h"
@@ -157,8 +158,32 @@ Result<std::vector<std::string>> parse_node_names(std::string_view hostlist) {
 
 Agent::Agent(AgentConfig config) : config_(std::move(config)) {}
 
+namespace {
+
+// Marks `status` out of memory when the kernel's OOM killer ended a process in its job attempt's
+// group here, with the step, node, limit and peak in its reason (Slurm's OUT_OF_MEMORY).
+void mark_out_of_memory(const ResourceLimits& limits, const TaskInfo& task,
+                        v1::TaskStatus& status) {
+  const std::string group =
+      std::to_string(task.key.job_id) + "." + std::to_string(task.key.attempt);
+  const ResourceLimits::MemoryReport used = limits.memory_report(group);
+  if (used.oom_kills <= 0) return;
+  auto mib = [](int64_t bytes) { return format_memory_mb((bytes + (1 << 20) - 1) >> 20); };
+  status.set_out_of_memory(true);
+  status.set_reason(
+      "step " + std::to_string(task.key.job_id) + "." + std::to_string(task.key.step) + " on " +
+      task.key.node + " went over its memory limit of " +
+      (used.limit_bytes > 0 ? mib(used.limit_bytes) : std::string("(none)")) + " (peak " +
+      (used.peak_bytes >= 0 ? mib(used.peak_bytes) : "unknown") +
+      "): the kernel's OOM killer ended " + std::to_string(used.oom_kills) + " process(es)");
+}
+
+}  // namespace
+
 Agent::~Agent() {
   shutdown();
+  // Jobs that still run keep their groups (a restarted agent finds them): then the roots stay.
+  if (limits_) (void)limits_->remove_roots();
 }
 
 Result<std::unique_ptr<Agent>> Agent::start(AgentConfig config) {
@@ -262,7 +287,25 @@ Result<std::unique_ptr<Agent>> Agent::start(AgentConfig config) {
   a.switch_node_ = std::make_unique<SwitchNode>(*a.runner_, std::move(opened), a.config_.listen);
   agent_log(std::string("gang switches freeze with ") +
             std::string(freeze_method_name(a.switch_node_->freeze_method())));
-  a.launcher_ = std::make_unique<AgentLauncher>(*a.runner_, *a.switch_node_);
+  // Jobs held to their grants: only by an agent of one node (an agent that stands for many
+  // nodes on one host, as in tests of scale, has no per-node hardware to divide).
+  if (a.config_.emulate) {
+    agent_log("job limits: none (tasks are emulated)");
+  } else if (a.config_.nodes.size() != 1) {
+    agent_log("job limits: none (the agent serves " + std::to_string(a.config_.nodes.size()) +
+              " nodes on one host)");
+  } else {
+    a.limits_ = std::make_unique<ResourceLimits>(
+        ResourceLimits::open({.name = state_dir_tag(a.config_.state_dir)}));
+    agent_log("job limits: " + a.limits_->describe());
+    if (a.limits_->kind() == ResourceLimits::Kind::kNone) a.limits_.reset();
+    if (a.limits_)
+      a.switch_node_->on_group_gone([limits = a.limits_.get()](const std::string& group) {
+        if (Status removed = limits->remove(group); !removed)
+          agent_log("job " + group + ": its limits' cgroups stay: " + removed.error().message);
+      });
+  }
+  a.launcher_ = std::make_unique<AgentLauncher>(*a.runner_, *a.switch_node_, a.limits_.get());
 
   a.service_ = std::make_unique<Service>(a);
   grpc::ServerBuilder builder;
@@ -492,6 +535,7 @@ void Agent::controller_loop() {
           *status = task_status(task);
           if (auto reason = reasons_.find(task.key); reason != reasons_.end())
             status->set_reason(reason->second);
+          if (limits_) mark_out_of_memory(*limits_, task, *status);
         }
       }
       v1::ExitReply reply;

@@ -155,6 +155,10 @@ class Agent {
   std::unique_ptr<Authenticator> authenticator_;
   std::unique_ptr<ControllerClient> controllers_;
   std::unique_ptr<Tasks> runner_;
+  // The cgroup limits that hold each job to its grant (daemon/resource_limits.h), when the agent
+  // serves one node of a machine with an inventory; null otherwise (its log says why at
+  // start).
+  std::unique_ptr<ResourceLimits> limits_;
   std::unique_ptr<SwitchNode> switch_node_;  // gang switches (daemon/switch_node.h)
   std::unique_ptr<AgentLauncher> launcher_;
   // The control tree (daemon/tree/): messages come in on the channel, are checked by the

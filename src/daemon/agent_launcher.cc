@@ -20,8 +20,8 @@ constexpr auto kLeftoverWait = std::chrono::seconds(15);
 
 }  // namespace
 
-AgentLauncher::AgentLauncher(Tasks& runner, SwitchNode& switches)
-    : runner_(runner), switches_(switches) {
+AgentLauncher::AgentLauncher(Tasks& runner, SwitchNode& switches, ResourceLimits* limits)
+    : runner_(runner), switches_(switches), limits_(limits) {
   thread_ = std::thread([this] { run(); });
 }
 
@@ -242,6 +242,8 @@ void AgentLauncher::start_some(const std::vector<Launch*>& launches) {
         refused[i] = cgroup.error().message;
       } else {
         batch[i].cgroup_procs = *cgroup;
+        if (Status held = hold_to_limits(launch, batch[i]); !held)
+          refused[i] = held.error().message;
       }
     }
   }
@@ -277,6 +279,18 @@ void AgentLauncher::start_some(const std::vector<Launch*>& launches) {
     // A frozen job is frozen again, new tasks included.
     switches_.started(launch.job, launch.attempt);
   }
+}
+
+Status AgentLauncher::hold_to_limits(const Launch& launch, TaskSpec& task) {
+  if (!task.limits || limits_ == nullptr) return Ok{};
+  // The attempt's group, made (or found, idempotently) with every value read back.
+  const std::string group = std::to_string(launch.job) + "." + std::to_string(launch.attempt);
+  Result<std::vector<std::string>> procs = limits_->apply(group, *task.limits);
+  if (!procs)
+    return fail(Error::Code::kUnavailable,
+                "its limits did not take (" + procs.error().message + ")");
+  task.limit_procs = std::move(*procs);
+  return Ok{};
 }
 
 void AgentLauncher::complete(Launch& done) {

@@ -55,7 +55,9 @@ class AgentLauncher {
   };
 
   // `runner` and `switches` must outlive the launcher.
-  AgentLauncher(Tasks& runner, SwitchNode& switches);
+  // `limits`, when not null, holds each task with TaskSpec::limits to them (cgroups of its job
+  // attempt's group, made just before it starts); it must outlive the launcher.
+  AgentLauncher(Tasks& runner, SwitchNode& switches, ResourceLimits* limits = nullptr);
   ~AgentLauncher();  // tasks not yet started stay so (the next agent is told again)
   AgentLauncher(const AgentLauncher&) = delete;
   AgentLauncher& operator=(const AgentLauncher&) = delete;
@@ -113,6 +115,9 @@ class AgentLauncher {
   // Starts the next few tasks of `launches` (at most kTasksPerHold in all, in order) with the
   // launch held (a switch waits at most this long).
   void start_some(const std::vector<Launch*>& launches);
+  // Applies `task`'s limits to its attempt's group and sets the files its process joins; an
+  // error says why they did not take (the task is then not started).
+  Status hold_to_limits(const Launch& launch, TaskSpec& task);
   // Answers a launch that has nothing left to start (callers hold mutex_).
   void complete(Launch& done);
   // The signal of a drop that applies to `launch`, or 0.
@@ -130,6 +135,7 @@ class AgentLauncher {
 
   Tasks& runner_;
   SwitchNode& switches_;
+  ResourceLimits* limits_;
   mutable std::mutex mutex_;
   std::condition_variable wake_;
   std::deque<std::unique_ptr<Launch>> queue_;  // guarded by mutex_

@@ -11,6 +11,7 @@
 #include "daemon/auth.h"
 #include "daemon/batch_task.h"
 #include "daemon/grpc_status.h"
+#include "daemon/node_share.h"
 #include "daemon/pmi_exchange.h"
 #include "daemon/switch_node.h"
 #include "daemon/task_runner.h"
@@ -173,6 +174,14 @@ grpc::Status Agent::Service::launch(const v1::LaunchRequest& request, bool wait,
     if (!emulated)
       spec.env.push_back("TRELLIS_RUNTIME_AREA=" +
                          runtime_area_name(request.job_id(), request.attempt(), node));
+    // What the job holds on this node: its variables, and its limits where the agent holds jobs
+    // to them (the launcher applies them just before the task starts).
+    Result<std::optional<NodeShare>> share = node_share(request, node_id);
+    if (!share) return to_grpc(share.error());
+    if (*share && !emulated) {
+      set_share_variables(**share, spec.env);
+      if (agent_.limits_) spec.limits = share_limits(**share);
+    }
     specs.push_back(std::move(spec));
   }
   // The step's barriers can complete here once its tasks run (a child's contribution that came

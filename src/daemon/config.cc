@@ -234,7 +234,8 @@ Result<ClusterConfig> parse_cluster_config(std::string_view text, std::string_vi
       std::string where = std::string(origin) + ": [[partition]] " + std::to_string(i + 1);
       if (!table) return fail(where + ": expected a table");
       TableReader reader(table, where);
-      TRELLIS_TRY(reader.no_unknown_keys({"name", "nodes", "default", "max_time", "default_time"}));
+      TRELLIS_TRY(reader.no_unknown_keys({"name", "nodes", "default", "max_time", "default_time",
+                                          "shared", "default_mem_per_cpu"}));
       PartitionConfig p;
       TRELLIS_TRY(reader.string("name", p.name));
       TRELLIS_TRY(reader.string("nodes", p.nodes));
@@ -245,6 +246,14 @@ Result<ClusterConfig> parse_cluster_config(std::string_view text, std::string_vi
       minutes = 0;
       TRELLIS_TRY(reader.number("default_time", minutes, 0));
       p.default_time = minutes * 60;
+      TRELLIS_TRY(reader.boolean("shared", p.shared));
+      std::string mem_per_cpu;
+      TRELLIS_TRY(reader.string("default_mem_per_cpu", mem_per_cpu));
+      if (!mem_per_cpu.empty()) {
+        Result<int64_t> mb = parse_memory_mb(mem_per_cpu, where + ": default_mem_per_cpu");
+        if (!mb) return mb.error();
+        p.default_mem_per_cpu_mb = *mb;
+      }
       if (p.name.empty() || p.name.find_first_of(" ,\t\n*") != std::string::npos)
         return fail(where + ": name '" + p.name + "' must be a word (no spaces, commas or '*')");
       for (const PartitionConfig& other : config.partitions)
@@ -340,11 +349,16 @@ std::string format_cluster_config(const ClusterConfig& config) {
   if (!config.partitions.empty()) {
     toml::array partitions;
     for (const PartitionConfig& p : config.partitions)
-      partitions.push_back(toml::table{{"name", p.name},
-                                       {"nodes", p.nodes},
-                                       {"default", p.is_default},
-                                       {"max_time", p.max_time / 60},
-                                       {"default_time", p.default_time / 60}});
+      partitions.push_back(
+          toml::table{{"name", p.name},
+                      {"nodes", p.nodes},
+                      {"default", p.is_default},
+                      {"max_time", p.max_time / 60},
+                      {"default_time", p.default_time / 60},
+                      {"shared", p.shared},
+                      {"default_mem_per_cpu", p.default_mem_per_cpu_mb > 0
+                                                  ? format_memory_mb(p.default_mem_per_cpu_mb)
+                                                  : std::string()}});
     root.insert("partition", std::move(partitions));
   }
   if (!config.node_types.empty()) {

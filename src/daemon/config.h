@@ -126,6 +126,11 @@ struct PartitionConfig {
   bool is_default = false;
   Seconds max_time = 0;      // 0 = no limit
   Seconds default_time = 0;  // 0 = the controller's default_time_limit
+  // Jobs share its nodes, each given the cores, memory and GPUs it asks for (Slurm's
+  // select/cons_tres), unless it asks for --exclusive; false: each job takes whole nodes unless
+  // it asks to share (--oversubscribe). Needs a [[nodetype]] for every node of the partition.
+  bool shared = false;
+  int64_t default_mem_per_cpu_mb = 0;  // DefMemPerCPU; 0 = the node's memory per core
 };
 
 // A kind of node: what each node it names has to give jobs (core/node_inventory.h).

@@ -11,6 +11,8 @@
 #include "alloc/registry.h"
 #include "core/hostlist.h"
 #include "daemon/controller_saved_state.h"
+#include "daemon/log.h"
+#include "sched/demand.h"
 #include "sched/gang/registry.h"
 #include "sched/registry.h"
 #include "sched/request_shaping.h"
@@ -104,14 +106,32 @@ Result<std::unique_ptr<Controller>> Controller::open(const ClusterConfig& config
                 config.controller.policy +
                 "' keeps one schedule of time slots for the whole machine, which one controller "
                 "must decide; use allocation = \"lease\" or a queue policy");
+  for (const PartitionConfig& p : c->partitions_) {
+    if (!p.shared) continue;
+    const std::string where = "[[partition]] " + p.name + ": shared = true ";
+    if (!c->node_types_.covers_every_node())
+      return fail(where + "needs a [[nodetype]] for every node (what each node has to share)");
+    if (*gang)
+      return fail(where + "is for queue policies; gang policy '" + config.controller.policy +
+                  "' time-shares whole nodes");
+    if (c->concurrent_)
+      return fail(where +
+                  "needs allocation = \"lease\": concurrent controllers check only "
+                  "whole nodes against each other");
+    c->shares_nodes_ = true;
+  }
   if (!*gang) {
     Result<std::unique_ptr<QueuePolicy>> policy =
         PolicyRegistry::builtin().create(config.controller.policy, m);
     if (!policy) return fail("[controller] policy: " + policy.error().message);
     c->policy_ = std::move(*policy);
-    auto batch = std::make_unique<BatchCore>(
-        c->machine_, *c->allocator_, *c->policy_,
-        BatchOptions{.max_job_test = static_cast<size_t>(config.controller.max_job_test)});
+    BatchOptions options{.max_job_test = static_cast<size_t>(config.controller.max_job_test)};
+    if (c->shares_nodes_) {
+      options.node_types = c->node_types_.inventories();
+      options.type_of = c->node_types_.type_indexes();
+    }
+    auto batch =
+        std::make_unique<BatchCore>(c->machine_, *c->allocator_, *c->policy_, std::move(options));
     c->batch_ = batch.get();
     c->core_ = std::move(batch);
   }
@@ -163,6 +183,24 @@ Job Controller::core_job(const StoredJob& s) const {
   job.name = s.name;
   if (auto nodes = partition_nodes_.find(s.partition); nodes != partition_nodes_.end())
     job.request.allowed = nodes->second;
+  if (shares_nodes_) {
+    // What it takes of each node, by its partition's kind of node and policy (sched/demand.h).
+    job.resources = s.resources;
+    const PartitionConfig* partition = nullptr;
+    for (const PartitionConfig& p : partitions_)
+      if (p.name == s.partition) partition = &p;
+    const NodeId first = job.request.allowed ? job.request.allowed->first() : 0;
+    const NodeInventory* node = node_types_.of(first);
+    DemandContext context{
+        .node = node ? *node : NodeInventory{},
+        .tasks_per_node = NodeTypes::most_tasks_per_node(s),
+        .shared = partition != nullptr && partition->shared,
+        .default_mem_per_cpu_mb = partition != nullptr ? partition->default_mem_per_cpu_mb : 0};
+    // A request the partition's first kind of node cannot hold (a partition of several kinds;
+    // submission checked that some node can) takes whole nodes.
+    if (Status ok = set_demand(job, context); !ok)
+      log_line("job " + std::to_string(s.id) + ": takes whole nodes: " + ok.error().message);
+  }
   return job;
 }
 
@@ -273,6 +311,7 @@ Status Controller::rebuild(Seconds now, bool relaunch) {
     r.expected_end = live.limit_at;
     r.nodes = NodeSet::of(n, job.nodes);
     r.node_count = static_cast<int>(job.nodes.size());
+    if (shares_nodes_) r.grants = job.grants;  // none: whole nodes (BatchCore::restore)
     snapshot.running.push_back(std::move(r));
     snapshot.running_jobs.push_back(core_job(job));
     running_[job.id] = std::move(live);

@@ -299,6 +299,9 @@ class Controller {
   bool is_agent(const Caller& caller) const;
   v1::LaunchRequest launch_request(const StoredJob& job, int attempt,
                                    const std::vector<NodeId>& nodes) const;
+  // Whether `job` holds some node only in part (fewer cores than it has): other jobs may run
+  // there beside it, so its launch must leave their tasks alone.
+  bool shares_its_nodes(const StoredJob& job) const;
   // Why a job's launch is sent: its nodes were just given to it, or it is sent again to reconcile
   // (after a registration, a takeover or an adoption: the agent may never have had it). A copy
   // sent again can arrive after its attempt ended and its nodes went on, so it never takes them
@@ -488,6 +491,10 @@ class Controller {
   // What each node has ([[nodetype]]): a request none of its partition's nodes can hold is
   // refused at submission.
   NodeTypes node_types_;
+  // Some partition shares its nodes (PartitionConfig::shared): the scheduling core keeps what
+  // each node has left (alloc/node_pool.h), every start carries its grants, and each job's
+  // Request::demand says what it takes of a node (core_job()).
+  bool shares_nodes_ = false;
 
   // --- Gang scheduling (controller_gang.cc)
   // Builds the gang core for the configured policy, if it is one; false when it is a queue

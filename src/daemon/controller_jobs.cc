@@ -392,7 +392,10 @@ Status Controller::report_exits(const v1::ExitRequest& request, const Caller& ca
     Result<NodeId> node = node_id(task.node());
     if (!node) continue;  // not one of this cluster's: nothing of ours ran there
     exits.push_back({task.job_id(), task.attempt(), *node, task.exit_code(), task.signal()});
-    if (task.exit_code() != 0 || task.signal() != 0) failures.push_back(&task);
+    // A task whose job went over its memory limit here fails the job even when the task itself
+    // exited 0 (the OOM killer may have ended only a child of it), as in Slurm.
+    if (task.exit_code() != 0 || task.signal() != 0 || task.out_of_memory())
+      failures.push_back(&task);
   }
   if (exits.empty() && step_tasks.empty()) return Ok{};
   // Steps and failures need the memory; plain exits are committed without it (below).
@@ -412,22 +415,26 @@ Status Controller::report_exits(const v1::ExitRequest& request, const Caller& ca
             found != running_.end() && found->second.attempt == task->attempt())
           live = &found->second;
       if (live && live->stop != StopCause::kNone) continue;
-      const std::string reason = failure_reason(*task);
+      const bool out_of_memory = task->out_of_memory();
+      const StopCause cause = out_of_memory ? StopCause::kOutOfMemory : StopCause::kFailed;
+      const std::string reason = out_of_memory && !task->reason().empty()
+                                     ? task->reason().substr(0, 1024)
+                                     : failure_reason(*task);
       // The store says whether it was stopping already (its stop cause); the memory may be
       // behind, or not kept (a controller that does not schedule).
-      Result<JobState> after =
-          store_.stop_job(task->job_id(), task->attempt(), StopCause::kFailed, reason, now);
+      Result<JobState> after = store_.stop_job(task->job_id(), task->attempt(), cause, reason, now);
       if (!after) return after.error();
       if (*after != JobState::kCompleting) continue;  // over, or in another attempt
       Result<StoredJob> stopping = store_.job(task->job_id());
       if (!stopping) return stopping.error();
-      if (stopping->attempt != task->attempt() || stopping->stop != StopCause::kFailed ||
+      if (stopping->attempt != task->attempt() || stopping->stop != cause ||
           stopping->reason != reason)
         continue;  // stopping for another cause (or failure) already
       log_line("job " + std::to_string(task->job_id()) + " attempt " +
-               std::to_string(task->attempt()) + " failed: " + reason +
+               std::to_string(task->attempt()) +
+               (out_of_memory ? " ran out of memory: " : " failed: ") + reason +
                "; stopping its other tasks");
-      if (live) live->stop = StopCause::kFailed;
+      if (live) live->stop = cause;
       send_signal(task->job_id(), task->attempt(), stopping->nodes, 0);
     }
   }

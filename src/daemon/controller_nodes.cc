@@ -126,7 +126,11 @@ Status Controller::drain_short_nodes(const v1::RegisterRequest& request,
   for (NodeId n : nodes) {
     const NodeInventory* configured = node_types_.of(n);
     if (!configured) continue;
-    std::string lacks = shortfall(*configured, *found);
+    // GPUs named by their device files (gpu_files) are taken at the config's word: hwloc sees
+    // only the GPUs of drivers it knows.
+    NodeInventory seen = *found;
+    if (gpu_files_given(*configured)) seen.gpus = configured->gpus;
+    std::string lacks = shortfall(*configured, seen);
     if (lacks.empty()) continue;
     const std::string reason =
         "hardware short of node type " + std::string(node_types_.type_name(n)) + ": " + lacks;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <set>
 
 #include "core/hostlist.h"
@@ -42,6 +43,11 @@ Result<std::vector<JobId>> Controller::run_pass(Seconds now) {
     start.job = d.job;
     start.attempt = job->second.attempt + 1;
     start.nodes = d.nodes.to_vector();
+    if (shares_nodes_) {
+      start.grants = d.grants;
+      const Job* placed = batch_->find(d.job);
+      start.shares_nodes = placed && placed->request.demand && !placed->request.demand->whole;
+    }
     if (d.box) {
       for (size_t axis = 0; axis < d.box->extents.size(); ++axis)
         start.box_anchor.push_back(d.box->anchor[axis]);
@@ -109,6 +115,7 @@ Result<std::vector<JobId>> Controller::run_pass(Seconds now) {
     stored.state = JobState::kRunning;
     stored.start_time = now;
     stored.nodes = start.nodes;
+    stored.grants = start.grants;
     LiveJob live;
     live.array_job = stored.array_job;
     live.attempt = start.attempt;
@@ -223,7 +230,19 @@ v1::LaunchRequest Controller::launch_request(const StoredJob& job, int attempt,
   request.set_label(job.tasks.label);
   request.set_exchange_fanout(config_.controller.pmi_fanout);
   request.set_kill_grace(config_.controller.kill_grace);
-  request.set_whole_nodes(!time_shares());
+  // A job beside others on its nodes must leave their tasks alone.
+  request.set_whole_nodes(!time_shares() && !shares_its_nodes(job));
+  if (!job.grants.empty()) {
+    // What it holds on each node, and what the node has: the agent's limits and variables.
+    std::map<NodeId, const NodeGrant*> grant_of;
+    for (const NodeGrant& grant : job.grants) grant_of[grant.node] = &grant;
+    for (NodeId node : nodes) {
+      auto grant = grant_of.find(node);
+      const NodeInventory* inventory = node_types_.of(node);
+      request.add_node_grants(grant != grant_of.end() ? encode_grant(*grant->second) : "");
+      request.add_node_types(inventory ? node_inventory_text(*inventory) : "");
+    }
+  }
   // The agents in the order of their first node: the tree of the step's PMI exchange.
   std::set<std::string> seen;
   for (NodeId node : nodes) {
@@ -231,6 +250,13 @@ v1::LaunchRequest Controller::launch_request(const StoredJob& job, int attempt,
     if (!agent.empty() && seen.insert(agent).second) request.add_step_agents(agent);
   }
   return request;
+}
+
+bool Controller::shares_its_nodes(const StoredJob& job) const {
+  return std::any_of(job.grants.begin(), job.grants.end(), [&](const NodeGrant& grant) {
+    const NodeInventory* node = node_types_.of(grant.node);
+    return node != nullptr && static_cast<int>(grant.cores.size()) < node->cores();
+  });
 }
 
 void Controller::send_launch(const StoredJob& job, int attempt, const std::vector<NodeId>& nodes,

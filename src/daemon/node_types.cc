@@ -48,14 +48,37 @@ std::string_view NodeTypes::type_name(NodeId node) const {
   return type < 0 ? std::string_view() : types_[static_cast<size_t>(type)].name;
 }
 
+bool NodeTypes::covers_every_node() const {
+  return !types_.empty() &&
+         std::none_of(type_of_.begin(), type_of_.end(), [](int type) { return type < 0; });
+}
+
+std::vector<NodeInventory> NodeTypes::inventories() const {
+  std::vector<NodeInventory> out;
+  for (const NodeTypeConfig& type : types_) out.push_back(type.inventory);
+  return out;
+}
+
+std::vector<uint16_t> NodeTypes::type_indexes() const {
+  std::vector<uint16_t> out;
+  out.reserve(type_of_.size());
+  for (int type : type_of_) out.push_back(static_cast<uint16_t>(std::max(type, 0)));
+  return out;
+}
+
+int NodeTypes::most_tasks_per_node(const StoredJob& job) {
+  Result<TaskLayout> layout = TaskLayout::plan(job.request.nodes, job.tasks.ntasks,
+                                               job.tasks.per_node, job.tasks.distribution);
+  int most = 1;
+  if (layout)
+    for (int count : layout->counts()) most = std::max(most, count);
+  return most;
+}
+
 Status NodeTypes::check_fits(const StoredJob& job, const NodeSet* partition,
                              std::string_view partition_name) const {
   if (types_.empty()) return Ok{};
-  Result<TaskLayout> layout = TaskLayout::plan(job.request.nodes, job.tasks.ntasks,
-                                               job.tasks.per_node, job.tasks.distribution);
-  int tasks_per_node = 1;
-  if (layout)
-    for (int count : layout->counts()) tasks_per_node = std::max(tasks_per_node, count);
+  const int tasks_per_node = most_tasks_per_node(job);
   // Nodes of the partition per type (the last slot: featureless ones, which hold anything).
   std::vector<int> nodes_of(types_.size() + 1, 0);
   for (size_t n = 0; n < type_of_.size(); ++n) {

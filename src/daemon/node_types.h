@@ -44,6 +44,15 @@ class NodeTypes {
   Status check_fits(const StoredJob& job, const NodeSet* partition,
                     std::string_view partition_name) const;
 
+  // Whether every node has a type (what a scheduling core with a pool needs).
+  bool covers_every_node() const;
+  // The types' inventories and each node's index into them, as BatchOptions takes them
+  // (sched/batch_core.h); only when covers_every_node().
+  std::vector<NodeInventory> inventories() const;
+  std::vector<uint16_t> type_indexes() const;
+  // The most tasks any node of `job` runs (its layout's), at least 1.
+  static int most_tasks_per_node(const StoredJob& job);
+
  private:
   std::vector<NodeTypeConfig> types_;
   std::vector<int> type_of_;  // per node: index into types_, -1 when featureless

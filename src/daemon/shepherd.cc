@@ -119,6 +119,15 @@ void report(const ShepherdPlan& p, const char* what, const char* subject, int er
     }
     ::close(cgroup);
   }
+  for (const std::string& procs : p.limit_procs) {
+    if (procs == p.cgroup_procs) continue;  // v2: the freezer's cgroup is the limits' one
+    int cgroup = ::open(procs.c_str(), O_WRONLY | O_CLOEXEC);
+    if (cgroup < 0 || ::write(cgroup, "0", 1) != 1) {
+      report(p, "cannot join the cgroup of its limits", procs.c_str(), errno);
+      ::_exit(127);
+    }
+    ::close(cgroup);
+  }
   if (p.switch_user) {
     if (::setgroups(p.groups.size(), p.groups.data()) != 0 || ::setgid(p.gid) != 0 ||
         ::setuid(p.uid) != 0) {
@@ -230,6 +239,7 @@ std::string encode_plan(const ShepherdPlan& p) {
   put_string(out, p.exit_file);
   put_string(out, p.notice);
   put_string(out, p.cgroup_procs);
+  put_strings(out, p.limit_procs);
   return out;
 }
 
@@ -252,6 +262,7 @@ Result<ShepherdPlan> decode_plan(const std::string& bytes) {
   p.exit_file = in.string();
   p.notice = in.string();
   p.cgroup_procs = in.string();
+  p.limit_procs = in.strings();
   if (!in.ok || in.at != bytes.size()) return fail("shepherd plan: truncated or malformed");
   if (p.argv.empty() || p.candidates.empty()) return fail("shepherd plan: no command");
   return p;

@@ -49,6 +49,9 @@ struct ShepherdPlan {
   // fork (daemon/freezer.h), so that every process of the task is in it; "" = none (the freezer
   // stops the process group with signals).
   std::string cgroup_procs;
+  // Then the files of the cgroups that hold it to its grant (daemon/resource_limits.h: v1's
+  // cpuset, memory and devices `tasks`), joined the same way; empty = no limits.
+  std::vector<std::string> limit_procs;
 };
 
 // A plan as bytes and back, for the socket.

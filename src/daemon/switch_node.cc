@@ -148,6 +148,7 @@ void SwitchNode::ended(const std::vector<TaskKey>& tasks) {
     if (int escaped = freezer_.remove(group_name(key)); escaped > 0)
       agent_log("job " + group_name(key) + ": " + std::to_string(escaped) +
                 " process(es) outlived its tasks here (they left their process groups): killed");
+    if (group_gone_) group_gone_(group_name(key));
   }
 }
 

@@ -19,6 +19,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -45,6 +46,12 @@ class SwitchNode {
   SwitchNode& operator=(const SwitchNode&) = delete;
 
   FreezeMethod freeze_method() const { return freezer_.method(); }
+  // Called (with the launch held) with a job attempt's group name, "JOB.ATTEMPT", once none of
+  // its tasks is left here, after its freezer cgroup is removed: the agent removes its limits'
+  // cgroups then (daemon/resource_limits.h). Set before the first launch.
+  void on_group_gone(std::function<void(const std::string&)> gone) {
+    group_gone_ = std::move(gone);
+  }
 
   // --- Launches
   // Held while a launch request's tasks are started: ended() waits for it, so that a job's cgroup
@@ -80,6 +87,7 @@ class SwitchNode {
 
   Tasks& runner_;
   Freezer freezer_;
+  std::function<void(const std::string&)> group_gone_;
   std::string address_;
   std::mutex mutex_;         // frozen_
   std::mutex switch_mutex_;  // one switch at a time

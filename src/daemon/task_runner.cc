@@ -465,6 +465,7 @@ Result<std::optional<ShepherdPlan>> TaskRunner::plan_of(const TaskSpec& spec) {
   p.exit_file = exit_file(spec.key);
   p.notice = spec.key.name() + "\n";
   p.cgroup_procs = spec.cgroup_procs;
+  p.limit_procs = spec.limit_procs;
   // Leftovers of an earlier life of this key (never acknowledged, then forgotten) must not be
   // mistaken for this run's status.
   ::unlink(p.exit_file.c_str());

@@ -50,6 +50,7 @@
 #include <vector>
 
 #include "core/result.h"
+#include "daemon/resource_limits.h"
 #include "daemon/shepherd_client.h"
 
 namespace trellis {
@@ -86,6 +87,11 @@ struct TaskSpec {
   // The cgroup.procs file of the freezer cgroup its processes join ("" = none; see
   // daemon/freezer.h).
   std::string cgroup_procs;
+  // What its job attempt's cgroups hold it to on this node (daemon/node_share.h), applied by the
+  // launcher when the agent enforces limits; and the files of those cgroups its process joins
+  // (daemon/resource_limits.h), filled in then. Both empty: no limits.
+  std::optional<NodeLimits> limits;
+  std::vector<std::string> limit_procs;
 };
 
 // What the runner knows about a task.

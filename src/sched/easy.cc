@@ -61,7 +61,10 @@ Schedule EasyPolicy::schedule(const SchedulerView& view, const Allocator& alloca
       const Reservation* previous = nullptr;
       for (const Reservation& r : view.reservations)
         if (r.job == job.id) previous = &r;
-      if (previous && previous->start <= view.now && previous->nodes.is_subset_of(free)) {
+      // Not for a job with a demand on shared nodes: its nodes being open is not their having
+      // its cores free, and the allocator has just said they do not (alloc/node_sharing.h).
+      if (previous && !request.demand && previous->start <= view.now &&
+          previous->nodes.is_subset_of(free)) {
         start(i, Placement{previous->nodes, std::nullopt, "reserved"});
         continue;
       }

@@ -208,6 +208,7 @@ struct UpArgs {
   bool netns = false;  // each agent in a network namespace of its own (daemon/host_network.h)
   // NAME:NODES:RESOURCES, as [[nodetype]] tables (daemon/config.h); NODES "" = the rest.
   std::vector<std::string> node_types;
+  bool shared_nodes = false;
 };
 
 // "gpu:n[0-1]:cores=8,mem=16G,gpus=4" -> a [[nodetype]] (its resources checked later, with the
@@ -355,6 +356,9 @@ int run_up(const UpArgs& args) {
     if (!type) return undo_early(type.error().message);
     config.node_types.push_back(std::move(*type));
   }
+  // One partition of every node whose jobs share nodes by cores, memory and GPUs.
+  if (args.shared_nodes)
+    config.partitions.push_back({.name = "main", .nodes = "", .is_default = true, .shared = true});
   // The config is checked by the parser the daemons use, before anything starts.
   std::string text = format_cluster_config(config);
   if (Result<ClusterConfig> again = parse_cluster_config(text, "trellis.toml"); !again)
@@ -617,6 +621,9 @@ void add_cluster_command(CLI::App& app, int& status) {
   u->add_option("--node-type", up->node_types,
                 "NAME:NODES:RESOURCES, a [[nodetype]] of the config (repeatable), e.g. "
                 "gpu:n[0-1]:cores=8,mem=16G,gpus=a100:4 (NODES empty: every other node)");
+  u->add_flag("--shared-nodes", up->shared_nodes,
+              "Jobs share nodes, each given the cores, memory and GPUs it asks for (a partition "
+              "'main' with shared = true; needs --node-type for every node)");
   u->add_flag("--netns", up->netns,
               "Each agent on a host of its own: a network namespace with its own address on a "
               "private bridge, the controllers on the bridge (root; removed by `down`)");

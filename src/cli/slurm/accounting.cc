@@ -1,11 +1,14 @@
 #include "cli/slurm/accounting.h"
 
 #include <cctype>
+#include <optional>
 #include <set>
 
 #include "cli/job_rows.h"
 #include "cli/live_client.h"
 #include "cli/slurm/slurm_command.h"
+#include "core/node_grant.h"
+#include "core/node_inventory.h"
 #include "daemon/job_spec.h"
 #include "topology/machine.h"
 
@@ -145,6 +148,25 @@ std::string command_of(const v1::JobInfo& job) {
   std::string command;
   for (const std::string& a : job.spec().argv()) command += (command.empty() ? "" : " ") + a;
   return command;
+}
+
+// What a job holds in all on shared nodes, from its grants; nullopt on whole nodes.
+struct GrantTotals {
+  int cores = 0;
+  int64_t memory_mb = 0;
+  int gpus = 0;
+};
+std::optional<GrantTotals> grant_totals(const v1::JobInfo& job) {
+  if (job.grants().empty()) return std::nullopt;
+  Result<std::vector<NodeGrant>> grants = decode_grants(job.grants());
+  if (!grants) return std::nullopt;
+  GrantTotals totals;
+  for (const NodeGrant& grant : *grants) {
+    totals.cores += static_cast<int>(grant.cores.size());
+    totals.memory_mb += grant.memory_mb;
+    totals.gpus += static_cast<int>(grant.gpus.size());
+  }
+  return totals;
 }
 
 }  // namespace
@@ -287,8 +309,11 @@ std::string field_value(const std::string& field, const AccountingRow& row, Seco
     return f == "AllocNodes" && !started ? "0" : std::to_string(nodes);
   }
   if (f == "ReqNodes") return std::to_string(step ? 1 : nodes);
+  // On shared nodes the job holds what its grants say (core/node_grant.h).
+  const std::optional<GrantTotals> held = grant_totals(job);
   if (f == "NCPUS" || f == "AllocCPUS") {
     if (step) return "1";
+    if (started && held) return std::to_string(held->cores);
     return !started ? "0" : std::to_string(nodes);
   }
   if (f == "ReqCPUS") return std::to_string(step ? 1 : nodes);
@@ -299,6 +324,13 @@ std::string field_value(const std::string& field, const AccountingRow& row, Seco
   }
   if (f == "AllocTRES") {
     if (!started) return "";
+    if (held && !step) {
+      std::string tres = "cpu=" + std::to_string(held->cores);
+      if (held->memory_mb > 0) tres += ",mem=" + format_memory_mb(held->memory_mb);
+      tres += ",node=" + std::to_string(nodes) + ",billing=" + std::to_string(held->cores);
+      if (held->gpus > 0) tres += ",gres/gpu=" + std::to_string(held->gpus);
+      return tres;
+    }
     int n = step ? 1 : nodes;
     return "cpu=" + std::to_string(n) + ",node=" + std::to_string(n) +
            (step ? "" : ",billing=" + std::to_string(n));
