@@ -28,6 +28,7 @@
 #include "cli/commands.h"
 #include "cli/live_client.h"
 #include "cli/percentile.h"
+#include "core/resource_request.h"
 
 extern char** environ;
 
@@ -66,6 +67,9 @@ struct BenchLiveArgs {
   int controllers = 1;        // more need a PostgreSQL store
   std::string slurm_harness;  // ../shared/peers/slurm, to measure Slurm in the same run
   bool no_slurm = false;
+  // Nodes of this kind (core/node_inventory.h's text), shared by 1-core jobs (cluster up
+  // --shared-nodes); "" = featureless nodes, each job on a whole node.
+  std::string shared_nodes;
 };
 
 // The Slurm peer harness beside the project (../shared/peers/slurm from the source tree or from
@@ -81,8 +85,14 @@ std::string find_slurm_harness() {
   return "";
 }
 
-v1::SubmitRequest true_job() {
+// One `true` job: on shared nodes it asks for one core (`-c 1`).
+v1::SubmitRequest true_job(bool one_core) {
   v1::SubmitRequest request;
+  if (one_core) {
+    ResourceRequest resources;
+    (void)apply_resource_option("cpus-per-task", "1", resources);
+    request.mutable_spec()->set_resources(encode_resource_request(resources));
+  }
   request.mutable_spec()->set_nodes(1);
   request.mutable_spec()->add_argv("true");
   request.mutable_spec()->set_cwd("/tmp");
@@ -192,7 +202,10 @@ int run_bench_live(const BenchLiveArgs& args) {
   std::string up = self + " cluster up --machine " + args.machine + " --dir " + dir.string() +
                    " --allocator linear-bestfit-hilbert" +
                    (args.store.empty() ? "" : " --store '" + args.store + "'") + " --controllers " +
-                   std::to_string(args.controllers);
+                   std::to_string(args.controllers) +
+                   (args.shared_nodes.empty()
+                        ? std::string()
+                        : " --shared-nodes --node-type 'bench::" + args.shared_nodes + "'");
   std::string down_command = self + " cluster down --dir " + dir.string() + " > /dev/null";
   cleanup.set(down_command);
   if (std::system(up.c_str()) != 0) return kExitFailure;
@@ -227,7 +240,7 @@ int run_bench_live(const BenchLiveArgs& args) {
   for (int t = 0; t < args.clients; ++t) {
     threads.emplace_back([&, t] {
       std::unique_ptr<ControllerClient> own = make_client(t);
-      v1::SubmitRequest request = true_job();
+      v1::SubmitRequest request = true_job(!args.shared_nodes.empty());
       while (next.fetch_add(1) < args.jobs) {
         v1::SubmitReply reply;
         grpc::Status status = own->call([&](v1::Controller::Stub& stub, grpc::ClientContext& c) {
@@ -258,7 +271,7 @@ int run_bench_live(const BenchLiveArgs& args) {
     std::cout << "trickle: " << args.latency_jobs << " jobs, one at a time at " << args.rate
               << "/s on the idle cluster...\n";
     std::unique_ptr<ControllerClient> own = make_client();
-    v1::SubmitRequest request = true_job();
+    v1::SubmitRequest request = true_job(!args.shared_nodes.empty());
     auto period = std::chrono::duration<double>(1.0 / args.rate);
     auto due = Clock::now();
     for (int i = 0; i < args.latency_jobs; ++i) {
@@ -354,6 +367,9 @@ void add_bench_live_command(CLI::App& app, int& status) {
                   "it and\nslurmctld are there, Slurm runs min(--jobs, 500) jobs on the same host "
                   "and the ratio is printed");
   cmd->add_flag("--no-slurm", args->no_slurm, "Do not run Slurm even when it is installed");
+  cmd->add_option("--shared-nodes", args->shared_nodes,
+                  "Nodes of this kind (e.g. cores=2,mem=2G) shared by 1-core jobs: the flood and "
+                  "the trickle ask -c 1 (default: whole nodes)");
   cmd->callback([args, &status] { status = run_bench_live(*args); });
 }
 
