@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "core/key_value.h"
+#include "core/task_binding.h"
 
 namespace trellis {
 
@@ -20,6 +21,8 @@ std::string encode_task_request(const TaskRequest& r) {
     add("distribution", std::string(distribution_name(r.distribution)));
   if (!r.mpi.empty()) add("mpi", r.mpi);
   if (r.label) add("label", "1");
+  if (!r.cpu_bind.empty()) add("cpu_bind", r.cpu_bind);
+  if (!r.gpu_bind.empty()) add("gpu_bind", r.gpu_bind);
   return out;
 }
 
@@ -49,6 +52,14 @@ Result<TaskRequest> decode_task_request(std::string_view text) {
       r.mpi = value;
     } else if (key == "label") {
       r.label = value == "1";
+    } else if (key == "cpu_bind") {
+      Result<CpuBind> bind = parse_cpu_bind(value);
+      if (!bind) return fail("task request: " + bind.error().message);
+      r.cpu_bind = cpu_bind_text(*bind);
+    } else if (key == "gpu_bind") {
+      Result<GpuBind> bind = parse_gpu_bind(value);
+      if (!bind) return fail("task request: " + bind.error().message);
+      r.gpu_bind = gpu_bind_text(*bind);
     } else {
       return fail("task request: unknown field '" + key + "'");
     }

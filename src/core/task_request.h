@@ -18,6 +18,8 @@ struct TaskRequest {
   Distribution distribution = Distribution::kBlock;
   std::string mpi;  // "pmi1", "pmix", "none"; "" = the cluster's default
   bool label = false;
+  // srun's --cpu-bind and --gpu-bind (core/task_binding.h's text); "" = not given.
+  std::string cpu_bind, gpu_bind;
   bool operator==(const TaskRequest&) const = default;
 };
 

@@ -17,6 +17,7 @@
 
 #include "core/id_ranges.h"
 #include "daemon/cgroup_files.h"
+#include "daemon/device_program.h"
 
 namespace trellis {
 namespace {
@@ -238,11 +239,6 @@ Status ResourceLimits::apply_v1(std::string_view group, const NodeLimits& limits
 }
 
 Status ResourceLimits::apply_v2(std::string_view group, const NodeLimits& limits) {
-  if (!limits.denied_devices.empty())
-    return fail(Error::Code::kUnavailable,
-                "cgroup-v2 refuses devices only through a BPF_PROG_TYPE_CGROUP_DEVICE program, "
-                "which this agent does not load yet; " +
-                    limits.denied_devices.front().path + " cannot be denied");
   const std::string group_dir = dir(0, group);
   if (!make_directory(group_dir))
     return fail("cannot make " + group_dir + ": " + std::strerror(errno));
@@ -259,12 +255,20 @@ Status ResourceLimits::apply_v2(std::string_view group, const NodeLimits& limits
     if (file_exists(group_dir + "/memory.oom.group"))
       if (Status ok = write_control(group_dir + "/memory.oom.group", "1"); !ok) return ok;
   }
+  // Devices: v2 has no devices.deny; a BPF program attached to the group refuses them.
+  if (!limits.denied_devices.empty()) {
+    std::vector<DeviceNumber> numbers;
+    for (const DeniedDevice& d : limits.denied_devices) numbers.push_back(d.number);
+    if (Status ok = attach_device_program(group_dir, device_deny_program(numbers)); !ok)
+      return fail(Error::Code::kUnavailable, ok.error().message);
+  }
   return Ok{};
 }
 
 Status ResourceLimits::check_denied(std::string_view group, const NodeLimits& limits) const {
-  if (!probe_devices_ || limits.denied_devices.empty() || kind_ != Kind::kCgroupV1) return Ok{};
-  const std::string procs = dir(kDevices, group) + "/cgroup.procs";
+  if (!probe_devices_ || limits.denied_devices.empty() || kind_ == Kind::kNone) return Ok{};
+  const std::string procs =
+      (kind_ == Kind::kCgroupV1 ? dir(kDevices, group) : dir(0, group)) + "/cgroup.procs";
   for (const DeniedDevice& d : limits.denied_devices) {
     // Only async-signal-safe calls in the child (the agent has threads).
     const pid_t pid = ::fork();

@@ -13,16 +13,16 @@
 //              devices hierarchies (hosts whose unified hierarchy has no controllers);
 //              devices by devices.deny.
 //   kCgroupV2  one cgroup under the agent's own in the unified hierarchy, with cpuset and memory
-//              enabled in each parent's cgroup.subtree_control (Debian 12's default). Device
-//              rules there need a BPF_PROG_TYPE_CGROUP_DEVICE program, which this class does not
-//              load yet: apply() refuses a v2 group any denied device, naming why.
+//              enabled in each parent's cgroup.subtree_control (Debian 12's default); devices
+//              by a BPF_PROG_TYPE_CGROUP_DEVICE program attached to the group
+//              (daemon/device_program.h).
 //   kNone      neither: apply() refuses any limit, so that a node that cannot hold a grant is
 //              drained instead of running jobs unlimited.
 // CPU and memory-node lists are the kernel's "0-3,8" form, core/id_ranges.h's. Every value
 // written is read back (a cpuset the kernel trimmed to what the parent has, a limit
 // it refused): apply() fails naming the file, what was written and what it says now. A denied
 // device is checked from inside the group: a probe process joins it and must be refused the
-// device (v1's devices.list does not list denials under an allow-all default).
+// device (v1's devices.list does not list denials under an allow-all default; v2 has no file).
 //
 // Tests point Options at a tree laid out in a temporary directory (the files the kernel would
 // have); the live tests use this host's hierarchies.
