@@ -15,12 +15,15 @@
 #include <sstream>
 #include <thread>
 
+#include "core/id_ranges.h"
+#include "core/node_inventory.h"
 #include "daemon/config.h"
 #include "daemon/controller_client.h"
 #include "daemon/controller_service.h"
 #include "daemon/detached_process.h"
 #include "daemon/process.h"
 #include "store/state_store.h"
+#include "topology/machine.h"
 
 namespace trellis::bench {
 namespace {
@@ -44,7 +47,10 @@ std::string quoted(const std::string& text) {
 
 // What every process of a chaos job runs: a line as it begins and one as it ends, with its
 // attempt, node and time in nanoseconds, around a short sleep.
-v1::SubmitRequest chaos_job(int nodes, double sleep_seconds, const std::string& out_dir) {
+// On shared nodes each line ends with the CPUs the job was given there (TRELLIS_CPUS), and the
+// job asks `resources` (core/resource_request.h's text).
+v1::SubmitRequest chaos_job(int nodes, double sleep_seconds, const std::string& out_dir,
+                            const std::string& resources = "") {
   v1::SubmitRequest request;
   v1::JobSpec& spec = *request.mutable_spec();
   spec.set_nodes(nodes);
@@ -52,9 +58,12 @@ v1::SubmitRequest chaos_job(int nodes, double sleep_seconds, const std::string& 
   spec.set_time_limit(120);
   spec.set_cwd("/tmp");
   spec.set_output(out_dir + "/%j");
+  spec.set_resources(resources);
+  const std::string cpus = resources.empty() ? "" : " $TRELLIS_CPUS";
   std::ostringstream script;
-  script << "echo \"B $TRELLIS_ATTEMPT $TRELLIS_NODENAME $(date +%s%N)\"; sleep " << sleep_seconds
-         << "; echo \"E $TRELLIS_ATTEMPT $TRELLIS_NODENAME $(date +%s%N)\"";
+  script << "echo \"B $TRELLIS_ATTEMPT $TRELLIS_NODENAME $(date +%s%N)" << cpus << "\"; sleep "
+         << sleep_seconds << "; echo \"E $TRELLIS_ATTEMPT $TRELLIS_NODENAME $(date +%s%N)" << cpus
+         << "\"";
   spec.add_argv("sh");
   spec.add_argv("-c");
   spec.add_argv(script.str());
@@ -113,7 +122,13 @@ class JobStream {
         if (s.ok()) ++cancels_;
         continue;
       }
-      v1::SubmitRequest request = chaos_job(nodes(random), sleeps[sleep_choice(random)], out_dir_);
+      // On shared nodes, jobs of 1 or 2 cores and up to half a node's memory each.
+      std::string resources;
+      if (!options_.shared_nodes.empty())
+        resources = "cpus_per_task=" + std::to_string(1 + static_cast<int>(coin(random) * 2)) +
+                    " mem=" + std::to_string(64 + static_cast<int>(coin(random) * 448));
+      v1::SubmitRequest request =
+          chaos_job(nodes(random), sleeps[sleep_choice(random)], out_dir_, resources);
       v1::SubmitReply reply;
       ++submitted_;
       grpc::Status s = client.call([&](v1::Controller::Stub& stub, grpc::ClientContext& context) {
@@ -173,12 +188,13 @@ int active_jobs(ControllerClient& probe) {
   return s.ok() ? reply.jobs_size() : -1;
 }
 
-// What one job's processes wrote: "B|E ATTEMPT NODE NANOSECONDS" lines.
+// What one job's processes wrote: "B|E ATTEMPT NODE NANOSECONDS [CPUS]" lines.
 struct ProcessRecord {
   int attempt = 0;
   std::string node;
   int64_t began = -1, ended = -1;
   int begins = 0;
+  std::vector<int> cpus;  // the CPUs it was given on a shared node; empty: the node whole
 };
 
 std::map<std::pair<int, std::string>, ProcessRecord> read_job_output(const fs::path& file) {
@@ -193,6 +209,8 @@ std::map<std::pair<int, std::string>, ProcessRecord> read_job_output(const fs::p
     ProcessRecord& r = records[{attempt, node}];
     r.attempt = attempt;
     r.node = node;
+    if (std::string cpus; fields >> cpus)
+      if (Result<std::vector<int>> ids = parse_id_ranges(cpus)) r.cpus = std::move(*ids);
     if (mark == "B") {
       ++r.begins;
       r.began = time;
@@ -203,6 +221,15 @@ std::map<std::pair<int, std::string>, ProcessRecord> read_job_output(const fs::p
   return records;
 }
 
+// What each node has, on shared nodes (all of one type); none otherwise.
+std::vector<NodeInventory> chaos_inventories(const ChaosOptions& options) {
+  if (options.shared_nodes.empty()) return {};
+  Result<Machine> machine = Machine::parse(options.machine);
+  Result<NodeInventory> node = parse_node_inventory(options.shared_nodes);
+  if (!machine || !node) return {};
+  return std::vector<NodeInventory>(static_cast<size_t>(machine->node_count()), *node);
+}
+
 void note(ChaosResult& result, std::string what) {
   if (result.problems.size() < 20) result.problems.push_back(std::move(what));
 }
@@ -210,9 +237,10 @@ void note(ChaosResult& result, std::string what) {
 }  // namespace
 
 Status audit_chaos_run(StateStore& store, const std::set<JobId>& acknowledged,
-                       const std::string& out_dir_name, ChaosResult& result) {
+                       const std::string& out_dir_name, ChaosResult& result,
+                       const std::vector<NodeInventory>& inventories) {
   const fs::path out_dir = out_dir_name;
-  Result<EventLogAudit> log = audit_event_log(store);
+  Result<EventLogAudit> log = audit_event_log(store, inventories);
   if (!log) return log.error();
   result.log = std::move(*log);
   Result<std::vector<StoredJob>> jobs = store.list_jobs({});
@@ -222,6 +250,7 @@ Status audit_chaos_run(StateStore& store, const std::set<JobId>& acknowledged,
     int64_t begin, end;
     JobId job;
     int attempt;
+    std::vector<int> cpus;  // empty: the node whole
   };
   std::map<std::string, std::vector<Interval>> by_node;
   std::set<JobId> stored;
@@ -258,8 +287,8 @@ Status audit_chaos_run(StateStore& store, const std::set<JobId>& acknowledged,
         last_attempt_ran.insert(record.node);
       }
       if (record.began >= 0)
-        by_node[record.node].push_back(
-            {record.began, std::max(record.began, record.ended), job.id, record.attempt});
+        by_node[record.node].push_back({record.began, std::max(record.began, record.ended), job.id,
+                                        record.attempt, record.cpus});
     }
     if (job.state == JobState::kCompleted && last_attempt_ran.size() != job.nodes.size()) {
       ++result.completed_unrun;
@@ -274,21 +303,30 @@ Status audit_chaos_run(StateStore& store, const std::set<JobId>& acknowledged,
       note(result, "job " + std::to_string(id) + " was acknowledged and is not in the store");
     }
   }
-  // Two processes of different jobs (or attempts) on one node at once, by their own clocks.
+  // Two processes of different jobs (or attempts) on one node at once, by their own clocks,
+  // unless each had CPUs of its own there (shared nodes).
+  auto share_a_cpu = [](const Interval& a, const Interval& b) {
+    if (a.cpus.empty() || b.cpus.empty()) return true;
+    for (int cpu : a.cpus)
+      if (std::find(b.cpus.begin(), b.cpus.end(), cpu) != b.cpus.end()) return true;
+    return false;
+  };
   for (auto& [node, intervals] : by_node) {
     std::sort(intervals.begin(), intervals.end(),
               [](const Interval& a, const Interval& b) { return a.begin < b.begin; });
-    const Interval* longest = nullptr;  // of those begun so far, the one that ends last
+    std::vector<const Interval*> open;  // begun and not ended by the current one's begin
     for (const Interval& i : intervals) {
-      if (longest && i.begin < longest->end &&
-          (i.job != longest->job || i.attempt != longest->attempt)) {
-        ++result.process_overlaps;
-        note(result, "on " + node + ", job " + std::to_string(i.job) + " attempt " +
-                         std::to_string(i.attempt) + " ran while job " +
-                         std::to_string(longest->job) + " attempt " +
-                         std::to_string(longest->attempt) + " still did");
-      }
-      if (!longest || i.end > longest->end) longest = &i;
+      std::erase_if(open, [&](const Interval* o) { return o->end <= i.begin; });
+      for (const Interval* o : open)
+        if ((i.job != o->job || i.attempt != o->attempt) && share_a_cpu(i, *o)) {
+          ++result.process_overlaps;
+          note(result, "on " + node + ", job " + std::to_string(i.job) + " attempt " +
+                           std::to_string(i.attempt) + " ran while job " + std::to_string(o->job) +
+                           " attempt " + std::to_string(o->attempt) + " still did" +
+                           (i.cpus.empty() ? "" : ", on a CPU of its"));
+          break;
+        }
+      open.push_back(&i);
     }
   }
   return Ok{};
@@ -307,13 +345,16 @@ Result<ChaosResult> run_chaos(const ChaosOptions& options) {
   std::error_code error;
   fs::create_directories(dir / "out", error);
   if (error) return fail("cannot create " + (dir / "out").string() + ": " + error.message());
-  std::string up = quoted(options.trellis_binary) + " cluster up --machine " +
-                   quoted(options.machine) + " --dir " + quoted(dir.string()) + " --agents " +
-                   std::to_string(options.agents) + " --controllers " +
-                   std::to_string(options.controllers) + " --allocation " +
-                   quoted(options.allocation) +
-                   (options.store_url.empty() ? "" : " --store " + quoted(options.store_url)) +
-                   " > " + quoted((dir / "cluster-up.txt").string()) + " 2>&1";
+  std::string up =
+      quoted(options.trellis_binary) + " cluster up --machine " + quoted(options.machine) +
+      " --dir " + quoted(dir.string()) + " --agents " + std::to_string(options.agents) +
+      " --controllers " + std::to_string(options.controllers) + " --allocation " +
+      quoted(options.allocation) +
+      (options.store_url.empty() ? "" : " --store " + quoted(options.store_url)) +
+      (options.shared_nodes.empty()
+           ? ""
+           : " --node-type " + quoted("chaos::" + options.shared_nodes) + " --shared-nodes") +
+      " > " + quoted((dir / "cluster-up.txt").string()) + " 2>&1";
   if (std::system(up.c_str()) != 0)
     return fail(Error::Code::kUnavailable,
                 "trellis cluster up failed; see " + (dir / "cluster-up.txt").string());
@@ -420,7 +461,8 @@ Result<ChaosResult> run_chaos(const ChaosOptions& options) {
     if (!store)
       audited = store.error();
     else
-      audited = audit_chaos_run(**store, stream.acknowledged(), (dir / "out").string(), result);
+      audited = audit_chaos_run(**store, stream.acknowledged(), (dir / "out").string(), result,
+                                chaos_inventories(options));
   }
   result.submitted = stream.submitted();
   result.acknowledged = static_cast<int64_t>(stream.acknowledged().size());

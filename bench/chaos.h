@@ -11,8 +11,10 @@
 //   run twice            a process of one attempt run twice on a node, an attempt run that the
 //                        store never started, or an earlier attempt run that the store never
 //                        requeued (a requeue after a node failure reruns a job: counted apart)
-//   double allocations   a node given to two jobs at once in the log, or two jobs' processes
-//                        running on one node at the same time by their own clocks
+//   double allocations   a node given to two jobs at once in the log (on shared nodes: a core or
+//                        GPU, or more memory than the node has), or two jobs' processes running
+//                        on one node (on shared nodes: one CPU) at the same time by their own
+//                        clocks
 //   completed unrun      a job the store says completed whose last attempt did not run everywhere
 // and, for each fault, the time to recover: from the fault until the controllers answer and every
 // node is up with a heartbeat from after the fault ended.
@@ -49,6 +51,9 @@ struct ChaosOptions {
   double pause_within = 4;           // a paused daemon resumes after U(0.2, this) seconds
   double submit_rate = 8;            // jobs per second, from two client threads
   double cancel_fraction = 0.05;     // of client actions: cancel a random earlier job
+  // A node type ("cores=4,mem=2G"): every node is of it and shared (cluster up --shared-nodes),
+  // jobs ask 1 or 2 cores and some memory, and the audit checks cores and memory, not nodes.
+  std::string shared_nodes;
   uint64_t seed = 1;
   std::function<void(const std::string&)> progress;  // a line every half minute or so, if set
 };
@@ -89,10 +94,12 @@ struct ChaosResult {
 };
 
 // The auditor alone, which run_chaos() calls after the run: the store's log and jobs against the
-// jobs' output files (OUT_DIR/JOB_ID, "B|E ATTEMPT NODE NANOSECONDS" lines), filling the audit's
-// fields of `result`. An error only when the store cannot be read.
+// jobs' output files (OUT_DIR/JOB_ID, "B|E ATTEMPT NODE NANOSECONDS [CPUS]" lines: on shared
+// nodes, the CPUs the job was given there), filling the audit's fields of `result`;
+// `inventories` as audit_event_log() takes them. An error only when the store cannot be read.
 Status audit_chaos_run(StateStore& store, const std::set<JobId>& acknowledged,
-                       const std::string& out_dir, ChaosResult& result);
+                       const std::string& out_dir, ChaosResult& result,
+                       const std::vector<NodeInventory>& inventories = {});
 
 // Brings the cluster up in options.dir, runs, audits, and brings it down. An error when the
 // cluster cannot be started or its store read; the audit's findings are in the result.

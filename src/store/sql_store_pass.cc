@@ -238,9 +238,12 @@ Result<PassOutcome> SqlStore::apply_pass(const PassCommit& pass, Seconds now) {
       started.push_back({start.job, start.attempt, ranges, encode_ints(start.box_anchor),
                          encode_ints(start.box_extents), encode_grants(start.grants)});
       started_ids.push_back(start.job);
+      // A start that shares its nodes names what it holds on each (core/node_grant.h), so that
+      // the auditor can replay who held which core, byte and GPU, too.
       sql::log_event(db, now, "start", start.job, "",
                      "attempt " + std::to_string(start.attempt) + " on " +
-                         std::to_string(nodes.size()) + " nodes: " + ranges);
+                         std::to_string(nodes.size()) + " nodes: " + ranges +
+                         (start.grants.empty() ? "" : " | grants: " + encode_grants(start.grants)));
       changed = true;
     }
     if (started.empty()) return outcome;

@@ -40,6 +40,20 @@ class ChaosAuditTest : public ::testing::Test {
     pass.starts.push_back(std::move(started));
     ASSERT_TRUE(store_->commit_pass(pass, now_ += 1));
   }
+  // A start beside other jobs on its nodes, holding `grants` (core/node_grant.h's text).
+  void start_shared(JobId id, int attempt, std::vector<NodeId> nodes, const std::string& grants) {
+    JobStart started;
+    started.job = id;
+    started.attempt = attempt;
+    started.nodes = std::move(nodes);
+    started.shares_nodes = true;
+    Result<std::vector<NodeGrant>> decoded = decode_grants(grants);
+    ASSERT_TRUE(decoded) << decoded.error().message;
+    started.grants = *decoded;
+    PassCommit pass;
+    pass.starts.push_back(std::move(started));
+    ASSERT_TRUE(store_->commit_pass(pass, now_ += 1));
+  }
   void end(JobId id, int attempt, JobState state = JobState::kCompleted) {
     JobEnd ended;
     ended.job = id;
@@ -119,6 +133,47 @@ TEST_F(ChaosAuditTest, TwoJobsProcessesOnOneNodeAtOnceAreADoubleAllocation) {
   bench::ChaosResult r = audit();
   EXPECT_EQ(r.log.double_allocations, 0);
   EXPECT_EQ(r.process_overlaps, 2);  // n0 and n1
+  EXPECT_FALSE(r.clean());
+}
+
+// On shared nodes, jobs may hold one node together, but never one core or GPU, nor more
+// memory than the node has; their processes may overlap in time only on CPUs of their own.
+TEST_F(ChaosAuditTest, SharedNodesAreAuditedCoreByCoreAndByteByByte) {
+  const std::vector<NodeInventory> nodes(4, *parse_node_inventory("cores=4,mem=1G,gpus=2"));
+  JobId a = submit(1), b = submit(1);
+  start_shared(a, 1, {0}, "0:c=0-1;m=512;g=0");
+  start_shared(b, 1, {0}, "0:c=2-3;m=512;g=1");
+  output(a, "B 1 n0 100 0-1\nE 1 n0 300 0-1\n");
+  output(b, "B 1 n0 150 2-3\nE 1 n0 250 2-3\n");
+  end(a, 1);
+  end(b, 1);
+  bench::ChaosResult clean;
+  ASSERT_TRUE(bench::audit_chaos_run(*store_, acknowledged_, dir_ / "out", clean, nodes));
+  EXPECT_TRUE(clean.clean()) << (clean.log.problems.empty() ? "" : clean.log.problems[0]);
+  EXPECT_EQ(clean.process_overlaps, 0);
+
+  // Core 1 given twice, GPU 0 given twice, 1 GiB + 1 MiB given of 1 GiB: three findings; and the
+  // processes of the first two on CPU 1 at once.
+  JobId c = submit(1), d = submit(1), e = submit(1);
+  start_shared(c, 1, {1}, "1:c=0-1;m=512;g=0");
+  start_shared(d, 1, {1}, "1:c=1;m=256");
+  start_shared(e, 1, {1}, "1:c=3;m=257;g=0");
+  output(c, "B 1 n1 100 0-1\nE 1 n1 300 0-1\n");
+  output(d, "B 1 n1 150 1\nE 1 n1 250 1\n");
+  output(e, "B 1 n1 150 3\nE 1 n1 250 3\n");
+  for (JobId id : {c, d, e}) end(id, 1);
+  bench::ChaosResult r;
+  ASSERT_TRUE(bench::audit_chaos_run(*store_, acknowledged_, dir_ / "out", r, nodes));
+  EXPECT_EQ(r.log.double_allocations, 3);
+  std::string problems;
+  for (const std::string& p : r.log.problems) problems += p + "\n";
+  EXPECT_NE(problems.find("node 1: job " + std::to_string(d) + " was given core 1 while job " +
+                          std::to_string(c) + " holds it"),
+            std::string::npos)
+      << problems;
+  EXPECT_NE(problems.find("was given GPU 0"), std::string::npos) << problems;
+  EXPECT_NE(problems.find("making 1025 MiB given of its 1024"), std::string::npos) << problems;
+  EXPECT_EQ(r.process_overlaps, 1);  // d on c's CPU 1; e's CPU 3 is its own
   EXPECT_FALSE(r.clean());
 }
 

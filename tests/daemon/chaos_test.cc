@@ -41,5 +41,42 @@ TEST(ChaosTest, KillsAndPausesUnderAJobStreamLoseNothingAndRunNothingTwice) {
             << " jobs acknowledged, worst recovery " << r->worst_recovery() << " s\n";
 }
 
+// The same on shared nodes: jobs of 1-2 cores and some memory beside each other on 4-core nodes;
+// across the kills and pauses no core is given to two jobs, nor a node's memory beyond what it
+// has (the log's grants), and no two jobs' processes ran on one CPU at once (their own
+// TRELLIS_CPUS and clocks).
+TEST(ChaosTest, OnSharedNodesNoCoreOrByteIsGivenTwice) {
+  testing::TempDir dir;
+  bench::ChaosOptions options;
+  options.trellis_binary = TRELLIS_BINARY;
+  options.dir = dir / "cluster";
+  options.machine = "flat:8";
+  options.agents = 2;
+  options.shared_nodes = "cores=4,mem=1G";
+  options.seconds = 20;
+  options.fault_every = 1.5;
+  options.restart_within = 1;
+  options.pause_within = 2;
+  options.seed = 5;
+  Result<bench::ChaosResult> r = bench::run_chaos(options);
+  ASSERT_TRUE(r) << r.error().message;
+  std::string problems;
+  for (const std::string& p : r->problems) problems += "\n  " + p;
+  for (const std::string& p : r->log.problems) problems += "\n  " + p;
+  EXPECT_EQ(r->lost, 0) << problems;
+  EXPECT_EQ(r->run_twice, 0) << problems;
+  EXPECT_EQ(r->double_allocations(), 0) << problems;
+  EXPECT_EQ(r->completed_unrun, 0) << problems;
+  EXPECT_TRUE(r->log.clean()) << problems;
+  EXPECT_GE(r->kills + r->pauses, 3);
+  EXPECT_GT(r->final_states["CD"], 40);
+  for (const bench::ChaosFault& f : r->faults)
+    EXPECT_GE(f.recovered, 0) << f.action << " " << f.target << " at " << f.at
+                              << " s: no recovery within two minutes";
+  std::cout << r->kills << " kills, " << r->pauses << " pauses, " << r->acknowledged
+            << " jobs acknowledged on shared nodes, worst recovery " << r->worst_recovery()
+            << " s\n";
+}
+
 }  // namespace
 }  // namespace trellis

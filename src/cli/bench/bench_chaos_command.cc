@@ -33,6 +33,7 @@ struct BenchChaosArgs {
   double rate = 8;
   uint64_t seed = 1;
   std::string dir;
+  std::string shared_nodes;  // a node type: every node of it, shared
 };
 
 void print_report(const BenchChaosArgs& args, const std::string& store_name,
@@ -41,7 +42,8 @@ void print_report(const BenchChaosArgs& args, const std::string& store_name,
   std::cout << "Chaos run: " << r.seconds / 60 << " min on " << args.machine << ", " << args.agents
             << " agents, " << args.controllers
             << (args.controllers == 1 ? " controller" : " controllers")
-            << (args.controllers > 1 ? " (" + args.allocation + " allocation)" : "") << ", "
+            << (args.controllers > 1 ? " (" + args.allocation + " allocation)" : "")
+            << (args.shared_nodes.empty() ? "" : ", shared nodes of " + args.shared_nodes) << ", "
             << store_name << ", seed " << args.seed << "\n\n";
   // Faults by action and target kind, with their recovery times.
   std::map<std::string, std::vector<double>> recovery;
@@ -132,6 +134,7 @@ int run_bench_chaos(const BenchChaosArgs& args) {
   options.pause_fraction = args.pause_fraction;
   options.submit_rate = args.rate;
   options.seed = args.seed;
+  options.shared_nodes = args.shared_nodes;
   options.progress = [](const std::string& line) { std::cerr << line << "\n"; };
   std::cerr << "chaos run of " << args.minutes << " min in " << dir.string() << "\n";
   Result<bench::ChaosResult> result = bench::run_chaos(options);
@@ -181,6 +184,9 @@ void add_bench_chaos_command(CLI::App& app, int& status) {
   cmd->add_option("--rate", args->rate, "Jobs submitted per second (default 8)")
       ->check(CLI::Range(0.1, 1000.0));
   cmd->add_option("--seed", args->seed, "Seed of the faults and the job stream (default 1)");
+  cmd->add_option("--shared-nodes", args->shared_nodes,
+                  "Every node of this type (e.g. cores=4,mem=2G) and shared: jobs of 1-2 cores "
+                  "and some memory, audited core by core and byte by byte");
   cmd->add_option("--dir", args->dir,
                   "Where the cluster, its logs and the jobs' outputs are kept (default a fresh "
                   "folder in the temporary directory)");
