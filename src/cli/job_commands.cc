@@ -216,6 +216,8 @@ std::string node_state_name(v1::NodeState state) {
       return "idle";
     case v1::ALLOCATED:
       return "alloc";
+    case v1::MIXED:
+      return "mix";
     case v1::DOWN:
       return "down";
     case v1::DRAINED:
@@ -423,17 +425,20 @@ int run_nodes(const std::string& conf, bool json) {
           {"agent", node.agent()},
           {"reason", node.reason()},
           {"coordinates", std::vector<int>(node.coordinates().begin(), node.coordinates().end())}};
-      // What it has ([[nodetype]]) and what is free of it: all, or nothing while a job holds
-      // it (nodes are given whole).
+      // What it has ([[nodetype]]) and what is free of it: what its jobs' grants leave (all of
+      // it, or nothing while a job holds it whole).
       if (const NodeInventory* has = types->of(node.index())) {
         const bool free = node.job_ids_size() == 0;
+        const int gpus = static_cast<int>(has->gpus.size());
         row["type"] = std::string(types->type_name(node.index()));
         row["cpus"] = has->cpus();
         row["memory_mb"] = has->memory_mb;
-        row["gpus"] = has->gpus.size();
-        row["free_cpus"] = free ? has->cpus() : 0;
-        row["free_memory_mb"] = free ? has->memory_mb : 0;
-        row["free_gpus"] = free ? has->gpus.size() : 0;
+        row["gpus"] = gpus;
+        row["free_cpus"] =
+            node.alloc_known() ? has->cpus() - node.alloc_cpus() : (free ? has->cpus() : 0);
+        row["free_memory_mb"] = node.alloc_known() ? has->memory_mb - node.alloc_memory_mb()
+                                                   : (free ? has->memory_mb : 0);
+        row["free_gpus"] = node.alloc_known() ? gpus - node.alloc_gpus() : (free ? gpus : 0);
       }
       out.push_back(std::move(row));
     }

@@ -23,6 +23,7 @@
 #include "cli/commands.h"
 #include "cli/live_client.h"
 #include "cli/slurm_time.h"
+#include "core/resource_request.h"
 #include "core/task_layout.h"
 #include "daemon/grpc_status.h"
 #include "daemon/job_spec.h"
@@ -45,11 +46,16 @@ struct RunArgs {
   std::string chdir;
   std::string time;
   std::string name;
+  std::string cpu_bind, gpu_bind;  // core/task_binding.h's words; "" = the default
+  // Outside a job: cores, memory, GPUs, sharing and features, (long option, value) in the order
+  // given, as core/resource_request.h's apply_resource_option reads them. Inside a job the step
+  // runs in what the job holds.
+  std::vector<std::pair<std::string, std::string>> resources;
   // srun options MPI launchers and workflow tools pass that change nothing here (a failed task
-  // always ends its step; stdin is always /dev/null; no CPU binding; the whole environment is
-  // always passed on; nodes are allocated whole, with all their CPUs and memory).
-  std::string kill_on_bad_exit, input, cpu_bind, exported, cpus_per_task, mem;
-  bool quiet = false, exclusive = false, overlap = false;
+  // always ends its step; stdin is always /dev/null; the whole environment is always passed on;
+  // a step may always overlap the job's others).
+  std::string kill_on_bad_exit, input, exported;
+  bool quiet = false, overlap = false;
   std::vector<std::string> command;
 };
 
@@ -206,6 +212,8 @@ int run_step(const RunArgs& args, int64_t job) {
   request.set_distribution(args.distribution);
   request.set_mpi(args.mpi);
   request.set_label(args.label);
+  request.set_cpu_bind(args.cpu_bind);
+  request.set_gpu_bind(args.gpu_bind);
   request.set_output(output.output);
   request.set_error(output.error);
   v1::RunStepReply reply;
@@ -271,6 +279,13 @@ int run_job(const RunArgs& args) {
   spec.set_distribution(args.distribution);
   spec.set_mpi(args.mpi);
   spec.set_label(args.label);
+  spec.set_cpu_bind(args.cpu_bind);
+  spec.set_gpu_bind(args.gpu_bind);
+  ResourceRequest resources;
+  for (const auto& [option, value] : args.resources)
+    if (Status ok = apply_resource_option(option, value, resources); !ok)
+      return fail_with(ok.error());
+  spec.set_resources(encode_resource_request(resources));
   spec.set_name(args.name);
   if (!args.time.empty()) {
     Result<Seconds> limit = parse_slurm_time(args.time);
@@ -340,8 +355,8 @@ void add_run_command(CLI::App& app, int& status) {
       "when every task has ended. Outside a job it allocates nodes and runs in one go. Called "
       "as `srun` with several tasks, or outside a job, it is this command. Accepted and without "
       "effect: --kill-on-bad-exit (a failed "
-      "task always ends its step), --input (stdin is /dev/null), --cpu-bind, -c, --mem, --export, "
-      "--exclusive, --overlap, --quiet.");
+      "task always ends its step), --input (stdin is /dev/null), --export, --overlap, --quiet. "
+      "Inside a job the step runs in what the job holds: its resource options are the job's.");
   r->prefix_command();  // options end at the command: `srun -n1 python3 -m x` keeps its -m
   // The command, for the usage line. It takes no word itself (its check refuses every one, and
   // refused positionals go to remaining() with the rest): it is here because without a
@@ -373,12 +388,36 @@ void add_run_command(CLI::App& app, int& status) {
   r->add_option("-J,--job-name", args->name, "Outside a job: the job's name");
   r->add_option("-K,--kill-on-bad-exit", args->kill_on_bad_exit)->expected(0, 1);
   r->add_option("-i,--input", args->input);
-  r->add_option("--cpu-bind,--cpu_bind", args->cpu_bind);
-  r->add_option("-c,--cpus-per-task", args->cpus_per_task);
-  r->add_option("--mem,--mem-per-cpu", args->mem);
+  r->add_option("--cpu-bind,--cpu_bind", args->cpu_bind,
+                "Each task's CPUs: none, cores, threads, map_cpu:LIST (default: cores where the "
+                "tasks fit the cores given on shared nodes; none on whole nodes)");
+  r->add_option("--gpu-bind", args->gpu_bind,
+                "Each task's GPUs: none, closest, per_task:N (default: per_task:N with "
+                "--gpus-per-task=N, else none)");
+  // Outside a job, what each node gives the job (as sbatch and `trellis submit` take them).
+  auto resource = [&](const char* names, const char* option, const char* help) {
+    r->add_option_function<std::string>(
+        names, [args, option](const std::string& v) { args->resources.emplace_back(option, v); },
+        help);
+  };
+  resource("-c,--cpus-per-task", "cpus-per-task", "Outside a job: CPUs (cores) per task");
+  resource("--mem", "mem", "Outside a job: memory per node (MiB, or with K, M, G, T)");
+  resource("--mem-per-cpu", "mem-per-cpu", "Outside a job: memory per allocated CPU");
+  resource("--mem-per-gpu", "mem-per-gpu", "Outside a job: memory per allocated GPU");
+  resource("--gres", "gres", "Outside a job: generic resources per node, gpu[:TYPE]:N,NAME:N");
+  resource("-G,--gpus", "gpus", "Outside a job: GPUs for the whole job, [TYPE:]N");
+  resource("--gpus-per-node", "gpus-per-node", "Outside a job: GPUs per node, [TYPE:]N");
+  resource("--gpus-per-task", "gpus-per-task", "Outside a job: GPUs per task, [TYPE:]N");
+  resource("--cpus-per-gpu", "cpus-per-gpu", "Outside a job: CPUs per allocated GPU");
+  resource("-C,--constraint", "constraint", "Outside a job: node features, a, a&b or a|b");
+  r->add_flag_function(
+      "--exclusive", [args](int64_t) { args->resources.emplace_back("exclusive", ""); },
+      "Outside a job: whole nodes");
+  r->add_flag_function(
+      "-s,--oversubscribe", [args](int64_t) { args->resources.emplace_back("oversubscribe", ""); },
+      "Outside a job: the job may share its nodes' cores");
   r->add_option("--export", args->exported);
   r->add_flag("-Q,--quiet", args->quiet);
-  r->add_flag("--exclusive", args->exclusive);
   r->add_flag("--overlap", args->overlap);
   r->callback([args, r, &status] {
     args->command = r->remaining();

@@ -218,6 +218,8 @@ void overlay(SubmitOptions& base, const SubmitOptions& over) {
   take(base.distribution, over.distribution);
   take(base.mpi, over.mpi);
   take(base.label, over.label);
+  take(base.cpu_bind, over.cpu_bind);
+  take(base.gpu_bind, over.gpu_bind);
   take(base.shape, over.shape);
   take(base.mode, over.mode);
   take(base.time, over.time);
@@ -447,6 +449,8 @@ Result<v1::JobSpec> build_job_spec(SubmitOptions options, ExportDefault export_d
   if (options.distribution) spec.set_distribution(*options.distribution);
   if (options.mpi) spec.set_mpi(*options.mpi);
   spec.set_label(options.label.value_or(false));
+  if (options.cpu_bind) spec.set_cpu_bind(*options.cpu_bind);
+  if (options.gpu_bind) spec.set_gpu_bind(*options.gpu_bind);
   if (options.mode) spec.set_mode(*options.mode);
   if (options.no_rotate.value_or(false)) {
     spec.set_rotate(false);

@@ -28,6 +28,7 @@ struct SubmitOptions {
   std::optional<int> ntasks, ntasks_per_node;
   std::optional<std::string> distribution, mpi;
   std::optional<bool> label;
+  std::optional<std::string> cpu_bind, gpu_bind;  // core/task_binding.h's words
   std::optional<std::string> shape, mode, time, name, output, error, chdir, partition, array,
       dependency, wrap, export_env;
   std::optional<bool> no_rotate, share, kill_on_invalid_dep, wait, parsable;

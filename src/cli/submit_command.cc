@@ -105,6 +105,12 @@ void add_submit_command(CLI::App& app, int& status) {
        "How ranks wire up: auto (from the program: Open MPI gets PMIx, MPICH PMI-1), pmi1, pmix "
        "(and PMI-1), none (default: the cluster's, auto)");
   flag("--label", &SubmitOptions::label, "Prefix each line of output with the rank that wrote it");
+  text("--cpu-bind", &SubmitOptions::cpu_bind,
+       "Each task's CPUs: none, cores, threads or map_cpu:LIST (default: cores where the tasks "
+       "fit the cores given on shared nodes; none on whole nodes)");
+  text("--gpu-bind", &SubmitOptions::gpu_bind,
+       "Each task's GPUs: none, closest or per_task:N (default: per_task:GPUS_PER_TASK with "
+       "--gpus-per-task, else none)");
   flag("--share", &SubmitOptions::share, "The job may be time-shared (gang policies)");
   // Cores, memory and GPUs, by sbatch's names; core/resource_request.h reads the values.
   auto resource = [&](const char* names, const char* option, const char* help) {

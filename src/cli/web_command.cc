@@ -6,6 +6,9 @@
 #include "cli/alloc_report.h"
 #include "cli/commands.h"
 #include "cli/live_client.h"
+#include "daemon/config.h"
+#include "daemon/node_types.h"
+#include "topology/machine.h"
 #include "web/dashboard_server.h"
 
 namespace trellis::cli {
@@ -21,8 +24,22 @@ int run_web(const std::string& conf, const std::string& store_flag, const std::s
   sigemptyset(&signals);
   for (int s : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&signals, s);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
-  Result<std::unique_ptr<web::DashboardServer>> server = web::DashboardServer::start(
-      {.store_url = *store_url, .host = address->first, .port = address->second});
+  web::DashboardOptions options;
+  options.store_url = *store_url;
+  options.host = address->first;
+  options.port = address->second;
+  // The nodes' types, when the config can be read: the map then shows what is free of each.
+  if (Result<std::string> path = find_cluster_config(conf); path)
+    if (Result<ClusterConfig> config = load_cluster_config(*path); config)
+      if (Result<Machine> machine = Machine::parse(config->machine); machine)
+        if (Result<NodeTypes> types = NodeTypes::build(config->node_types, machine->node_count());
+            types && !types->empty())
+          for (NodeId id = 0; id < machine->node_count(); ++id)
+            if (const NodeInventory* has = types->of(id)) {
+              options.inventories.resize(static_cast<size_t>(id) + 1);
+              options.inventories[id] = *has;
+            }
+  Result<std::unique_ptr<web::DashboardServer>> server = web::DashboardServer::start(options);
   if (!server) {
     std::cerr << "trellis web: " << server.error().message << "\n";
     return server.error().code == Error::Code::kInvalidArgument ? kExitUsage : kExitFailure;

@@ -1,11 +1,15 @@
 #include "daemon/agent.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <ctime>
 #include <fstream>
 #include <iostream>
@@ -15,6 +19,7 @@
 
 #include "core/hostlist.h"
 #include "core/node_inventory.h"
+#include "core/write_all.h"
 #include "daemon/agent_launcher.h"
 #include "daemon/agent_requests.h"
 #include "daemon/agent_service.h"
@@ -178,6 +183,24 @@ void mark_out_of_memory(const ResourceLimits& limits, const TaskInfo& task,
       "): the kernel's OOM killer ended " + std::to_string(used.oom_kills) + " process(es)");
 }
 
+// Appends `line` to the task's stderr file, which its job made: only a regular file of the job's
+// user, opened without following a link (the agent is root, the path the user's).
+Status note_in_error_file(const TaskInfo& task, const std::string& line) {
+  if (task.error_file.empty()) return fail("the task's error file is not known (an adopted task)");
+  const int fd = ::open(task.error_file.c_str(), O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return fail(task.error_file + ": " + std::strerror(errno));
+  struct stat info {};
+  Status written = Ok{};
+  if (::fstat(fd, &info) != 0 || !S_ISREG(info.st_mode) ||
+      (task.uid >= 0 && info.st_uid != static_cast<uid_t>(task.uid))) {
+    written = fail(task.error_file + ": not a regular file of uid " + std::to_string(task.uid));
+  } else {
+    write_all(fd, line + "\n");
+  }
+  ::close(fd);
+  return written;
+}
+
 }  // namespace
 
 Agent::~Agent() {
@@ -295,8 +318,9 @@ Result<std::unique_ptr<Agent>> Agent::start(AgentConfig config) {
     agent_log("job limits: none (the agent serves " + std::to_string(a.config_.nodes.size()) +
               " nodes on one host)");
   } else {
-    a.limits_ = std::make_unique<ResourceLimits>(
-        ResourceLimits::open({.name = state_dir_tag(a.config_.state_dir)}));
+    ResourceLimits::Options where;
+    where.name = state_dir_tag(a.config_.state_dir);
+    a.limits_ = std::make_unique<ResourceLimits>(ResourceLimits::open(std::move(where)));
     agent_log("job limits: " + a.limits_->describe());
     if (a.limits_->kind() == ResourceLimits::Kind::kNone) a.limits_.reset();
     if (a.limits_)
@@ -305,7 +329,28 @@ Result<std::unique_ptr<Agent>> Agent::start(AgentConfig config) {
           agent_log("job " + group + ": its limits' cgroups stay: " + removed.error().message);
       });
   }
+  // The host as hwloc found it, for binding the tasks of jobs that hold the node whole.
+  if (!a.config_.found_resources.empty() && !a.config_.emulate)
+    if (Result<NodeInventory> host = parse_node_inventory(a.config_.found_resources))
+      a.host_inventory_ = std::move(*host);
   a.launcher_ = std::make_unique<AgentLauncher>(*a.runner_, *a.switch_node_, a.limits_.get());
+  // A node that cannot hold a job to its grant is no place for jobs: the job is requeued (its
+  // exit report says the start was refused) and the node drained with the reason.
+  a.launcher_->on_limits_failed([agent = &a](const TaskKey& task, const std::string& why) {
+    {
+      std::lock_guard lock(agent->reasons_mutex_);
+      agent->reasons_[task] = "job " + std::to_string(task.job_id) + " could not be held to its " +
+                              "grant on " + task.node + ": " + why;
+      agent->start_refused_.insert(task);
+      if (agent->drain_reason_.empty()) {
+        agent->drain_reason_ = "job limits did not take: " + why;
+        agent->drain_tries_ = 0;
+      }
+    }
+    agent_log("node " + task.node + " cannot hold job " + std::to_string(task.job_id) +
+              " to its grant (" + why + "): the job is requeued and the node to be drained");
+    agent->wake();
+  });
 
   a.service_ = std::make_unique<Service>(a);
   grpc::ServerBuilder builder;
@@ -535,7 +580,8 @@ void Agent::controller_loop() {
           *status = task_status(task);
           if (auto reason = reasons_.find(task.key); reason != reasons_.end())
             status->set_reason(reason->second);
-          if (limits_) mark_out_of_memory(*limits_, task, *status);
+          if (limits_ && task.limited) mark_out_of_memory(*limits_, task, *status);
+          if (start_refused_.count(task.key)) status->set_start_refused(true);
         }
       }
       v1::ExitReply reply;
@@ -554,7 +600,18 @@ void Agent::controller_loop() {
             agent_log("reported " + describe(task) + ": " + r->second);
             reasons_.erase(r);
           }
+          start_refused_.erase(task.key);
         }
+        // The job's own stderr says why it ended, as Slurm's slurmstepd writes there.
+        for (size_t i = 0; i < exits.size() && i < static_cast<size_t>(request.tasks_size()); ++i)
+          if (request.tasks(static_cast<int>(i)).out_of_memory()) {
+            const std::string& reason = request.tasks(static_cast<int>(i)).reason();
+            agent_log("job " + std::to_string(exits[i].key.job_id) + " out of memory: " + reason);
+            if (Status noted = note_in_error_file(exits[i], "trellis: error: " + reason); !noted)
+              agent_log(
+                  "job " + std::to_string(exits[i].key.job_id) +
+                  ": its error file does not say it ran out of memory: " + noted.error().message);
+          }
         agent_log("reported " + std::to_string(exits.size()) +
                   " exit(s): " + describe(exits.front()) + (exits.size() > 1 ? ", ..." : ""));
         runner_->acknowledge(keys);
@@ -565,6 +622,34 @@ void Agent::controller_loop() {
         retry_at = Clock::now();
       } else {
         failed("exit report", status);
+      }
+    }
+
+    // A node whose limits did not take is drained (a few tries; the log says when it gave up).
+    std::string drain;
+    {
+      std::lock_guard lock(reasons_mutex_);
+      drain = drain_reason_;
+    }
+    if (registered && !drain.empty() && Clock::now() >= retry_at) {
+      v1::DrainRequest request;
+      request.set_nodelist(config_.nodes.front());
+      request.set_reason(drain.substr(0, 512));
+      v1::DrainReply reply;
+      grpc::Status status =
+          controllers_->call([&](v1::Controller::Stub& stub, grpc::ClientContext& context) {
+            return stub.Drain(&context, request, &reply);
+          });
+      std::lock_guard lock(reasons_mutex_);
+      if (status.ok()) {
+        agent_log("drained node " + config_.nodes.front() + ": " + drain);
+        drain_reason_.clear();
+      } else if (++drain_tries_ >= kDrainTries) {
+        agent_log("could not drain node " + config_.nodes.front() + " (" + drain + ") after " +
+                  std::to_string(kDrainTries) + " tries: " + status.error_message());
+        drain_reason_.clear();
+      } else {
+        retry_at = Clock::now() + backoff;
       }
     }
 

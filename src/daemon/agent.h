@@ -45,6 +45,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -52,6 +53,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "core/node_inventory.h"
 #include "core/result.h"
 #include "daemon/auth.h"
 #include "daemon/task_runner.h"
@@ -159,6 +161,9 @@ class Agent {
   // serves one node of a machine with an inventory; null otherwise (its log says why at
   // start).
   std::unique_ptr<ResourceLimits> limits_;
+  // What this host has (config_.found_resources), when the agent serves one node here: where
+  // the tasks of a job holding the node whole are bound when it asks (--cpu-bind).
+  std::optional<NodeInventory> host_inventory_;
   std::unique_ptr<SwitchNode> switch_node_;  // gang switches (daemon/switch_node.h)
   std::unique_ptr<AgentLauncher> launcher_;
   // The control tree (daemon/tree/): messages come in on the channel, are checked by the
@@ -173,7 +178,11 @@ class Agent {
   std::string shell_binary_, shell_socket_, slurm_commands_;
   std::mutex reasons_mutex_;
   std::map<TaskKey, std::string> reasons_;  // why a task's step failed, from its shell
-  CredentialSource credentials_;            // signs the exchange's messages to other agents
+  std::set<TaskKey> start_refused_;         // not started: their limits did not take here
+  std::string drain_reason_;                // the node is to be drained for this ("" = not)
+  int drain_tries_ = 0;
+  static constexpr int kDrainTries = 5;
+  CredentialSource credentials_;  // signs the exchange's messages to other agents
   std::unique_ptr<Service> service_;
   std::unique_ptr<grpc::Server> server_;
   int port_ = 0;

@@ -242,8 +242,10 @@ void AgentLauncher::start_some(const std::vector<Launch*>& launches) {
         refused[i] = cgroup.error().message;
       } else {
         batch[i].cgroup_procs = *cgroup;
-        if (Status held = hold_to_limits(launch, batch[i]); !held)
+        if (Status held = hold_to_limits(launch, batch[i]); !held) {
           refused[i] = held.error().message;
+          if (limits_failed_) limits_failed_(batch[i].key, *refused[i]);
+        }
       }
     }
   }

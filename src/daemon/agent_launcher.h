@@ -90,6 +90,12 @@ class AgentLauncher {
   // Tasks waiting to start.
   size_t waiting() const;
 
+  // Called (from the launcher's thread) for a task whose limits did not take: it is not
+  // started and ends with exit 255; the node cannot hold jobs to their grants (the agent drains
+  // it and has the job requeued). Set before the first accept().
+  using LimitsFailed = std::function<void(const TaskKey& task, const std::string& why)>;
+  void on_limits_failed(LimitsFailed call) { limits_failed_ = std::move(call); }
+
  private:
   struct Launch {
     uint64_t seq = 0;  // order of acceptance
@@ -136,6 +142,7 @@ class AgentLauncher {
   Tasks& runner_;
   SwitchNode& switches_;
   ResourceLimits* limits_;
+  LimitsFailed limits_failed_;
   mutable std::mutex mutex_;
   std::condition_variable wake_;
   std::deque<std::unique_ptr<Launch>> queue_;  // guarded by mutex_

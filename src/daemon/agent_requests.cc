@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "core/hostlist_names.h"
+#include "core/task_binding.h"
 #include "daemon/program_libraries.h"
 #include "shell/shell_options.h"
 #include "trellis/v1/trellis.pb.h"
@@ -100,6 +101,11 @@ std::map<std::string, std::string> step_variables(const v1::LaunchRequest& reque
   variables["SLURM_NODEID"] = "";     // each node's
   variables["SLURMD_NODENAME"] = "";  // each node's
   variables["SLURM_DISTRIBUTION"] = std::string(distribution_name(layout.distribution()));
+  if (request.cpus_per_task() > 0)
+    variables["SLURM_CPUS_PER_TASK"] = variables["TRELLIS_CPUS_PER_TASK"] =
+        std::to_string(request.cpus_per_task());
+  if (request.gpus_per_task() > 0)
+    variables["SLURM_GPUS_PER_TASK"] = std::to_string(request.gpus_per_task());
   // A batch step is no step to Slurm: sbatch's script sees no SLURM_STEP_* (with SLURM_STEP_ID
   // beside SLURM_NODELIST, an Open MPI program the script runs by itself takes itself for one
   // that srun launched, and fails for want of a PMIx server).
@@ -185,6 +191,14 @@ Result<std::vector<int>> check_launch_request(const v1::LaunchRequest& request,
     return invalid("kill_grace: must be between 0 and " +
                    std::to_string(static_cast<int>(kMaxGraceSeconds)) + " seconds");
   if (request.job_nnodes() < 0) return invalid("job_nnodes: must not be negative");
+  if (Result<CpuBind> bind = parse_cpu_bind(request.cpu_bind()); !bind)
+    return invalid("cpu_bind: " + bind.error().message);
+  if (Result<GpuBind> bind = parse_gpu_bind(request.gpu_bind()); !bind)
+    return invalid("gpu_bind: " + bind.error().message);
+  if (request.cpus_per_task() < 0 || request.cpus_per_task() > kMaxTasks ||
+      request.gpus_per_task() < 0 || request.gpus_per_task() > 1024)
+    return invalid("cpus_per_task, gpus_per_task: " + std::to_string(request.cpus_per_task()) +
+                   ", " + std::to_string(request.gpus_per_task()) + " are not counts");
   for (const std::string* text : {&request.nodelist(), &request.job_nodelist()})
     if (text->find('\0') != std::string::npos) return invalid("nodelist: a NUL byte");
   return mine;
@@ -201,8 +215,10 @@ TaskLayout launch_layout(const v1::LaunchRequest& request) {
 StepWiring step_wiring(const v1::LaunchRequest& request, const TaskLayout& layout,
                        const std::map<std::string, std::string>& variables) {
   const MpiKind asked = request.mpi().empty() ? MpiKind::kAuto : *parse_mpi_kind(request.mpi());
-  // --label is the shell's work (a pipe per rank), whatever the program.
-  const bool one_task = layout.ntasks() == 1 && !request.label();
+  // --label is the shell's work (a pipe per rank), whatever the program; so is a binding asked
+  // in words (the shell sets each rank's affinity).
+  const bool one_task = layout.ntasks() == 1 && !request.label() && request.cpu_bind().empty() &&
+                        request.gpu_bind().empty();
   StepWiring wiring;
   if (asked != MpiKind::kAuto) {
     wiring.mpi = asked;

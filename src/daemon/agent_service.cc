@@ -182,6 +182,24 @@ grpc::Status Agent::Service::launch(const v1::LaunchRequest& request, bool wait,
       set_share_variables(**share, spec.env);
       if (agent_.limits_) spec.limits = share_limits(**share);
     }
+    // Where each of the node's tasks runs inside what the job holds: on a shared node its grant;
+    // on a node held whole, the host as hwloc found it (an agent of one node), when asked.
+    if (common.shell && !emulated) {
+      const int tasks = node_id < static_cast<int>(common.layout.counts().size())
+                            ? common.layout.counts()[node_id]
+                            : 1;
+      if (*share) {
+        set_binding_variables(request, (*share)->node, (*share)->grant, false, tasks, node,
+                              spec.env);
+      } else if (agent_.host_inventory_ &&
+                 (!request.cpu_bind().empty() || request.gpus_per_task() > 0)) {
+        NodeGrant all;
+        for (int c = 0; c < agent_.host_inventory_->cores(); ++c) all.cores.push_back(c);
+        for (size_t g = 0; g < agent_.host_inventory_->gpus.size(); ++g)
+          all.gpus.push_back(static_cast<int>(g));
+        set_binding_variables(request, *agent_.host_inventory_, all, true, tasks, node, spec.env);
+      }
+    }
     specs.push_back(std::move(spec));
   }
   // The step's barriers can complete here once its tasks run (a child's contribution that came

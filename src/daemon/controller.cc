@@ -125,7 +125,8 @@ Result<std::unique_ptr<Controller>> Controller::open(const ClusterConfig& config
         PolicyRegistry::builtin().create(config.controller.policy, m);
     if (!policy) return fail("[controller] policy: " + policy.error().message);
     c->policy_ = std::move(*policy);
-    BatchOptions options{.max_job_test = static_cast<size_t>(config.controller.max_job_test)};
+    BatchOptions options;
+    options.max_job_test = static_cast<size_t>(config.controller.max_job_test);
     if (c->shares_nodes_) {
       options.node_types = c->node_types_.inventories();
       options.type_of = c->node_types_.type_indexes();

@@ -383,8 +383,15 @@ Status Controller::report_exits(const v1::ExitRequest& request, const Caller& ca
                 "permission denied: only the daemon user's agents report exits");
   std::vector<TaskExit> exits;
   std::vector<const v1::TaskStatus*> failures, step_tasks;
+  std::map<std::pair<JobId, int>, std::string> refused;  // attempts whose node could not hold them
   for (const v1::TaskStatus& task : request.tasks()) {
     if (task.running()) continue;
+    if (task.start_refused() && task.step() == 0) {
+      refused.emplace(std::pair{task.job_id(), task.attempt()},
+                      task.reason().empty() ? "its node could not hold it to its grant"
+                                            : task.reason().substr(0, 1024));
+      continue;
+    }
     if (task.step() != 0) {
       step_tasks.push_back(&task);
       continue;
@@ -397,6 +404,12 @@ Status Controller::report_exits(const v1::ExitRequest& request, const Caller& ca
     if (task.exit_code() != 0 || task.signal() != 0 || task.out_of_memory())
       failures.push_back(&task);
   }
+  // Not the job's fault: requeued as a launch that failed (at most kLaunchAttempts times).
+  for (const auto& [attempt, why] : refused)
+    if (Status requeued = launch_failed(attempt.first, attempt.second,
+                                        Error{why, Error::Code::kUnavailable}, now);
+        !requeued)
+      return requeued;
   if (exits.empty() && step_tasks.empty()) return Ok{};
   // Steps and failures need the memory; plain exits are committed without it (below).
   if (!step_tasks.empty() || !failures.empty()) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <set>
 
 #include "core/hostlist.h"
@@ -360,6 +361,36 @@ Result<v1::ListNodesReply> Controller::list_nodes(const v1::ListNodesRequest& re
   }
   Result<std::vector<StoredNode>> nodes = store_.list_nodes();
   if (!nodes) return nodes.error();
+  // What the jobs hold of each typed node, from their grants (a job without one: all of it).
+  struct Held {
+    int cpus = 0;
+    int64_t memory_mb = 0;
+    int gpus = 0;
+  };
+  std::map<NodeId, Held> held;
+  if (!node_types_.empty()) {
+    JobQuery active;
+    active.only_active = true;
+    Result<std::vector<StoredJob>> jobs = store_.list_jobs(active);
+    if (!jobs) return jobs.error();
+    for (const StoredJob& job : *jobs) {
+      if (!holds_nodes(job.state)) continue;
+      std::map<NodeId, const NodeGrant*> grant_of;
+      for (const NodeGrant& g : job.grants) grant_of[g.node] = &g;
+      for (NodeId node : job.nodes) {
+        const NodeInventory* has = node_types_.of(node);
+        if (!has) continue;
+        Held& h = held[node];
+        if (auto g = grant_of.find(node); g != grant_of.end()) {
+          h.cpus += static_cast<int>(g->second->cores.size()) * has->threads_per_core;
+          h.memory_mb += g->second->memory_mb;
+          h.gpus += static_cast<int>(g->second->gpus.size());
+        } else {
+          h = {has->cpus(), has->memory_mb, static_cast<int>(has->gpus.size())};
+        }
+      }
+    }
+  }
   v1::ListNodesReply reply;
   reply.set_machine(machine_.spec());
   auto lock = lock_memory();
@@ -367,6 +398,15 @@ Result<v1::ListNodesReply> Controller::list_nodes(const v1::ListNodesRequest& re
     if (node.id < 0 || node.id >= n || !wanted.test(node.id)) continue;
     v1::NodeInfo* info = reply.add_nodes();
     *info = node_info(node, machine_);
+    if (const NodeInventory* has = node_types_.of(node.id)) {
+      const Held h = held.count(node.id) ? held[node.id] : Held{};
+      info->set_alloc_known(true);
+      info->set_alloc_cpus(std::min(h.cpus, has->cpus()));
+      info->set_alloc_memory_mb(std::min(h.memory_mb, has->memory_mb));
+      info->set_alloc_gpus(std::min(h.gpus, static_cast<int>(has->gpus.size())));
+      // Part of it held, part free: Slurm's MIXED.
+      if (info->state() == v1::ALLOCATED && h.cpus < has->cpus()) info->set_state(v1::MIXED);
+    }
     // The scheduler knows more recent than the store: when it last heard the agent, and whether
     // it answers now.
     if (scheduler_ && static_cast<size_t>(node.id) < responsive_.size()) {

@@ -228,6 +228,10 @@ v1::LaunchRequest Controller::launch_request(const StoredJob& job, int attempt,
   request.set_distribution(std::string(distribution_name(layout.distribution())));
   request.set_mpi(job.tasks.mpi.empty() ? config_.controller.mpi : job.tasks.mpi);
   request.set_label(job.tasks.label);
+  request.set_cpu_bind(job.tasks.cpu_bind);
+  request.set_gpu_bind(job.tasks.gpu_bind);
+  request.set_cpus_per_task(job.resources.cpus_per_task);
+  request.set_gpus_per_task(job.resources.gpus_per_task);
   request.set_exchange_fanout(config_.controller.pmi_fanout);
   request.set_kill_grace(config_.controller.kill_grace);
   // A job beside others on its nodes must leave their tasks alone.

@@ -5,6 +5,7 @@
 
 #include "core/hostlist.h"
 #include "core/hostlist_names.h"
+#include "core/task_binding.h"
 #include "daemon/controller.h"
 #include "daemon/job_spec.h"
 #include "daemon/log.h"
@@ -125,6 +126,19 @@ Result<v1::RunStepReply> Controller::run_step(const v1::RunStepRequest& request,
     if (request.distribution().empty()) tasks.distribution = job->tasks.distribution;
   }
   tasks.mpi = job->tasks.mpi;
+  // A step binds as the job does unless it says otherwise (srun --cpu-bind inside sbatch).
+  tasks.cpu_bind = job->tasks.cpu_bind;
+  tasks.gpu_bind = job->tasks.gpu_bind;
+  if (!request.cpu_bind().empty()) {
+    Result<CpuBind> bind = parse_cpu_bind(request.cpu_bind());
+    if (!bind) return fail(bind.error().message);
+    tasks.cpu_bind = cpu_bind_text(*bind);
+  }
+  if (!request.gpu_bind().empty()) {
+    Result<GpuBind> bind = parse_gpu_bind(request.gpu_bind());
+    if (!bind) return fail(bind.error().message);
+    tasks.gpu_bind = gpu_bind_text(*bind);
+  }
   if (!request.mpi().empty()) {
     Result<MpiKind> kind = parse_mpi_kind(request.mpi());
     if (!kind) return fail(kind.error().message);
@@ -175,6 +189,8 @@ Result<v1::RunStepReply> Controller::run_step(const v1::RunStepRequest& request,
   launch.set_distribution(std::string(distribution_name(layout->distribution())));
   launch.set_mpi(tasks.mpi.empty() ? config_.controller.mpi : tasks.mpi);
   launch.set_label(tasks.label);
+  launch.set_cpu_bind(tasks.cpu_bind);
+  launch.set_gpu_bind(tasks.gpu_bind);
   launch.set_job_nodelist(
       format_hostlist(NodeSet::of(machine_.node_count(), job->nodes), kNodePrefix));
   launch.set_job_nnodes(static_cast<int>(job->nodes.size()));

@@ -210,16 +210,28 @@ std::vector<TaskInfo> EmulatedTasks::tasks() const {
   std::lock_guard lock(mutex_);
   std::vector<TaskInfo> out;
   out.reserve(tasks_.size());
-  for (const auto& [key, task] : tasks_)
-    out.push_back({key, task.running, task.exit_code, task.signal, 0});
+  for (const auto& [key, task] : tasks_) {
+    TaskInfo info;
+    info.key = key;
+    info.running = task.running;
+    info.exit_code = task.exit_code;
+    info.signal = task.signal;
+    out.push_back(std::move(info));
+  }
   return out;
 }
 
 std::vector<TaskInfo> EmulatedTasks::unacknowledged_exits() const {
   std::lock_guard lock(mutex_);
   std::vector<TaskInfo> out;
-  for (const auto& [key, task] : tasks_)
-    if (!task.running) out.push_back({key, false, task.exit_code, task.signal, 0});
+  for (const auto& [key, task] : tasks_) {
+    if (task.running) continue;
+    TaskInfo info;
+    info.key = key;
+    info.exit_code = task.exit_code;
+    info.signal = task.signal;
+    out.push_back(std::move(info));
+  }
   return out;
 }
 

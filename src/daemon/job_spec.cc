@@ -4,6 +4,7 @@
 
 #include "core/dependency.h"
 #include "core/hostlist.h"
+#include "core/task_binding.h"
 #include "core/task_layout.h"
 #include "shell/shell_options.h"
 
@@ -151,6 +152,14 @@ Result<StoredJob> job_from_spec(const v1::JobSpec& spec, const Machine& machine,
     if (!kind) return fail(kind.error().message);
     job.tasks.mpi = std::string(mpi_kind_name(*kind));
   }
+  if (Status ok = check_text(spec.cpu_bind(), "cpu_bind", kMaxNameBytes); !ok) return ok.error();
+  if (Status ok = check_text(spec.gpu_bind(), "gpu_bind", kMaxNameBytes); !ok) return ok.error();
+  Result<CpuBind> cpu_bind = parse_cpu_bind(spec.cpu_bind());
+  if (!cpu_bind) return fail(cpu_bind.error().message);
+  job.tasks.cpu_bind = cpu_bind_text(*cpu_bind);
+  Result<GpuBind> gpu_bind = parse_gpu_bind(spec.gpu_bind());
+  if (!gpu_bind) return fail(gpu_bind.error().message);
+  job.tasks.gpu_bind = gpu_bind_text(*gpu_bind);
   if (Status ok = check_text(spec.resources(), "resources", kMaxArgBytes); !ok) return ok.error();
   Result<ResourceRequest> resources = decode_resource_request(spec.resources());
   if (!resources) return fail(resources.error().message);
@@ -257,6 +266,8 @@ v1::JobSpec spec_of(const StoredJob& job) {
   spec.set_distribution(std::string(distribution_name(job.tasks.distribution)));
   spec.set_mpi(job.tasks.mpi);
   spec.set_label(job.tasks.label);
+  spec.set_cpu_bind(job.tasks.cpu_bind);
+  spec.set_gpu_bind(job.tasks.gpu_bind);
   spec.set_resources(encode_resource_request(job.resources));
   return spec;
 }

@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <set>
 
 #include "core/id_ranges.h"
@@ -111,6 +112,34 @@ void set_share_variables(const NodeShare& share, std::vector<std::string>& env) 
   set_variable(env, "CUDA_VISIBLE_DEVICES", visible);
   set_variable(env, "ROCR_VISIBLE_DEVICES", visible);
   set_variable(env, "CUDA_DEVICE_ORDER", "PCI_BUS_ID");
+}
+
+void set_binding_variables(const v1::LaunchRequest& request, const NodeInventory& node,
+                           const NodeGrant& grant, bool whole_node, int tasks,
+                           const std::string& node_name, std::vector<std::string>& env) {
+  BindingRequest binding;
+  binding.tasks = tasks;
+  binding.cpus_per_task = std::max(request.cpus_per_task(), 1);
+  binding.gpus_per_task = request.gpus_per_task();
+  binding.whole_node = whole_node;
+  // check_launch_request() read both already.
+  if (Result<CpuBind> cpu = parse_cpu_bind(request.cpu_bind())) binding.cpu = *cpu;
+  if (Result<GpuBind> gpu = parse_gpu_bind(request.gpu_bind())) binding.gpu = *gpu;
+  Result<std::vector<TaskPlacement>> placed = place_tasks(node, grant, binding, node_name);
+  if (!placed) {
+    set_variable(env, "TRELLIS_BIND_ERROR", placed.error().message);
+    return;
+  }
+  std::vector<std::vector<int>> cpus, gpus;
+  bool cpus_bound = false, gpus_bound = false;
+  for (const TaskPlacement& p : *placed) {
+    cpus.push_back(p.cpus);
+    gpus.push_back(p.gpus);
+    cpus_bound |= !p.cpus.empty();
+    gpus_bound |= p.gpus != grant.gpus;
+  }
+  if (cpus_bound) set_variable(env, "TRELLIS_BIND_CPUS", encode_task_sets(cpus));
+  if (gpus_bound) set_variable(env, "TRELLIS_BIND_GPUS", encode_task_sets(gpus));
 }
 
 }  // namespace trellis

@@ -21,6 +21,7 @@
 #include "core/node_grant.h"
 #include "core/node_inventory.h"
 #include "core/result.h"
+#include "core/task_binding.h"
 #include "daemon/resource_limits.h"
 #include "trellis/v1/trellis.pb.h"
 
@@ -49,6 +50,16 @@ NodeLimits share_limits(const NodeShare& share);
 // CUDA_VISIBLE_DEVICES and ROCR_VISIBLE_DEVICES (0.., as the job sees them behind its device
 // rules), CUDA_DEVICE_ORDER=PCI_BUS_ID and TRELLIS_GPUS.
 void set_share_variables(const NodeShare& share, std::vector<std::string>& env);
+
+// What each of the node's tasks is bound to (core/task_binding.h), for the job shell, which sets
+// each rank's affinity and GPU variables from it: TRELLIS_BIND_CPUS and TRELLIS_BIND_GPUS, each
+// the tasks' id ranges in local order separated by '/' ("0-1/2-3"; an empty item: not bound),
+// set only when some task is bound. `node` is the node's inventory and `grant` what the job holds
+// there (every core and GPU of a node held whole), `node_name` for messages. A binding that cannot
+// be met sets TRELLIS_BIND_ERROR to why instead (the shell fails the step with it).
+void set_binding_variables(const v1::LaunchRequest& request, const NodeInventory& node,
+                           const NodeGrant& grant, bool whole_node, int tasks,
+                           const std::string& node_name, std::vector<std::string>& env);
 
 // Sets NAME=value in `env`, replacing an entry of that name.
 void set_variable(std::vector<std::string>& env, const std::string& name, const std::string& value);

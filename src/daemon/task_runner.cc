@@ -473,12 +473,16 @@ Result<std::optional<ShepherdPlan>> TaskRunner::plan_of(const TaskSpec& spec) {
   return std::optional<ShepherdPlan>(std::move(p));
 }
 
-void TaskRunner::record_started(const TaskSpec& spec, const ShepherdClient::Started& started) {
+void TaskRunner::record_started(const TaskSpec& spec, const ShepherdPlan& plan,
+                                const ShepherdClient::Started& started) {
   const TaskKey& key = spec.key;
   std::lock_guard lock(mutex_);
   Task task;
   task.key = key;
   task.shell = spec.shell;
+  task.error_file = plan.error;
+  task.uid = spec.uid;
+  task.limited = spec.limits.has_value();
   task.shepherd = started.shepherd;
   // One shepherd serves many launches: its start time is read once.
   if (shepherd_start_.first != started.shepherd)
@@ -530,7 +534,7 @@ std::vector<Result<bool>> TaskRunner::launch_all(const std::vector<TaskSpec>& sp
                                  "task " + spec.key.name() + ": " + started[k].error().message);
       continue;
     }
-    record_started(spec, *started[k]);
+    record_started(spec, plans[k], *started[k]);
     results[planned[k]] = true;
   }
   return results;
@@ -578,7 +582,8 @@ std::vector<TaskInfo> TaskRunner::tasks() const {
   std::lock_guard lock(mutex_);
   std::vector<TaskInfo> out;
   for (const auto& [key, task] : tasks_) {
-    out.push_back({key, task.running, task.exit_code, task.signal, task.process_group, task.shell});
+    out.push_back({key, task.running, task.exit_code, task.signal, task.process_group, task.shell,
+                   task.error_file, task.uid, task.limited});
   }
   return out;
 }

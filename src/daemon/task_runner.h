@@ -102,6 +102,11 @@ struct TaskInfo {
   int signal = 0;
   pid_t process_group = 0;
   bool shell = false;  // the group's leader is a job shell (TaskSpec::shell)
+  // Of a task this runner started (not one adopted from an earlier agent): its stderr file
+  // (absolute), its user, and whether cgroup limits held it (TaskSpec::limits).
+  std::string error_file;
+  int uid = -1;
+  bool limited = false;
 };
 
 // What an agent's launcher, gang switches and exit reports use of the tasks it runs. TaskRunner
@@ -204,6 +209,9 @@ class TaskRunner : public Tasks {
     bool running = true;
     int exit_code = 0;
     int signal = 0;
+    std::string error_file;  // TaskInfo's
+    int uid = -1;
+    bool limited = false;
     std::chrono::steady_clock::time_point kill_at{};  // SIGKILL due (terminate), if set
   };
 
@@ -211,7 +219,8 @@ class TaskRunner : public Tasks {
   // What the shepherd is to start for `spec`; nullopt when it is known already or superseded
   // (see launch()). Callers hold launch_mutex_.
   Result<std::optional<ShepherdPlan>> plan_of(const TaskSpec& spec);
-  void record_started(const TaskSpec& spec, const ShepherdClient::Started& started);
+  void record_started(const TaskSpec& spec, const ShepherdPlan& plan,
+                      const ShepherdClient::Started& started);
   Status load();
   std::string acknowledged_log() const;
   bool check(Task& task);  // updates a running task; true when it has just ended

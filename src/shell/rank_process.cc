@@ -21,6 +21,7 @@ constexpr size_t kStackBytes = 64 * 1024;
 struct Prepared {
   const RankProcess& rank;
   std::vector<char*> argv, env, candidates;
+  cpu_set_t cpus;  // the rank's affinity, when rank.cpus names any
 };
 
 std::vector<char*> pointers(const std::vector<std::string>& strings) {
@@ -47,6 +48,14 @@ std::vector<char*> pointers(const std::vector<std::string>& strings) {
   if (p.rank.stdout_fd >= 0) ::dup2(p.rank.stdout_fd, 1);
   if (p.rank.stderr_fd >= 0) ::dup2(p.rank.stderr_fd, 2);
   if (p.rank.inherit_fd >= 0) ::fcntl(p.rank.inherit_fd, F_SETFD, 0);
+  if (!p.rank.cpus.empty() && ::sched_setaffinity(0, sizeof p.cpus, &p.cpus) != 0) {
+    const char* reason = strerrordesc_np(errno);
+    write_text(2, p.rank.label.c_str());
+    write_text(2, "cannot bind to its CPUs: ");
+    write_text(2, reason ? reason : "unknown error");
+    write_text(2, "\n");
+    ::_exit(1);
+  }
   int error = ENOENT;
   for (char* const* candidate = p.candidates.data(); *candidate != nullptr; ++candidate) {
     ::execve(*candidate, p.argv.data(), p.env.data());
@@ -84,7 +93,13 @@ std::vector<std::string> exec_candidates(const std::string& command, const std::
 
 Result<pid_t> start_rank(const RankProcess& rank) {
   if (rank.argv.empty()) return fail("rank: no command");
-  Prepared prepared{rank, pointers(rank.argv), pointers(rank.env), pointers(rank.candidates)};
+  Prepared prepared{rank, pointers(rank.argv), pointers(rank.env), pointers(rank.candidates), {}};
+  CPU_ZERO(&prepared.cpus);
+  for (int cpu : rank.cpus) {
+    if (cpu < 0 || cpu >= CPU_SETSIZE)
+      return fail("rank: CPU " + std::to_string(cpu) + " is beyond what affinity masks hold");
+    CPU_SET(cpu, &prepared.cpus);
+  }
   std::unique_ptr<char[]> stack(new char[kStackBytes]);
   pid_t pid =
       ::clone(rank_entry, stack.get() + kStackBytes, CLONE_VM | CLONE_VFORK | SIGCHLD, &prepared);

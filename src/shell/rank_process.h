@@ -2,7 +2,8 @@
 // (daemon/shepherd.h): clone(CLONE_VM | CLONE_VFORK), so that no page table is copied and the
 // shell resumes once the rank has exec'd. The rank stays in the shell's process group (the
 // task's, which the agent signals and the shepherd cleans up), with default signal handling and
-// an empty signal mask, whatever the shell set for itself.
+// an empty signal mask, whatever the shell set for itself, and bound to its CPUs when it has
+// some (--cpu-bind: a rank that cannot be bound exits 1, saying why, rather than run unbound).
 #pragma once
 
 #include <sys/types.h>
@@ -20,9 +21,10 @@ struct RankProcess {
   std::vector<std::string> candidates;  // the paths exec tries for argv[0], in order
   int stdout_fd = -1;  // dup2'd onto 1 and 2 when set (--label pipes); else inherited
   int stderr_fd = -1;
-  int inherit_fd = -1;  // kept open across exec (PMI_FD); every other descriptor of the shell is
-                        // close-on-exec
-  std::string label;    // "trellis-shell: rank 3: " for messages on fd 2
+  int inherit_fd = -1;    // kept open across exec (PMI_FD); every other descriptor of the shell is
+                          // close-on-exec
+  std::string label;      // "trellis-shell: rank 3: " for messages on fd 2
+  std::vector<int> cpus;  // its CPU affinity (host CPU ids) before exec; empty = the shell's
 };
 
 // The paths exec tries for `command`: itself when it holds a '/', else each directory of `path`

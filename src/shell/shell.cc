@@ -15,9 +15,12 @@
 #include <cstring>
 #include <memory>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <vector>
 
+#include "core/id_ranges.h"
+#include "core/task_binding.h"
 #include "core/write_all.h"
 #include "shell/agent_channel.h"
 #include "shell/line_labeler.h"
@@ -55,6 +58,8 @@ std::string signal_text(int signal) {
 struct Rank {
   int rank = 0;
   int local = 0;
+  std::vector<int> cpus;                 // what it is bound to (host CPU ids); empty: not bound
+  std::optional<std::vector<int>> gpus;  // the node's global GPU ids it is given, when bound
   pid_t pid = 0;
   bool running = false;
   int pmi_fd = -1;  // the shell's end of the PMI socketpair
@@ -84,6 +89,9 @@ class Shell {
   // Points this process and its ranks (`base`) at the node's topology file (shell/node_topology.h).
   void use_node_topology(std::vector<std::string>& base);
   std::vector<std::string> rank_env(const Rank& rank, const std::vector<std::string>& base);
+  // Takes the agent's binding of the node's ranks (TRELLIS_BIND_*, core/task_binding.h) out of
+  // `base` into ranks_; an error when the agent found it cannot be met.
+  Status bind_ranks(std::vector<std::string>& base);
   void loop();
   void reap();
   void read_pmi(Rank& rank);
@@ -164,6 +172,7 @@ Status Shell::start() {
   std::string path;
   for (const std::string& e : base)
     if (e.starts_with("PATH=")) path = e.substr(5);
+  if (Status bound = bind_ranks(base); !bound) return bound.error();
 
   if (o_.mpi != MpiKind::kNone) use_node_topology(base);
   if (o_.mpi != MpiKind::kNone) {
@@ -219,6 +228,7 @@ Status Shell::start() {
       r.err_label = std::make_unique<LineLabeler>(std::to_string(r.rank) + ": ");
     }
     process.env = rank_env(r, base);
+    process.cpus = r.cpus;
     if (rank_end >= 0) process.env.push_back("PMI_FD=" + std::to_string(rank_end));
     if (pmix_) {
       Result<std::vector<std::string>> extra = pmix_->client_env(r.rank);
@@ -232,6 +242,40 @@ Status Shell::start() {
     if (!pid) return pid.error();
     r.pid = *pid;
     r.running = true;
+  }
+  return Ok{};
+}
+
+Status Shell::bind_ranks(std::vector<std::string>& base) {
+  std::string cpus, gpus, error;
+  std::erase_if(base, [&](const std::string& e) {
+    for (auto [name, into] : {std::pair{"TRELLIS_BIND_CPUS=", &cpus},
+                              {"TRELLIS_BIND_GPUS=", &gpus},
+                              {"TRELLIS_BIND_ERROR=", &error}})
+      if (e.starts_with(name)) {
+        *into = e.substr(std::strlen(name));
+        return true;
+      }
+    return false;
+  });
+  if (!error.empty()) return fail(error);
+  auto sets = [&](const std::string& text,
+                  const char* what) -> Result<std::vector<std::vector<int>>> {
+    if (text.empty()) return std::vector<std::vector<int>>();
+    Result<std::vector<std::vector<int>>> decoded = decode_task_sets(text);
+    if (!decoded) return fail(std::string(what) + ": " + decoded.error().message);
+    if (decoded->size() != ranks_.size())
+      return fail(std::string(what) + ": " + std::to_string(decoded->size()) + " sets for " +
+                  std::to_string(ranks_.size()) + " ranks on " + o_.node);
+    return decoded;
+  };
+  Result<std::vector<std::vector<int>>> cpu_sets = sets(cpus, "TRELLIS_BIND_CPUS");
+  if (!cpu_sets) return cpu_sets.error();
+  Result<std::vector<std::vector<int>>> gpu_sets = sets(gpus, "TRELLIS_BIND_GPUS");
+  if (!gpu_sets) return gpu_sets.error();
+  for (size_t i = 0; i < ranks_.size(); ++i) {
+    if (!cpu_sets->empty()) ranks_[i].cpus = (*cpu_sets)[i];
+    if (!gpu_sets->empty()) ranks_[i].gpus = (*gpu_sets)[i];
   }
   return Ok{};
 }
@@ -276,6 +320,30 @@ std::vector<std::string> Shell::rank_env(const Rank& r, const std::vector<std::s
   set("TRELLIS_LOCALID", std::to_string(r.local));
   set("SLURM_PROCID", std::to_string(r.rank));
   set("SLURM_LOCALID", std::to_string(r.local));
+  if (!r.cpus.empty())
+    set("TRELLIS_TASK_CPUS", format_id_ranges(std::vector<int64_t>(r.cpus.begin(), r.cpus.end())));
+  if (r.gpus) {
+    // The job sees its GPUs on the node as 0, 1, ... in the order of TRELLIS_GPUS (its device
+    // rules hide the others); a job holding the node whole sees them by their global ids.
+    std::vector<std::string> job_gpus;
+    for (const std::string& e : env)
+      if (e.starts_with("TRELLIS_GPUS=")) {
+        std::istringstream list(e.substr(13));
+        for (std::string id; std::getline(list, id, ',');) job_gpus.push_back(id);
+      }
+    std::string global, visible;
+    for (int g : *r.gpus) {
+      const std::string id = std::to_string(g);
+      auto at = std::find(job_gpus.begin(), job_gpus.end(), id);
+      global += (global.empty() ? "" : ",") + id;
+      visible += (visible.empty() ? "" : ",") +
+                 (job_gpus.empty() ? id : std::to_string(at - job_gpus.begin()));
+    }
+    set("TRELLIS_TASK_GPUS", global);
+    set("CUDA_VISIBLE_DEVICES", visible);
+    set("ROCR_VISIBLE_DEVICES", visible);
+    set("GPU_DEVICE_ORDINAL", visible);
+  }
   if (o_.mpi != MpiKind::kNone) {
     set("PMI_RANK", std::to_string(r.rank));
     set("PMI_SIZE", std::to_string(layout_.ntasks()));

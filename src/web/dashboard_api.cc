@@ -1,5 +1,7 @@
 #include "web/dashboard_api.h"
 
+#include <map>
+
 #include <algorithm>
 #include <charconv>
 #include <set>
@@ -118,7 +120,8 @@ Result<JobFilter> parse_job_filter(const std::string& state, const std::string& 
   return filter;
 }
 
-Result<json> nodes_json(StateStore& store, Seconds now) {
+Result<json> nodes_json(StateStore& store, Seconds now,
+                        const std::vector<NodeInventory>& inventories) {
   Result<std::string> spec = store.machine_spec();
   if (!spec) return spec.error();
   Result<Machine> machine = Machine::parse(*spec);
@@ -132,6 +135,26 @@ Result<json> nodes_json(StateStore& store, Seconds now) {
 
   const int n = machine->node_count();
   NodeSet free(n);
+  // What the running jobs hold of each node: their grants on shared nodes, else all of it.
+  struct Held {
+    int64_t cores = 0, memory_mb = 0, gpus = 0;
+    bool whole = false;
+  };
+  std::map<NodeId, Held> held;
+  for (const StoredJob& job : *jobs) {
+    std::map<NodeId, const NodeGrant*> grant_of;
+    for (const NodeGrant& g : job.grants) grant_of[g.node] = &g;
+    for (NodeId node : job.nodes) {
+      Held& h = held[node];
+      if (auto g = grant_of.find(node); g != grant_of.end()) {
+        h.cores += static_cast<int64_t>(g->second->cores.size());
+        h.memory_mb += g->second->memory_mb;
+        h.gpus += static_cast<int64_t>(g->second->gpus.size());
+      } else {
+        h.whole = true;
+      }
+    }
+  }
   json node_list = json::array();
   int idle = 0, allocated = 0, down = 0, drained = 0;
   for (const StoredNode& node : *nodes) {
@@ -151,14 +174,22 @@ Result<json> nodes_json(StateStore& store, Seconds now) {
       ++idle;
       free.set(node.id);
     }
-    node_list.push_back({{"id", node.id},
-                         {"name", node.name},
-                         {"state", state},
-                         {"up", node.up},
-                         {"drained", node.drained},
-                         {"jobs", node.jobs},
-                         {"reason", node.reason},
-                         {"place", node_place(*machine, node.id)}});
+    json row = {{"id", node.id},           {"name", node.name},
+                {"state", state},          {"up", node.up},
+                {"drained", node.drained}, {"jobs", node.jobs},
+                {"reason", node.reason},   {"place", node_place(*machine, node.id)}};
+    // With the node's inventory: what it has and what no job holds of it.
+    if (static_cast<size_t>(node.id) < inventories.size()) {
+      const NodeInventory& has = inventories[node.id];
+      const Held h = held.count(node.id) ? held[node.id] : Held{};
+      const int64_t gpus = static_cast<int64_t>(has.gpus.size());
+      row["has"] = {{"cores", has.cores()}, {"memory_mb", has.memory_mb}, {"gpus", gpus}};
+      row["free"] = h.whole ? json{{"cores", 0}, {"memory_mb", 0}, {"gpus", 0}}
+                            : json{{"cores", std::max<int64_t>(0, has.cores() - h.cores)},
+                                   {"memory_mb", std::max<int64_t>(0, has.memory_mb - h.memory_mb)},
+                                   {"gpus", std::max<int64_t>(0, gpus - h.gpus)}};
+    }
+    node_list.push_back(std::move(row));
   }
   json job_map = json::object();
   for (const StoredJob& job : *jobs) job_map[std::to_string(job.id)] = job_summary(job, n);

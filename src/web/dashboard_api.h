@@ -18,6 +18,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/node_inventory.h"
 #include "store/state_store.h"
 #include "web/event_history.h"
 
@@ -34,7 +35,10 @@ struct JobFilter {
 Result<JobFilter> parse_job_filter(const std::string& state, const std::string& user,
                                    const std::string& limit);
 
-Result<nlohmann::json> nodes_json(StateStore& store, Seconds now);
+// `inventories` (by node id; empty: not known) add each node's "has" and "free" (cores,
+// memory_mb, gpus: what no running job's grant holds; nothing of a node a job holds whole).
+Result<nlohmann::json> nodes_json(StateStore& store, Seconds now,
+                                  const std::vector<NodeInventory>& inventories = {});
 Result<nlohmann::json> jobs_json(StateStore& store, const JobFilter& filter, Seconds now);
 // Not found for an id the store does not have.
 Result<nlohmann::json> job_json(StateStore& store, const EventHistory& history, JobId id,

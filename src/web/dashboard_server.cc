@@ -62,6 +62,7 @@ Result<std::unique_ptr<DashboardServer>> DashboardServer::start(const DashboardO
   server->http_ = std::make_unique<httplib::Server>();
   server->add_routes();
   server->host_ = options.host;
+  server->inventories_ = options.inventories;
   if (options.port == 0) {
     server->port_ = server->http_->bind_to_any_port(options.host);
   } else {
@@ -104,7 +105,7 @@ void DashboardServer::add_routes() {
     response.set_content(std::string(echarts_js()), "text/javascript; charset=utf-8");
   });
   http.Get("/api/nodes", [this](const httplib::Request&, httplib::Response& response) {
-    Result<nlohmann::json> body = nodes_json(*store_, now_seconds());
+    Result<nlohmann::json> body = nodes_json(*store_, now_seconds(), inventories_);
     if (!body) return send_error(response, body.error());
     send_json(response, *body);
   });

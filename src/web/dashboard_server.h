@@ -14,7 +14,9 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
+#include "core/node_inventory.h"
 #include "core/result.h"
 #include "store/state_store.h"
 #include "web/event_history.h"
@@ -29,6 +31,9 @@ struct DashboardOptions {
   std::string store_url;
   std::string host = "127.0.0.1";  // loopback unless asked otherwise (--listen)
   int port = 0;                    // 0: any free port (port() tells which)
+  // What each node has (by node id, from the config's [[nodetype]]s; empty: not known), for the
+  // nodes' free cores, memory and GPUs.
+  std::vector<NodeInventory> inventories;
 };
 
 // "127.0.0.1:8080", ":8080" (loopback) or "8080" -> host and port; an error names the bad part.
@@ -55,6 +60,7 @@ class DashboardServer {
   std::unique_ptr<httplib::Server> http_;
   std::thread listener_;
   std::string host_;
+  std::vector<NodeInventory> inventories_;
   int port_ = 0;
   int node_count_ = 0;
   std::mutex history_mutex_;

@@ -164,6 +164,39 @@ TEST_F(ControllerSharedNodesTest, AnExclusiveJobWaitsForAWholeNodeAndHoldsItAlon
   EXPECT_EQ(by_id[other].nodes, by_id[small].nodes);
 }
 
+// An agent that could not hold a job to its grant (its limits did not take) reports the start
+// refused: the node is at fault, so the job is requeued, not failed, and starts again; after
+// kLaunchAttempts refusals it fails, saying why.
+TEST_F(ControllerSharedNodesTest, AStartRefusedForLimitsThatDidNotTakeIsRequeued) {
+  JobId id = submit({{"cpus-per-task", "1"}}, 10);
+  for (int attempt = 1; attempt <= Controller::kLaunchAttempts; ++attempt) {
+    pass(10 + attempt);
+    Result<StoredJob> running = store_->job(id);
+    ASSERT_TRUE(running);
+    ASSERT_EQ(running->state, JobState::kRunning) << "attempt " << attempt;
+    ASSERT_EQ(running->attempt, attempt);
+    v1::ExitRequest exits;
+    v1::TaskStatus* task = exits.add_tasks();
+    task->set_job_id(id);
+    task->set_attempt(attempt);
+    task->set_node("n" + std::to_string(running->nodes.at(0)));
+    task->set_exit_code(255);
+    task->set_start_refused(true);
+    task->set_reason("its limits did not take (cpuset.cpus says '' after '0')");
+    ASSERT_TRUE(controller_->report_exits(exits, caller_, 20 + attempt));
+    Result<StoredJob> after = store_->job(id);
+    ASSERT_TRUE(after);
+    EXPECT_NE(after->reason.find("its limits did not take"), std::string::npos) << after->reason;
+    if (attempt < Controller::kLaunchAttempts) {
+      EXPECT_EQ(after->state, JobState::kPending) << after->reason;
+      EXPECT_NE(after->reason.find("(requeued)"), std::string::npos) << after->reason;
+    } else {
+      EXPECT_EQ(after->state, JobState::kFailed) << after->reason;
+    }
+  }
+  running_checked();
+}
+
 TEST(SharedPartitionConfigTest, SharedNeedsEveryNodeTypedAQueuePolicyAndOneScheduler) {
   auto open_with = [](const std::string& text) -> std::string {
     testing::TempDir dir;

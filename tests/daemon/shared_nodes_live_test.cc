@@ -154,8 +154,9 @@ TEST_F(SharedNodesLiveTest, ExclusiveJobTakesTheWholeNode) {
 TEST_F(SharedNodesLiveTest, AJobOverItsMemoryLimitEndsOutOfMemoryAndItsNeighbourRunsOn) {
   int64_t neighbour = cluster_->submit("-c 1 --mem 100M -- sh -c 'sleep 2; true'");
   ASSERT_TRUE(eventually([&] { return cluster_->state(neighbour) == "R"; }));
-  int64_t hog =
-      cluster_->submit("-c 1 --mem 64M -- python3 -c \"x = b'x' * (256 << 20); print(len(x))\"");
+  const std::string hog_err = cluster_->dir() / "hog.err";
+  int64_t hog = cluster_->submit("-c 1 --mem 64M --error " + hog_err +
+                                 " -- python3 -c \"x = b'x' * (256 << 20); print(len(x))\"");
   ASSERT_GT(hog, 0);
   ASSERT_TRUE(eventually([&] { return cluster_->state(hog) == "OOM"; }, std::chrono::seconds(30)))
       << cluster_->job(hog).dump();
@@ -166,13 +167,57 @@ TEST_F(SharedNodesLiveTest, AJobOverItsMemoryLimitEndsOutOfMemoryAndItsNeighbour
   ASSERT_TRUE(
       eventually([&] { return cluster_->state(neighbour) == "CD"; }, std::chrono::seconds(30)))
       << cluster_->job(neighbour).dump();
-  // sacct says it as Slurm does.
+  // sacct says it as Slurm does, and so does the job's own stderr.
   EXPECT_EQ(slurm("sacct -X -n -P -o State -j " + std::to_string(hog)).output, "OUT_OF_MEMORY\n");
+  std::string err;
+  EXPECT_TRUE(eventually([&] {
+    err = shared_nodes::read_all(hog_err);
+    return err.find("trellis: error: " + reason + "\n") != std::string::npos;
+  })) << err;
+}
+
+// The tasks of one job on the node are each bound to cores of their own (auto binding: the
+// tasks fit the cores given), and --cpu-bind=map_cpu puts them where it says.
+TEST_F(SharedNodesLiveTest, EachTaskOfAJobIsBoundToItsOwnCore) {
+  const std::string out = cluster_->dir() / "bound";
+  auto probe = [&](const std::string& options, const std::string& tag) {
+    const std::string file = out + "." + tag + ".$SLURM_PROCID";
+    int64_t id =
+        cluster_->submit(options + " -- sh -c 'grep Cpus_allowed_list /proc/self/status > " + file +
+                         ".tmp; echo task_cpus=$TRELLIS_TASK_CPUS >> " + file +
+                         ".tmp; echo per_task=$SLURM_CPUS_PER_TASK >> " + file + ".tmp; mv " +
+                         file + ".tmp " + file + "'");
+    EXPECT_TRUE(eventually([&] { return cluster_->state(id) == "CD"; }, std::chrono::seconds(30)))
+        << cluster_->job(id).dump();
+    return std::pair{shared_nodes::read_all(out + "." + tag + ".0"),
+                     shared_nodes::read_all(out + "." + tag + ".1")};
+  };
+  auto [rank0, rank1] = probe("-N 1 -n 2 -c 1", "auto");
+  const std::string cpus0 = shared_nodes::status_field(rank0, "Cpus_allowed_list");
+  const std::string cpus1 = shared_nodes::status_field(rank1, "Cpus_allowed_list");
+  EXPECT_TRUE((cpus0 == "0" && cpus1 == "1") || (cpus0 == "1" && cpus1 == "0")) << rank0 << "\n"
+                                                                                << rank1;
+  EXPECT_NE(rank0.find("task_cpus=" + cpus0 + "\n"), std::string::npos) << rank0;
+  EXPECT_NE(rank0.find("per_task=1\n"), std::string::npos) << rank0;
+  auto [mapped0, mapped1] = probe("-N 1 -n 2 --cpu-bind map_cpu:1", "map");
+  EXPECT_EQ(shared_nodes::status_field(mapped0, "Cpus_allowed_list"), "1") << mapped0;
+  EXPECT_EQ(shared_nodes::status_field(mapped1, "Cpus_allowed_list"), "1") << mapped1;
+  auto [free0, free1] = probe("-N 1 -n 2 --cpu-bind none", "none");
+  EXPECT_EQ(shared_nodes::status_field(free0, "Cpus_allowed_list"), "0-1") << free0;
+  // A map naming a CPU the job was not given fails the step, saying why.
+  const std::string err = cluster_->dir() / "badmap.err";
+  int64_t bad = cluster_->submit("-n 1 -c 1 --cpu-bind map_cpu:5 --error " + err + " -- true");
+  ASSERT_TRUE(eventually([&] { return cluster_->state(bad) == "F"; }, std::chrono::seconds(30)))
+      << cluster_->job(bad).dump();
+  EXPECT_NE(std::string(cluster_->job(bad)["reason"]).find("CPU 5 is not one of the job's on n0"),
+            std::string::npos)
+      << cluster_->job(bad).dump();
 }
 
 // A job given 1 of the node's 4 GPUs (device files made here with the numbers of harmless
 // character devices) sees it as CUDA_VISIBLE_DEVICES=0 with its global id, may open its device
-// and is refused the other three by the device cgroup.
+// and is refused the other three by the device cgroup; two tasks with a GPU each get distinct
+// ones.
 TEST_F(SharedNodesLiveTest, AJobGivenOneGpuOpensItAndIsRefusedTheOthers) {
   testing::TempDir devices;
   std::string files;
@@ -205,6 +250,32 @@ TEST_F(SharedNodesLiveTest, AJobGivenOneGpuOpensItAndIsRefusedTheOthers) {
         "gpu" + std::to_string(i) + (std::to_string(i) == global ? "=open" : "=refused");
     EXPECT_NE(seen.find(expected + "\n"), std::string::npos) << expected << " in\n" << seen;
   }
+  // --gpus-per-task=1 with 2 tasks: each task its own GPU, seen as its device 0 of the job's
+  // two, which it may open.
+  int64_t pair = cluster_->submit(
+      "-N 1 -n 2 --gpus-per-task 1 -- sh -c 'f=" + out +
+      ".task$SLURM_PROCID; "
+      "{ echo task=$TRELLIS_TASK_GPUS; echo visible=$CUDA_VISIBLE_DEVICES; "
+      "echo step=$SLURM_STEP_GPUS; if (exec 3<" +
+      devices.path() +
+      "/gpu$TRELLIS_TASK_GPUS) 2>/dev/null; then echo mine=open; fi; } > $f.tmp; mv $f.tmp $f'");
+  ASSERT_TRUE(eventually([&] { return cluster_->state(pair) == "CD"; }, std::chrono::seconds(30)))
+      << cluster_->job(pair).dump();
+  const std::string task0 = shared_nodes::read_all(out + ".task0");
+  const std::string task1 = shared_nodes::read_all(out + ".task1");
+  auto field = [](const std::string& text, const std::string& key) {
+    const size_t at = text.find(key + "=");
+    return at == std::string::npos
+               ? std::string("(none)")
+               : text.substr(at + key.size() + 1, text.find('\n', at) - at - key.size() - 1);
+  };
+  EXPECT_NE(field(task0, "task"), field(task1, "task")) << task0 << "\n" << task1;
+  EXPECT_EQ(field(task0, "task").size(), 1u) << task0;
+  EXPECT_EQ(field(task0, "step"), field(task1, "step"));  // the step's two GPUs
+  EXPECT_NE(field(task0, "visible"), field(task1, "visible")) << task0 << "\n" << task1;
+  EXPECT_NE(task0.find("mine=open\n"), std::string::npos) << task0;
+  EXPECT_NE(task1.find("mine=open\n"), std::string::npos) << task1;
+
   // A job with no GPU sees none of the GPU variables.
   int64_t plain = cluster_->submit("-- sh -c 'env > " + out + ".env'");
   ASSERT_TRUE(eventually([&] { return cluster_->state(plain) == "CD"; }));

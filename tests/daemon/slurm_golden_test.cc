@@ -264,5 +264,91 @@ TEST_F(SlurmGoldenTest, SbatchSqueueScontrolSinfoAndSacctPrintAsSlurmDoes) {
   EXPECT_NE(golden("sbatch-unknown.txt").find("unrecognized option '--foo'"), std::string::npos);
 }
 
+// Cores and memory on shared nodes, against Slurm 22.05 with select/cons_tres
+// (SelectTypeParameters=CR_Core_Memory; 2 nodes of CPUs=2, RealMemory=1000, recorded with the
+// peer harness): `sbatch -c 1 --mem=100M`, `sbatch -N 1 -n 2 --mem-per-cpu=200M` and
+// `sbatch -c 2 --mem=900M` (which waits for Resources), then squeue's %C %c %m, sinfo's %c %m %C
+// %z, scontrol show node's CPUAlloc, AllocMem, State, CfgTRES and AllocTRES, and scontrol show
+// job's NumCPUs, NumTasks, TRES and MinMemory*. Trellis runs the same on a flat:2 machine of
+// that node type, shared.
+TEST(SlurmTresGoldenTest, CoresAndMemoryOfSharedNodesPrintAsSlurmsConsTresDoes) {
+  LiveCluster cluster(
+      "--machine flat:2 --node-type 'two::cores=2,sockets=2,mem=1000M' "
+      "--shared-nodes");
+  ASSERT_EQ(cluster.up().status, 0) << cluster.up().output;
+  auto slurm = [&](const std::string& command) {
+    std::string bin = (fs::path(TRELLIS_BINARY).parent_path() / "slurm-bin").string();
+    return test::run_command("cd " + cluster.dir().path() +
+                             " && TRELLIS_CONF=" + (cluster.dir() / "trellis.toml") +
+                             " PATH=" + bin + ":$PATH " + command);
+  };
+  auto id = [&](const std::string& args) {
+    CommandRun r = slurm("sbatch --parsable -o /dev/null " + args);
+    EXPECT_EQ(r.status, 0) << r.output;
+    return r.output.substr(0, r.output.find('\n'));
+  };
+  const std::string one = id("-c 1 --mem=100M -J one --wrap 'sleep 60'");
+  ASSERT_TRUE(eventually([&] { return cluster.state(std::stoll(one)) == "R"; }));
+  const std::string two = id("-N 1 -n 2 --mem-per-cpu=200M -J two --wrap 'sleep 60'");
+  ASSERT_TRUE(eventually([&] { return cluster.state(std::stoll(two)) == "R"; }));
+  const std::string wait = id("-c 2 --mem=900M -J wait --wrap 'sleep 60'");
+  const std::map<std::string, std::string> ids = {{"1", one}, {"2", two}, {"3", wait}};
+  auto node = [](std::string text) {  // Slurm's n0000 is our n0
+    return std::regex_replace(text, std::regex("n000([0-9])"), "n$1");
+  };
+  ASSERT_TRUE(eventually([&] {
+    return slurm("squeue -h -o '%i %R' -j " + wait).output == wait + " (Resources)\n";
+  })) << slurm("squeue").output;
+
+  // squeue: the header byte for byte, each row's columns.
+  {
+    std::vector<std::string> ours =
+        lines_of(slurm("squeue -o '%.18i %.8j %.2t %.4C %.4c %.10m %R'").output);
+    std::vector<std::string> theirs = lines_of(golden("squeue-tres.txt"));
+    ASSERT_FALSE(ours.empty());
+    EXPECT_EQ(ours[0], theirs[0]);
+    std::set<std::string> want, got(ours.begin() + 1, ours.end());
+    for (size_t i = 1; i < theirs.size(); ++i) {
+      std::istringstream words(theirs[i]);
+      std::string recorded;
+      words >> recorded;
+      std::string line = node(theirs[i]);
+      const std::string mapped = ids.at(recorded);
+      line.replace(line.find(recorded), recorded.size(), mapped);
+      // Right-aligned in 18 columns: the id's length may differ.
+      line = std::string(18 - std::min<size_t>(18, mapped.size()), ' ') +
+             line.substr(line.find(mapped));
+      want.insert(line);
+    }
+    EXPECT_EQ(got, want) << slurm("squeue -o '%.18i %.8j %.2t %.4C %.4c %.10m %R'").output;
+  }
+  // sinfo: per node and per partition, as recorded (the partition's name aside).
+  EXPECT_EQ(slurm("sinfo -N -o '%N %c %m %C %z'").output, node(golden("sinfo-tres.txt")));
+  EXPECT_EQ(slurm("sinfo -o '%P %c %m %C'").output,
+            std::regex_replace(golden("sinfo-tres-part.txt"), std::regex("batch\\*"), "main*"));
+  // scontrol show node: what its jobs hold.
+  {
+    const std::string ours = slurm("scontrol show node n0").output;
+    const std::string theirs = golden("scontrol-node-tres.txt");
+    for (const char* key : {"CPUAlloc", "CPUEfctv", "CPUTot", "RealMemory", "AllocMem", "State",
+                            "Sockets", "CoresPerSocket", "ThreadsPerCore", "CfgTRES", "AllocTRES"})
+      EXPECT_EQ(value_of(ours, key), value_of(theirs, key)) << key << "\nours:\n" << ours;
+  }
+  // scontrol show job: the cores, tasks, TRES and memory asked or held.
+  for (const auto& [job, file] : std::vector<std::pair<std::string, std::string>>{
+           {one, "scontrol-job-tres.txt"}, {two, "scontrol-job2-tres.txt"}}) {
+    const std::string ours = slurm("scontrol show job " + job).output;
+    const std::string theirs = golden(file);
+    EXPECT_EQ(keys_of(ours), keys_of(theirs)) << file << "\nours:\n" << ours;
+    for (const char* key : {"NumNodes", "NumCPUs", "NumTasks", "CPUs/Task", "TRES", "MinCPUsNode",
+                            "MinMemoryNode", "MinMemoryCPU"})
+      EXPECT_EQ(value_of(ours, key), value_of(theirs, key)) << file << ": " << key;
+  }
+  // sacct: what each asked and holds, in the same TRES words.
+  EXPECT_EQ(slurm("sacct -X -n -P -o ReqCPUS,ReqTRES,AllocTRES -j " + two).output,
+            "2|cpu=2,mem=400M,node=1,billing=2|" +
+                value_of(golden("scontrol-job2-tres.txt"), "TRES") + "\n");
+}
+
 }  // namespace
 }  // namespace trellis

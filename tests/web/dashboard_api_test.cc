@@ -252,6 +252,37 @@ TEST_F(DashboardApiTest, NodesShowStatesJobsAndTheLargestFreeBox) {
     EXPECT_TRUE(free.test(n.get<int>())) << n;
 }
 
+// With the nodes' types, each node says what it has and what no running job holds of it: the
+// grants of jobs that share it, nothing of one a job holds whole.
+TEST_F(DashboardApiTest, NodesOfATypeShowWhatIsFreeOfThem) {
+  open("flat:3", 3);
+  const std::vector<NodeInventory> types(3, *parse_node_inventory("cores=4,mem=8G,gpus=2"));
+  JobId a = submit(1), b = submit(1), whole = submit(1);
+  for (auto [id, grants] :
+       std::vector<std::pair<JobId, std::string>>{{a, "0:c=0;m=1024;g=1"}, {b, "0:c=1-2;m=2048"}}) {
+    PassCommit pass;
+    JobStart start{id, 1, {0}, {}, {}};
+    start.shares_nodes = true;
+    start.grants = *decode_grants(grants);
+    pass.starts.push_back(start);
+    ASSERT_TRUE(store_->commit_pass(pass, now_));
+  }
+  start(whole, 1, {1});
+  Result<nlohmann::json> body = web::nodes_json(*store_, now_, types);
+  ASSERT_TRUE(body) << body.error().message;
+  const nlohmann::json& nodes = (*body)["nodes"];
+  EXPECT_EQ(nodes[0]["has"]["cores"], 4);
+  EXPECT_EQ(nodes[0]["free"]["cores"], 1);
+  EXPECT_EQ(nodes[0]["free"]["memory_mb"], 8192 - 3072);
+  EXPECT_EQ(nodes[0]["free"]["gpus"], 1);
+  EXPECT_EQ(nodes[1]["free"]["cores"], 0);  // held whole
+  EXPECT_EQ(nodes[1]["free"]["memory_mb"], 0);
+  EXPECT_EQ(nodes[2]["free"]["cores"], 4);
+  EXPECT_EQ(nodes[2]["free"]["gpus"], 2);
+  // Without types, nothing is said of them.
+  EXPECT_FALSE((*web::nodes_json(*store_, now_))["nodes"][0].contains("free"));
+}
+
 TEST_F(DashboardApiTest, AFatTreeIsDrawnByLeafSwitch) {
   open("fattree:4,2", 8);
   Result<nlohmann::json> body = web::nodes_json(*store_, now_);

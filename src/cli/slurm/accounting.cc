@@ -316,7 +316,7 @@ std::string field_value(const std::string& field, const AccountingRow& row, Seco
     if (started && held) return std::to_string(held->cores);
     return !started ? "0" : std::to_string(nodes);
   }
-  if (f == "ReqCPUS") return std::to_string(step ? 1 : nodes);
+  if (f == "ReqCPUS") return std::to_string(step ? 1 : job_cpus(job));
   if (f == "NTasks") return step ? "1" : "";
   if (f == "NodeList") {
     if (!started && job.nodelist().empty()) return "None assigned";
@@ -324,21 +324,17 @@ std::string field_value(const std::string& field, const AccountingRow& row, Seco
   }
   if (f == "AllocTRES") {
     if (!started) return "";
-    if (held && !step) {
-      std::string tres = "cpu=" + std::to_string(held->cores);
-      if (held->memory_mb > 0) tres += ",mem=" + format_memory_mb(held->memory_mb);
-      tres += ",node=" + std::to_string(nodes) + ",billing=" + std::to_string(held->cores);
-      if (held->gpus > 0) tres += ",gres/gpu=" + std::to_string(held->gpus);
-      return tres;
-    }
+    if (held && !step) return job_tres(job, /*allocated=*/true);
     int n = step ? 1 : nodes;
     return "cpu=" + std::to_string(n) + ",node=" + std::to_string(n) +
            (step ? "" : ",billing=" + std::to_string(n));
   }
-  if (f == "ReqTRES")
-    return step ? ""
-                : "cpu=" + std::to_string(nodes) + ",node=" + std::to_string(nodes) +
-                      ",billing=" + std::to_string(nodes);
+  if (f == "ReqTRES") {
+    if (step) return "";
+    if (std::string asked = job_tres(job, /*allocated=*/false); !asked.empty()) return asked;
+    return "cpu=" + std::to_string(nodes) + ",node=" + std::to_string(nodes) +
+           ",billing=" + std::to_string(nodes);
+  }
   if (f == "Priority") return step ? "" : "1";
   if (f == "Flags") return step ? "" : "SchedMain";
   if (f == "WorkDir") return step ? "" : job.spec().cwd();

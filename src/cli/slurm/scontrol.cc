@@ -101,11 +101,29 @@ std::string show_job(const v1::JobInfo& job, Seconds now, bool details) {
   out << "   NodeList=" << job.nodelist() << "\n";
   if (started && !job.nodelist().empty())
     out << "   BatchHost=" << first_host(job.nodelist()) << "\n";
-  out << "   NumNodes=" << nodes << " NumCPUs=" << nodes << " NumTasks=" << nodes
-      << " CPUs/Task=1 ReqB:S:C:T=0:0:*:*\n";
-  out << "   TRES=cpu=" << nodes << ",node=" << nodes << ",billing=" << nodes << "\n";
+  // Cores, memory and GPUs as select/cons_tres counts them: what the grants hold once it runs
+  // on shared nodes, else what it asked; a job on whole featureless nodes as select/linear.
+  const ResourceRequest asked = job_resources(job);
+  std::string tres = job_tres(job, /*allocated=*/started);
+  if (tres.empty()) tres = job_tres(job, /*allocated=*/false);
+  if (tres.empty()) {
+    out << "   NumNodes=" << nodes << " NumCPUs=" << nodes << " NumTasks=" << nodes
+        << " CPUs/Task=1 ReqB:S:C:T=0:0:*:*\n";
+    out << "   TRES=cpu=" << nodes << ",node=" << nodes << ",billing=" << nodes << "\n";
+  } else {
+    const std::string cpus = tres.substr(4, tres.find(',') - 4);
+    out << "   NumNodes=" << nodes << " NumCPUs=" << cpus
+        << " NumTasks=" << std::max(job.ntasks(), nodes)
+        << " CPUs/Task=" << std::max(asked.cpus_per_task, 1) << " ReqB:S:C:T=0:0:*:*\n";
+    out << "   TRES=" << tres << "\n";
+  }
   out << "   Socks/Node=* NtasksPerN:B:S:C=0:0:*:* CoreSpec=*\n";
-  out << "   MinCPUsNode=1 MinMemoryNode=0 MinTmpDiskNode=0\n";
+  const std::string memory =
+      asked.mem_per_cpu_mb > 0    ? "MinMemoryCPU=" + format_memory_mb(asked.mem_per_cpu_mb)
+      : asked.mem_per_node_mb > 0 ? "MinMemoryNode=" + format_memory_mb(asked.mem_per_node_mb)
+                                  : std::string("MinMemoryNode=0");
+  out << "   MinCPUsNode=" << std::max(asked.cpus_per_task, 1) << " " << memory
+      << " MinTmpDiskNode=0\n";
   out << "   Features=(null) DelayBoot=00:00:00\n";
   out << "   OverSubscribe=" << (spec.share() ? "YES" : "NO")
       << " Contiguous=0 Licenses=(null) Network=(null)\n";
@@ -129,6 +147,8 @@ std::string node_state(v1::NodeState s) {
       return "IDLE";
     case v1::ALLOCATED:
       return "ALLOCATED";
+    case v1::MIXED:
+      return "MIXED";
     case v1::DOWN:
       return "DOWN";
     case v1::DRAINED:
@@ -205,7 +225,14 @@ int show(LiveClient& client, const std::vector<std::string>& words, bool details
       const NodeInventory& inventory = has ? *has : plain;
       const int cpus = inventory.cpus();
       const int64_t memory = has ? inventory.memory_mb : 1;
-      const bool in_use = node.job_ids_size() > 0;  // nodes are given whole
+      // What its jobs hold: from their grants on shared nodes, else all of it while in use.
+      const bool in_use = node.job_ids_size() > 0;
+      const int alloc_cpus = node.alloc_known() ? node.alloc_cpus() : (in_use ? cpus : 0);
+      const int64_t alloc_memory =
+          node.alloc_known() ? node.alloc_memory_mb() : (in_use ? memory : 0);
+      const int alloc_gpus = node.alloc_known()
+                                 ? node.alloc_gpus()
+                                 : (in_use ? static_cast<int>(inventory.gpus.size()) : 0);
       std::string features;
       for (const std::string& f : inventory.features) features += (features.empty() ? "" : ",") + f;
       if (features.empty()) features = "(null)";
@@ -216,12 +243,11 @@ int show(LiveClient& client, const std::vector<std::string>& words, bool details
       std::ostringstream out;
       out << "NodeName=" << node.name()
           << " Arch=x86_64 CoresPerSocket=" << inventory.cores_per_socket << " \n";
-      out << "   CPUAlloc=" << (in_use ? cpus : 0) << " CPUEfctv=" << cpus << " CPUTot=" << cpus
-          << "\n";
+      out << "   CPUAlloc=" << alloc_cpus << " CPUEfctv=" << cpus << " CPUTot=" << cpus << "\n";
       out << "   AvailableFeatures=" << features << "\n";
       out << "   ActiveFeatures=" << features << "\n";
       out << "   Gres=" << gres_text(inventory) << "\n";
-      out << "   RealMemory=" << memory << " AllocMem=" << (in_use ? memory : 0)
+      out << "   RealMemory=" << memory << " AllocMem=" << alloc_memory
           << " FreeMem=N/A Sockets=" << inventory.sockets << " Boards=1\n";
       out << "   State=" << node_state(node.state())
           << " ThreadsPerCore=" << inventory.threads_per_core << " TmpDisk=0 Weight=1"
@@ -229,7 +255,15 @@ int show(LiveClient& client, const std::vector<std::string>& words, bool details
       out << "   Partitions=" << in << " \n";
       out << "   LastBusyTime=" << date(node.last_heartbeat()) << "\n";
       out << "   CfgTRES=" << configured << "\n";
-      out << "   AllocTRES=" << (in_use ? configured : "") << "\n";
+      // What is held: on typed nodes as select/cons_tres says it, without billing
+      // ("cpu=1,mem=100M"); on featureless ones as select/linear, the node's whole TRES.
+      std::string allocated = !node.alloc_known() && in_use ? configured : "";
+      if (node.alloc_known() && alloc_cpus > 0) {
+        allocated = "cpu=" + std::to_string(alloc_cpus);
+        if (alloc_memory > 0) allocated += ",mem=" + format_memory_mb(alloc_memory);
+        if (alloc_gpus > 0) allocated += ",gres/gpu=" + std::to_string(alloc_gpus);
+      }
+      out << "   AllocTRES=" << allocated << "\n";
       if (!node.reason().empty()) out << "   Reason=" << node.reason() << "\n";
       out << "\n";
       emit(out.str());

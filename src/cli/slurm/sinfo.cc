@@ -58,6 +58,8 @@ std::string compact_state(v1::NodeState s) {
       return "idle";
     case v1::ALLOCATED:
       return "alloc";
+    case v1::MIXED:
+      return "mix";
     case v1::DOWN:
       return "down";
     case v1::DRAINED:
@@ -74,6 +76,8 @@ std::string long_state(v1::NodeState s) {
       return "idle";
     case v1::ALLOCATED:
       return "allocated";
+    case v1::MIXED:
+      return "mixed";
     case v1::DOWN:
       return "down";
     case v1::DRAINED:
@@ -120,6 +124,8 @@ std::string header_of(char code) {
       return "HOSTNAMES";
     case 'm':
       return "MEMORY";
+    case 'e':
+      return "FREE_MEM";
     case 'G':
       return "GRES";
     case 'f':
@@ -266,17 +272,27 @@ int sinfo_main(const std::vector<std::string>& args) {
     std::vector<NodeId> ids;
     int alloc = 0, idle = 0, other = 0;
     int64_t alloc_cpus = 0, idle_cpus = 0, other_cpus = 0;
-    std::vector<int64_t> cpus, memory;
+    std::vector<int64_t> cpus, memory, free_memory;
     for (const v1::NodeInfo* n : row.nodes) {
       ids.push_back(n->index());
       const NodeInventory* inventory = types->of(n->index());
       const int c = cpus_of(inventory);
       cpus.push_back(c);
       memory.push_back(inventory ? inventory->memory_mb : 1);
-      // Nodes are given whole: a node in use has all its CPUs allocated.
-      if (n->state() == v1::ALLOCATED || n->state() == v1::DRAINING) {
+      // The memory no job holds (Slurm's FREE_MEM is the host's; here it is what is left to give).
+      free_memory.push_back(n->alloc_known()    ? memory.back() - n->alloc_memory_mb()
+                            : n->job_ids_size() ? 0
+                                                : memory.back());
+      // A node in use has the CPUs its jobs hold allocated (all of them on whole nodes); those
+      // left of a mixed node are idle. A mixed node counts as allocated, as in Slurm.
+      if (n->state() == v1::ALLOCATED || n->state() == v1::DRAINING || n->state() == v1::MIXED) {
         ++alloc;
-        alloc_cpus += c;
+        const int64_t held = n->alloc_known() ? n->alloc_cpus() : c;
+        alloc_cpus += held;
+        if (n->state() != v1::DRAINING)
+          idle_cpus += c - held;
+        else
+          other_cpus += c - held;
       } else if (n->state() == v1::IDLE) {
         ++idle;
         idle_cpus += c;
@@ -319,6 +335,11 @@ int sinfo_main(const std::vector<std::string>& args) {
                std::to_string(alloc_cpus + idle_cpus + other_cpus);
       case 'm':
         return least_of(memory);
+      case 'e': {
+        if (free_memory.empty()) return "N/A";
+        auto [low, high] = std::minmax_element(free_memory.begin(), free_memory.end());
+        return std::to_string(*low) + (*high != *low ? "-" + std::to_string(*high) : "");
+      }
       case 'G':
         return first ? gres_text(*first) : "(null)";
       case 'f': {

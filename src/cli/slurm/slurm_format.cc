@@ -11,6 +11,8 @@
 #include <cstring>
 #include <ctime>
 
+#include "core/node_grant.h"
+
 namespace trellis::cli::slurm {
 namespace {
 
@@ -240,6 +242,39 @@ std::string job_tres_per_node(const v1::JobInfo& job) {
   for (const auto& [name, count] : r.counts)
     out += (out.empty() ? "gres:" : ",gres:") + name + ":" + std::to_string(count);
   return out.empty() ? "N/A" : out;
+}
+
+std::string job_tres(const v1::JobInfo& job, bool allocated) {
+  int64_t cpus = 0, memory_mb = 0, gpus = 0;
+  const int64_t nodes = std::max(job.spec().nodes(), 1);
+  if (allocated) {
+    if (job.grants().empty()) return "";
+    Result<std::vector<NodeGrant>> grants = decode_grants(job.grants());
+    if (!grants) return "";
+    for (const NodeGrant& grant : *grants) {
+      cpus += static_cast<int64_t>(grant.cores.size());
+      memory_mb += grant.memory_mb;
+      gpus += static_cast<int64_t>(grant.gpus.size());
+    }
+  } else {
+    const ResourceRequest r = job_resources(job);
+    if (!r.asks_resources()) return "";
+    cpus = job_cpus(job);
+    const int64_t tasks = std::max(job.ntasks(), job.spec().nodes());
+    gpus = r.gpus > 0            ? r.gpus
+           : r.gpus_per_node > 0 ? int64_t{r.gpus_per_node} * nodes
+           : r.gpus_per_task > 0 ? int64_t{r.gpus_per_task} * tasks
+                                 : 0;
+    memory_mb = r.mem_per_node_mb > 0  ? r.mem_per_node_mb * nodes
+                : r.mem_per_cpu_mb > 0 ? r.mem_per_cpu_mb * cpus
+                : r.mem_per_gpu_mb > 0 ? r.mem_per_gpu_mb * gpus
+                                       : 0;
+  }
+  std::string out = "cpu=" + std::to_string(cpus);
+  if (memory_mb > 0) out += ",mem=" + format_memory_mb(memory_mb);
+  out += ",node=" + std::to_string(nodes) + ",billing=" + std::to_string(cpus);
+  if (gpus > 0) out += ",gres/gpu=" + std::to_string(gpus);
+  return out;
 }
 
 Result<int> parse_user(std::string_view text) {

@@ -54,6 +54,12 @@ int64_t job_cpus(const v1::JobInfo& job);
 std::string job_min_memory(const v1::JobInfo& job);
 // squeue's TRES_PER_NODE (%b): "gres:gpu:a100:2,gres:license:1", "N/A" when none.
 std::string job_tres_per_node(const v1::JobInfo& job);
+// The job's trackable resources as select/cons_tres counts them, for scontrol's TRES= and
+// sacct's ReqTRES and AllocTRES: "cpu=2,mem=400M,node=1,billing=2,gres/gpu=2". `allocated`:
+// what its grants hold (once it runs on shared nodes), else what it asked (job_cpus, its memory
+// per node, CPU or GPU, its GPUs). "" when there is neither: a job on whole featureless nodes,
+// which the callers describe as select/linear does.
+std::string job_tres(const v1::JobInfo& job, bool allocated);
 
 // A user name or uid, as -u takes it.
 Result<int> parse_user(std::string_view text);
