@@ -20,12 +20,12 @@ namespace trellis::cli::slurm {
 namespace {
 
 // kStep: an option only a step has (it sends srun to `trellis run`).
-enum { kIgnored = 256, kIgnoredFlag, kStep };
+enum { kIgnored = 256, kIgnoredFlag, kStep, kCpuBind };
 
 const std::vector<LongOption> kOptions = {
     {"ntasks", required_argument, 'n'},
     {"nodes", required_argument, 'N'},
-    {"cpu-bind", required_argument, kIgnored},
+    {"cpu-bind", required_argument, kCpuBind},
     {"cpus-per-task", required_argument, 'c'},
     {"mem", required_argument, kIgnored},
     {"mem-per-cpu", required_argument, kIgnored},
@@ -58,11 +58,15 @@ const std::vector<LongOption> kHelpOptions = {
     {"time", required_argument, 't', "minutes", "outside a job: the job's time limit"},
     {"job-name", required_argument, 'J', "jobname", "outside a job: the job's name"},
     {"kill-on-bad-exit", optional_argument, 'K', "0|1", "accepted: a failed task ends its step"},
-    {"cpu-bind", required_argument, kIgnored, "type", "accepted, no effect (nodes are whole)"},
-    {"cpus-per-task", required_argument, 'c', "ncpus", "accepted, no effect (nodes are whole)"},
-    {"mem", required_argument, kIgnored, "MB", "accepted, no effect (nodes are whole)"},
+    {"cpu-bind", required_argument, kIgnored, "type",
+     "each task's CPUs: none, cores, threads, map_cpu:LIST"},
+    {"gpu-bind", required_argument, kStep, "type", "each task's GPUs: none, closest, per_task:N"},
+    {"cpus-per-task", required_argument, 'c', "ncpus", "outside a job: CPUs per task"},
+    {"mem", required_argument, kIgnored, "MB", "outside a job: memory per node"},
+    {"gpus-per-task", required_argument, kStep, "[type:]n", "outside a job: GPUs per task"},
+    {"gres", required_argument, kStep, "list", "outside a job: generic resources per node"},
     {"export", required_argument, kIgnored, "names", "accepted; the job's environment is exported"},
-    {"exclusive", optional_argument, kIgnored, nullptr, "accepted, no effect"},
+    {"exclusive", optional_argument, kIgnored, nullptr, "outside a job: whole nodes"},
     {"overlap", no_argument, kIgnoredFlag, nullptr, "accepted, no effect"},
     {"quiet", no_argument, 'Q', nullptr, "quiet mode (suppress informational messages)"},
 };
@@ -111,6 +115,10 @@ int srun_main(const std::vector<std::string>& args) {
     for (const Parsed& o : parsed->options) {
       if (o.id == 'n' || o.id == 'N') sized = true;
       if (((o.id == 'n' || o.id == 'N') && !one(o.value)) || o.id == 'l' || o.id == kStep)
+        here = false;
+      // A binding in words is the job shell's to set (snakemake's --cpu-bind=q asks none).
+      if (o.id == kCpuBind && o.value != "q" && o.value != "quiet" && o.value != "none" &&
+          o.value != "no" && o.value != "verbose" && o.value != "v")
         here = false;
     }
     if (!sized && !job_has_one_task()) here = false;
