@@ -62,11 +62,13 @@ seed_text fuzz_dependency 'afterok:12:13,afternotok:9' 'afterany:4?after:5_2' 's
 seed_text fuzz_pmi1 $'\x9acmd=init pmi_version=1 pmi_subversion=1\n' \
   $'\x3ecmd=put kvsname=12.0 key=k value=a b=c\n\x1bcmd=barrier_in\n\x1ccmd=barrier_in\n' \
   $'\x14mcmd=spawn\nendcmd\n'
-# Resources: the first byte picks the surface (0 node type, 1 options, 2 stored text, 3 grants).
+# Resources: the first byte picks the surface (0 node type, 1 options, 2 stored text, 3 grants,
+# 4 a binding: CPU_BIND|GPU_BIND|tasks).
 seed_text fuzz_resources $'\x00sockets=2,cores=64,threads=2,numa=4,mem=256G,gpus=a100:4,gres=license:2,features=ib+gpu' \
   $'\x01cpus-per-task=4\nmem=2G\ngres=gpu:a100:2,license:1\nexclusive=user\nconstraint=ib&fast' \
   $'\x02cpus_per_task=4 mem=0 gpus_per_task=1 gpu_type=a100 gres=license:2 sharing=user' \
-  $'\x033:c=0-3,8;m=2048;g=1-2;r=license:1 5:c=7'
+  $'\x033:c=0-3,8;m=2048;g=1-2;r=license:1 5:c=7' $'\x04cores|per_task:1|\x02' \
+  $'\x04verbose,map_cpu:2,4,10|closest|\x05'
 for t in fuzz_shepherd_plan fuzz_agent_requests fuzz_controller; do mkdir -p "$build/corpus/$t"; done
 # A ping for a tree of two agents, framed as a tree port reads it (daemon/tree/tree_wire.h).
 mkdir -p "$build/corpus/fuzz_tree_message"
