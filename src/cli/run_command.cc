@@ -22,6 +22,7 @@
 #include "cli/alloc_report.h"
 #include "cli/commands.h"
 #include "cli/live_client.h"
+#include "cli/resource_options.h"
 #include "cli/slurm_time.h"
 #include "core/resource_request.h"
 #include "core/task_layout.h"
@@ -50,7 +51,7 @@ struct RunArgs {
   // Outside a job: cores, memory, GPUs, sharing and features, (long option, value) in the order
   // given, as core/resource_request.h's apply_resource_option reads them. Inside a job the step
   // runs in what the job holds.
-  std::vector<std::pair<std::string, std::string>> resources;
+  ResourceOptions resources;
   // srun options MPI launchers and workflow tools pass that change nothing here (a failed task
   // always ends its step; stdin is always /dev/null; the whole environment is always passed on;
   // a step may always overlap the job's others).
@@ -395,27 +396,7 @@ void add_run_command(CLI::App& app, int& status) {
                 "Each task's GPUs: none, closest, per_task:N (default: per_task:N with "
                 "--gpus-per-task=N, else none)");
   // Outside a job, what each node gives the job (as sbatch and `trellis submit` take them).
-  auto resource = [&](const char* names, const char* option, const char* help) {
-    r->add_option_function<std::string>(
-        names, [args, option](const std::string& v) { args->resources.emplace_back(option, v); },
-        help);
-  };
-  resource("-c,--cpus-per-task", "cpus-per-task", "Outside a job: CPUs (cores) per task");
-  resource("--mem", "mem", "Outside a job: memory per node (MiB, or with K, M, G, T)");
-  resource("--mem-per-cpu", "mem-per-cpu", "Outside a job: memory per allocated CPU");
-  resource("--mem-per-gpu", "mem-per-gpu", "Outside a job: memory per allocated GPU");
-  resource("--gres", "gres", "Outside a job: generic resources per node, gpu[:TYPE]:N,NAME:N");
-  resource("-G,--gpus", "gpus", "Outside a job: GPUs for the whole job, [TYPE:]N");
-  resource("--gpus-per-node", "gpus-per-node", "Outside a job: GPUs per node, [TYPE:]N");
-  resource("--gpus-per-task", "gpus-per-task", "Outside a job: GPUs per task, [TYPE:]N");
-  resource("--cpus-per-gpu", "cpus-per-gpu", "Outside a job: CPUs per allocated GPU");
-  resource("-C,--constraint", "constraint", "Outside a job: node features, a, a&b or a|b");
-  r->add_flag_function(
-      "--exclusive", [args](int64_t) { args->resources.emplace_back("exclusive", ""); },
-      "Outside a job: whole nodes");
-  r->add_flag_function(
-      "-s,--oversubscribe", [args](int64_t) { args->resources.emplace_back("oversubscribe", ""); },
-      "Outside a job: the job may share its nodes' cores");
+  add_resource_options(*r, args->resources, "Outside a job: ");
   r->add_option("--export", args->exported);
   r->add_flag("-Q,--quiet", args->quiet);
   r->add_flag("--overlap", args->overlap);

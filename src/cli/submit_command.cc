@@ -6,6 +6,7 @@
 #include "cli/alloc_report.h"
 #include "cli/commands.h"
 #include "cli/live_client.h"
+#include "cli/resource_options.h"
 #include "cli/submission.h"
 #include "core/task_layout.h"
 
@@ -113,26 +114,7 @@ void add_submit_command(CLI::App& app, int& status) {
        "--gpus-per-task, else none)");
   flag("--share", &SubmitOptions::share, "The job may be time-shared (gang policies)");
   // Cores, memory and GPUs, by sbatch's names; core/resource_request.h reads the values.
-  auto resource = [&](const char* names, const char* option, const char* help) {
-    s->add_option_function<std::string>(
-        names, [o, option](const std::string& v) { o->resources.emplace_back(option, v); }, help);
-  };
-  resource("-c,--cpus-per-task", "cpus-per-task", "CPUs (cores) per task (default 1)");
-  resource("--mem", "mem", "Memory per node: MiB or with K, M, G, T (0 = all of it)");
-  resource("--mem-per-cpu", "mem-per-cpu", "Memory per allocated CPU");
-  resource("--mem-per-gpu", "mem-per-gpu", "Memory per allocated GPU");
-  resource("--gres", "gres", "Generic resources per node: gpu[:TYPE]:N,NAME:N");
-  resource("-G,--gpus", "gpus", "GPUs for the whole job: [TYPE:]N, split over its nodes");
-  resource("--gpus-per-node", "gpus-per-node", "GPUs per node: [TYPE:]N");
-  resource("--gpus-per-task", "gpus-per-task", "GPUs per task: [TYPE:]N");
-  resource("--cpus-per-gpu", "cpus-per-gpu", "CPUs per allocated GPU");
-  resource("-C,--constraint", "constraint", "Node features the job needs: a, a&b or a|b");
-  s->add_flag_function(
-      "--exclusive", [o](int64_t) { o->resources.emplace_back("exclusive", ""); },
-      "Whole nodes: every core, GPU and byte of them");
-  s->add_flag_function(
-      "--oversubscribe", [o](int64_t) { o->resources.emplace_back("oversubscribe", ""); },
-      "The job may share its nodes' cores with other jobs");
+  add_resource_options(*s, o->resources, "");
   flag("--parsable", &SubmitOptions::parsable, "Print only the job id");
   flag("--wait", &SubmitOptions::wait, "Return when the job ends, with its exit status");
   s->add_option("command", o->command, "The command and its arguments (after --), or a script");

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <csignal>
+#include <map>
 #include <thread>
 
 #include "daemon/agent.h"
@@ -127,10 +128,22 @@ bool AgentLauncher::finished_here(int64_t job, int attempt, int step) const {
 }
 
 std::set<std::pair<int64_t, int>> AgentLauncher::others_on_nodes(const Launch& launch) const {
+  // kSharedCores: the CPUs the launch's tasks are given, per node.
+  std::map<std::string, std::set<int>> cpus_of;
+  if (launch.use == Nodes::kSharedCores)
+    for (const TaskSpec& spec : launch.tasks)
+      cpus_of[spec.key.node].insert(spec.shared_cpus.begin(), spec.shared_cpus.end());
+  auto on_its_cpus = [&](const TaskInfo& task) {
+    if (launch.use != Nodes::kSharedCores) return true;
+    auto mine = cpus_of.find(task.key.node);
+    if (mine == cpus_of.end()) return false;
+    return std::any_of(task.cpus.begin(), task.cpus.end(),
+                       [&](int cpu) { return mine->second.count(cpu) > 0; });
+  };
   std::set<std::pair<int64_t, int>> found;
   for (const TaskInfo& task : runner_.tasks())
     if (task.running && launch.nodes.contains(task.key.node) &&
-        (task.key.job_id != launch.job || task.key.attempt != launch.attempt))
+        (task.key.job_id != launch.job || task.key.attempt != launch.attempt) && on_its_cpus(task))
       found.emplace(task.key.job_id, task.key.attempt);
   return found;
 }
@@ -142,8 +155,11 @@ bool AgentLauncher::clear_nodes(const Launch& launch) {
     agent_log("job " + std::to_string(job) + " attempt " + std::to_string(attempt) +
               " still runs on nodes that job " + std::to_string(launch.job) + " attempt " +
               std::to_string(launch.attempt) +
-              " is launched on (nodes are whole, so its attempt is over and its kill was lost): "
-              "killed");
+              (launch.use == Nodes::kSharedCores
+                   ? " is launched on, on CPUs given to it now (so its attempt is over and its "
+                     "kill was lost): killed"
+                   : " is launched on (nodes are whole, so its attempt is over and its kill was "
+                     "lost): killed"));
     switches_.before_signal(job, attempt);
     (void)runner_.signal(job, attempt, SIGKILL, std::chrono::milliseconds(0));
   }
@@ -164,7 +180,7 @@ void AgentLauncher::claim_nodes(Launch& launch) {
          finished_here(launch.job, launch.attempt, launch.tasks.front().key.step)))
       return;
   }
-  if (launch.use == Nodes::kWhole) {
+  if (launch.use == Nodes::kWhole || launch.use == Nodes::kSharedCores) {
     if (!clear_nodes(launch))
       fail_waiting(launch, "a task of another job on its nodes outlived SIGKILL");
     return;

@@ -65,6 +65,9 @@ class AgentLauncher {
   // What a launch may do about the tasks of other jobs and attempts on its nodes.
   enum class Nodes {
     kShared,  // gang time-sharing: they run beside it
+    // A shared node (node_grants): other jobs run beside it on other CPUs; what another attempt
+    // runs on its CPUs (TaskSpec::shared_cpus) is a leftover whose kill was lost, killed first.
+    kSharedCores,
     // Its nodes were just given to it: what another attempt runs there is a leftover whose kill
     // was lost, and is killed first.
     kWhole,
@@ -128,7 +131,8 @@ class AgentLauncher {
   void complete(Launch& done);
   // The signal of a drop that applies to `launch`, or 0.
   int dropped(const Launch& launch) const;
-  // The (job, attempt)s other than `launch`'s with tasks running on its nodes.
+  // The (job, attempt)s other than `launch`'s with tasks running on its nodes (kSharedCores: on
+  // its tasks' CPUs there; a task whose CPUs are not known is never counted).
   std::set<std::pair<int64_t, int>> others_on_nodes(const Launch& launch) const;
   // Kills the tasks of other attempts still running on `launch`'s nodes and waits until they are
   // gone; false when some outlived the wait.

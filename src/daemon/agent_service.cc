@@ -179,6 +179,7 @@ grpc::Status Agent::Service::launch(const v1::LaunchRequest& request, bool wait,
     Result<std::optional<NodeShare>> share = node_share(request, node_id);
     if (!share) return to_grpc(share.error());
     if (*share && !emulated) {
+      spec.shared_cpus = share_cpus(**share);
       set_share_variables(**share, spec.env);
       if (agent_.limits_) spec.limits = share_limits(**share);
     }
@@ -213,7 +214,11 @@ grpc::Status Agent::Service::launch(const v1::LaunchRequest& request, bool wait,
   agent_.exchange_->expect({request.job_id(), request.attempt(), request.step()}, std::move(plan));
   std::shared_future<AgentLauncher::Outcome> done = agent_.launcher_->accept(
       request.job_id(), request.attempt(), std::move(specs),
-      !request.whole_nodes() ? AgentLauncher::Nodes::kShared
+      // On a shared node a launch kills leftovers on its CPUs first, unless it is only sent
+      // again to reconcile (then it may be the late one, and kills nothing).
+      !request.whole_nodes() ? (request.node_grants_size() > 0 && !request.reconcile()
+                                    ? AgentLauncher::Nodes::kSharedCores
+                                    : AgentLauncher::Nodes::kShared)
                              : (request.reconcile() ? AgentLauncher::Nodes::kWholeIfFree
                                                     : AgentLauncher::Nodes::kWhole));
   if (!wait) return grpc::Status::OK;

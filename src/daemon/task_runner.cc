@@ -21,6 +21,7 @@
 #include <optional>
 #include <sstream>
 
+#include "core/id_ranges.h"
 #include "daemon/process.h"
 
 namespace trellis {
@@ -157,6 +158,9 @@ std::string TaskRunner::tasks_dir() const {
 std::string TaskRunner::pid_file(const TaskKey& key) const {
   return tasks_dir() + "/" + key.name() + ".pid";
 }
+std::string TaskRunner::cpus_file(const TaskKey& key) const {
+  return tasks_dir() + "/" + key.name() + ".cpus";
+}
 std::string TaskRunner::exit_file(const TaskKey& key) const {
   return tasks_dir() + "/" + key.name() + ".exit";
 }
@@ -235,6 +239,7 @@ Status TaskRunner::load() {
                     [&](const Acknowledged& a) { return a.key == *key; })) {
       ::unlink(pid_file(*key).c_str());
       ::unlink(exit_file(*key).c_str());
+      ::unlink(cpus_file(*key).c_str());
       continue;
     }
     Task task;
@@ -250,6 +255,8 @@ Status TaskRunner::load() {
     task.shell =
         read_text("/proc/" + std::to_string(task.process_group) + "/comm") == "trellis-shell\n";
     task.shepherd_start = process_start_time(task.shepherd);
+    if (Result<std::vector<int>> cpus = parse_id_ranges(read_text(cpus_file(*key)), 1 << 16))
+      task.cpus = *cpus;
     tasks_[*key] = task;
   }
   if (ec) return fail(Error::Code::kUnavailable, tasks_dir() + ": " + ec.message());
@@ -483,6 +490,10 @@ void TaskRunner::record_started(const TaskSpec& spec, const ShepherdPlan& plan,
   task.error_file = plan.error;
   task.uid = spec.uid;
   task.limited = spec.limits.has_value();
+  task.cpus = spec.shared_cpus;
+  if (!spec.shared_cpus.empty())
+    std::ofstream(cpus_file(key)) << format_id_ranges(
+        std::vector<int64_t>(spec.shared_cpus.begin(), spec.shared_cpus.end()));
   task.shepherd = started.shepherd;
   // One shepherd serves many launches: its start time is read once.
   if (shepherd_start_.first != started.shepherd)
@@ -583,7 +594,7 @@ std::vector<TaskInfo> TaskRunner::tasks() const {
   std::vector<TaskInfo> out;
   for (const auto& [key, task] : tasks_) {
     out.push_back({key, task.running, task.exit_code, task.signal, task.process_group, task.shell,
-                   task.error_file, task.uid, task.limited});
+                   task.error_file, task.uid, task.limited, task.cpus});
   }
   return out;
 }
@@ -634,6 +645,7 @@ void TaskRunner::acknowledge(const std::vector<TaskKey>& keys) {
   for (const TaskKey& key : done) {
     ::unlink(pid_file(key).c_str());
     ::unlink(exit_file(key).c_str());
+    ::unlink(cpus_file(key).c_str());
   }
 }
 

@@ -92,6 +92,10 @@ struct TaskSpec {
   // (daemon/resource_limits.h), filled in then. Both empty: no limits.
   std::optional<NodeLimits> limits;
   std::vector<std::string> limit_procs;
+  // On a shared node: the CPUs its job was given there (host ids), kept with the task (also
+  // across an agent restart) so that a later launch on those CPUs can tell a leftover from a
+  // neighbour. Empty: the node whole, or not known.
+  std::vector<int> shared_cpus;
 };
 
 // What the runner knows about a task.
@@ -107,6 +111,7 @@ struct TaskInfo {
   std::string error_file;
   int uid = -1;
   bool limited = false;
+  std::vector<int> cpus;  // TaskSpec::shared_cpus (read back for an adopted task)
 };
 
 // What an agent's launcher, gang switches and exit reports use of the tasks it runs. TaskRunner
@@ -212,6 +217,7 @@ class TaskRunner : public Tasks {
     std::string error_file;  // TaskInfo's
     int uid = -1;
     bool limited = false;
+    std::vector<int> cpus;
     std::chrono::steady_clock::time_point kill_at{};  // SIGKILL due (terminate), if set
   };
 
@@ -230,6 +236,7 @@ class TaskRunner : public Tasks {
 
   std::string tasks_dir() const;
   std::string pid_file(const TaskKey& key) const;
+  std::string cpus_file(const TaskKey& key) const;  // TaskSpec::shared_cpus, as id ranges
   std::string exit_file(const TaskKey& key) const;
 
   Options options_;
