@@ -184,8 +184,9 @@ grpc::Status Agent::Service::launch(const v1::LaunchRequest& request, bool wait,
       if (agent_.limits_) spec.limits = share_limits(**share);
     }
     // Where each of the node's tasks runs inside what the job holds: on a shared node its grant;
-    // on a node held whole, the host as hwloc found it (an agent of one node), when asked.
-    if (common.shell && !emulated) {
+    // on a node held whole, the host as hwloc found it, when asked. Only by an agent of one node:
+    // the CPU ids of nodes that share a host (tests of scale, chaos runs) are not the host's.
+    if (common.shell && !emulated && agent_.config_.nodes.size() == 1) {
       const int tasks = node_id < static_cast<int>(common.layout.counts().size())
                             ? common.layout.counts()[node_id]
                             : 1;
