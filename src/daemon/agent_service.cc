@@ -34,6 +34,12 @@ v1::TaskStatus task_status(const TaskInfo& task) {
   status.set_running(task.running);
   status.set_exit_code(task.exit_code);
   status.set_signal(task.signal);
+  if (task.usage) {
+    status.set_has_usage(true);
+    status.set_user_usec(task.usage->user_usec);
+    status.set_system_usec(task.usage->system_usec);
+    status.set_max_rss_kb(task.usage->max_rss_kb);
+  }
   return status;
 }
 

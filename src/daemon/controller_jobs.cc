@@ -398,7 +398,8 @@ Status Controller::report_exits(const v1::ExitRequest& request, const Caller& ca
     }
     Result<NodeId> node = node_id(task.node());
     if (!node) continue;  // not one of this cluster's: nothing of ours ran there
-    exits.push_back({task.job_id(), task.attempt(), *node, task.exit_code(), task.signal()});
+    exits.push_back(
+        {task.job_id(), task.attempt(), *node, task.exit_code(), task.signal(), usage_of(task)});
     // A task whose job went over its memory limit here fails the job even when the task itself
     // exited 0 (the OOM killer may have ended only a child of it), as in Slurm.
     if (task.exit_code() != 0 || task.signal() != 0 || task.out_of_memory())
@@ -564,6 +565,20 @@ Result<v1::ListJobsReply> Controller::list_jobs(const v1::ListJobsRequest& reque
   query.only_active = query.states.empty() && query.ids.empty() && !request.all_states();
   Result<std::vector<StoredJob>> jobs = store_.list_jobs(query);
   if (!jobs) return jobs.error();
+  // Accounting: the jobs' usage and steps, in two reads for all of them (and one per job that
+  // ran steps of its own).
+  std::map<JobId, std::vector<StepUsage>> usage;
+  std::set<JobId> with_steps;
+  if (request.accounting() && !jobs->empty()) {
+    std::vector<JobId> ids;
+    for (const StoredJob& job : *jobs) ids.push_back(job.id);
+    Result<std::map<JobId, std::vector<StepUsage>>> used = store_.step_usage(ids);
+    if (!used) return used.error();
+    usage = std::move(*used);
+    Result<std::set<JobId>> stepped = store_.jobs_with_steps(ids);
+    if (!stepped) return stepped.error();
+    with_steps = std::move(*stepped);
+  }
   v1::ListJobsReply reply;
   auto lock = lock_memory();
   for (const StoredJob& job : *jobs) {
@@ -574,8 +589,13 @@ Result<v1::ListJobsReply> Controller::list_jobs(const v1::ListJobsRequest& reque
     info->set_admin_suspended(job.state == JobState::kSuspended);
     if (gang_)
       if (auto at = gang_->partition_of(job.id)) info->set_partition(at->first);
-    // A job asked for by its id (show job) comes with its steps.
-    if (!request.job_ids().empty() && request.job_ids_size() <= kMaxJobsShownWithSteps) {
+    if (auto used = usage.find(job.id); used != usage.end())
+      for (const StepUsage& step : used->second)
+        if (step.attempt == job.attempt) *info->add_usage() = step_usage_info(step);
+    // A job asked for by its id (show job) comes with its steps, as every job for accounting.
+    if ((request.accounting() && with_steps.contains(job.id)) ||
+        (!request.accounting() && !request.job_ids().empty() &&
+         request.job_ids_size() <= kMaxJobsShownWithSteps)) {
       v1::ListStepsRequest steps;
       steps.set_job_id(job.id);
       if (Result<v1::ListStepsReply> listed = list_steps(steps); listed)

@@ -21,30 +21,6 @@ namespace {
 // The first id of the steps a job launches itself: its own command is step 0.
 constexpr int kFirstStepId = 1;
 
-v1::StepInfo step_info(const StoredStep& s, int node_count) {
-  v1::StepInfo info;
-  info.set_job_id(s.job);
-  info.set_step(s.step);
-  info.set_attempt(s.attempt);
-  info.set_state(to_proto(s.state));
-  info.set_reason(s.reason);
-  info.set_nodelist(format_hostlist(NodeSet::of(node_count, s.nodes)));
-  info.set_ntasks(s.ntasks);
-  Result<TaskLayout> layout = TaskLayout::plan(static_cast<int>(s.nodes.size()), s.ntasks,
-                                               s.tasks.per_node, s.tasks.distribution);
-  if (layout) {
-    std::vector<std::string> names;
-    for (NodeId n : s.nodes) names.push_back(std::string(kNodeNamePrefix) += std::to_string(n));
-    info.set_task_layout(layout->describe(names));
-  }
-  for (const std::string& a : s.argv) info.add_argv(a);
-  info.set_exit_code(s.exit_code);
-  info.set_signal(s.signal);
-  info.set_start_time(s.start_time);
-  info.set_end_time(s.end_time);
-  return info;
-}
-
 }  // namespace
 
 Result<StoredJob> Controller::job_for(JobId id, const Caller& caller) {
@@ -200,7 +176,8 @@ Result<v1::RunStepReply> Controller::run_step(const v1::RunStepRequest& request,
   for (NodeId node : nodes) {
     if (agent_of_[node].empty()) {  // a node of the job whose agent this controller does not know
       unreachable.push_back({job->id, job->attempt, step.step, node, 255, 0,
-                             "node " + node_name(node) + " has no agent known to the controller"});
+                             "node " + node_name(node) + " has no agent known to the controller",
+                             std::nullopt});
     } else {
       reachable.push_back(node);
     }
@@ -268,7 +245,7 @@ Status Controller::record_step_exits(const std::vector<const v1::TaskStatus*>& t
     Result<NodeId> node = node_id(task->node());
     if (!node) continue;
     exits.push_back({task->job_id(), task->attempt(), task->step(), *node, task->exit_code(),
-                     task->signal(), task->reason()});
+                     task->signal(), task->reason(), usage_of(*task)});
     if (task->exit_code() == 0 && task->signal() == 0) continue;
     // The step's first failure stops its other tasks; its reason is the step's.
     const std::string reason = failure_reason(*task);
@@ -299,7 +276,7 @@ Status Controller::step_launch_failed(const v1::LaunchRequest& request, const Er
   for (const std::string& name : request.nodes())
     if (Result<NodeId> node = node_id(name); node)
       exits.push_back({request.job_id(), request.attempt(), request.step(), *node, 255, 0,
-                       "launch failed on " + name + ": " + error.message});
+                       "launch failed on " + name + ": " + error.message, std::nullopt});
   Result<std::vector<StepEnd>> ended = store_.record_step_exits(exits, now);
   if (!ended) return ended.error();
   Result<JobState> after =

@@ -341,4 +341,46 @@ v1::NodeInfo node_info(const StoredNode& node, const Machine& machine) {
   return info;
 }
 
+std::optional<TaskUsage> usage_of(const v1::TaskStatus& task) {
+  if (!task.has_usage() || task.user_usec() < 0 || task.system_usec() < 0 || task.max_rss_kb() < 0)
+    return std::nullopt;
+  return TaskUsage{task.user_usec(), task.system_usec(), task.max_rss_kb()};
+}
+
+v1::StepUsage step_usage_info(const StepUsage& usage) {
+  v1::StepUsage info;
+  info.set_step(usage.step);
+  info.set_user_usec(usage.user_usec);
+  info.set_system_usec(usage.system_usec);
+  info.set_max_rss_kb(usage.max_rss_kb);
+  if (usage.max_rss_node >= 0)
+    info.set_max_rss_node(std::string(kNodeNamePrefix) + std::to_string(usage.max_rss_node));
+  info.set_nodes(usage.nodes);
+  return info;
+}
+
+v1::StepInfo step_info(const StoredStep& s, int node_count) {
+  v1::StepInfo info;
+  info.set_job_id(s.job);
+  info.set_step(s.step);
+  info.set_attempt(s.attempt);
+  info.set_state(to_proto(s.state));
+  info.set_reason(s.reason);
+  info.set_nodelist(format_hostlist(NodeSet::of(node_count, s.nodes)));
+  info.set_ntasks(s.ntasks);
+  Result<TaskLayout> layout = TaskLayout::plan(static_cast<int>(s.nodes.size()), s.ntasks,
+                                               s.tasks.per_node, s.tasks.distribution);
+  if (layout) {
+    std::vector<std::string> names;
+    for (NodeId n : s.nodes) names.push_back(std::string(kNodeNamePrefix) += std::to_string(n));
+    info.set_task_layout(layout->describe(names));
+  }
+  for (const std::string& a : s.argv) info.add_argv(a);
+  info.set_exit_code(s.exit_code);
+  info.set_signal(s.signal);
+  info.set_start_time(s.start_time);
+  info.set_end_time(s.end_time);
+  return info;
+}
+
 }  // namespace trellis

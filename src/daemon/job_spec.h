@@ -3,6 +3,7 @@
 // messages.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "core/task_layout.h"
@@ -46,5 +47,10 @@ TaskLayout job_layout(const StoredJob& job);
 // IDLE, ALLOCATED, DOWN, DRAINED or DRAINING, from what the store holds.
 v1::NodeState node_state(const StoredNode& node);
 v1::NodeInfo node_info(const StoredNode& node, const Machine& machine);
+// The usage an agent's task status carries, if any (TaskStatus.has_usage; negative numbers, from
+// a hostile or broken agent, are none).
+std::optional<TaskUsage> usage_of(const v1::TaskStatus& task);
+v1::StepUsage step_usage_info(const StepUsage& usage);
+v1::StepInfo step_info(const StoredStep& step, int node_count);
 
 }  // namespace trellis

@@ -6,6 +6,7 @@
 #include <linux/sched.h>
 #include <poll.h>
 #include <sched.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -18,6 +19,7 @@
 #include <csignal>
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
 #include <map>
 #include <memory>
 
@@ -46,21 +48,27 @@ size_t format_int(long long value, char* out) {
   return length;
 }
 
-// Writes "A B\n" to `path` with one write(): a reader sees no file, an empty one or the whole
-// line, and takes a line without its '\n' for none (TaskRunner reads them so). Written in place,
-// not through a temporary file and a rename: each file created costs ext4 an inode allocation
-// that searches past the inodes of the files just removed, which made two of the four creations
-// per task a tenth of the shepherd's CPU under a stream of short jobs.
-void write_pair_file(const char* path, long long a, long long b) {
-  char text[64];
-  size_t length = format_int(a, text);
-  text[length++] = ' ';
-  length += format_int(b, text + length);
+// Writes `values` as one line ("A B C\n") to `path` with one write(): a reader sees no file, an
+// empty one or the whole line, and takes a line without its '\n' for none (TaskRunner reads them
+// so). Written in place, not through a temporary file and a rename: each file created costs ext4
+// an inode allocation that searches past the inodes of the files just removed, which made two of
+// the four creations per task a tenth of the shepherd's CPU under a stream of short jobs.
+void write_numbers_file(const char* path, std::initializer_list<long long> values) {
+  char text[24 * 8];
+  size_t length = 0;
+  for (long long value : values) {
+    if (length > 0) text[length++] = ' ';
+    length += format_int(value, text + length);
+  }
   text[length++] = '\n';
   int fd = ::open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return;
   write_all(fd, text, length);
   ::close(fd);
+}
+
+long long microseconds(const struct timeval& t) {
+  return static_cast<long long>(t.tv_sec) * 1000000 + t.tv_usec;
 }
 
 void reset_signals() {
@@ -366,13 +374,18 @@ void reap(std::map<pid_t, RunningJob>& running, int exit_notice) {
     pid_t pid = info.si_pid;
     ::kill(-pid, SIGKILL);
     int status = 0;
-    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    // Its usage: its own and that of the descendants it waited for (a job shell's ranks, a
+    // script's commands); ru_maxrss is the largest one's peak, in KiB.
+    struct rusage usage {};
+    while (::wait4(pid, &status, 0, &usage) < 0 && errno == EINTR) {
     }
     auto job = running.find(pid);
     if (job == running.end()) continue;
     int exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 0;
     int signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
-    write_pair_file(job->second.exit_file.c_str(), exit_code, signal);
+    write_numbers_file(job->second.exit_file.c_str(),
+                       {exit_code, signal, microseconds(usage.ru_utime),
+                        microseconds(usage.ru_stime), usage.ru_maxrss});
     // Best effort: an agent that is gone, or whose pipe is full, finds the file by polling.
     // Writes up to PIPE_BUF bytes are atomic.
     const std::string& notice = job->second.notice;
@@ -389,7 +402,7 @@ ShepherdReply serve_plan(const std::string& bytes, std::map<pid_t, RunningJob>& 
   pid_t job = start_job(*plan);
   if (job < 0) return {0, 0, -job};
   ::setpgid(job, job);  // also done by the job: whichever runs first, the group exists now
-  write_pair_file(plan->pid_file.c_str(), ::getpid(), job);
+  write_numbers_file(plan->pid_file.c_str(), {::getpid(), job});
   running[job] = {plan->exit_file, plan->notice};
   return {::getpid(), job, 0};
 }

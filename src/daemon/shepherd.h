@@ -42,9 +42,12 @@ struct ShepherdPlan {
   uid_t uid = 0;
   gid_t gid = 0;
   std::vector<gid_t> groups;
-  std::string pid_file;   // "SHEPHERD_PID JOB_PID", written once the job's process runs
-  std::string exit_file;  // "EXIT_CODE SIGNAL", written when the job has ended
-  std::string notice;     // written to the exit-notice pipe after the exit file (one line)
+  std::string pid_file;  // "SHEPHERD_PID JOB_PID", written once the job's process runs
+  // "EXIT_CODE SIGNAL USER_USEC SYSTEM_USEC MAX_RSS_KB", written when the job has ended: its
+  // status, and the CPU time and largest peak resident set of it and the descendants it waited
+  // for (wait4's rusage).
+  std::string exit_file;
+  std::string notice;  // written to the exit-notice pipe after the exit file (one line)
   // The job's process writes "0" here first, joining the task's freezer cgroup before it can
   // fork (daemon/freezer.h), so that every process of the task is in it; "" = none (the freezer
   // stops the process group with signals).

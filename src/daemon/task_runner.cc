@@ -61,9 +61,19 @@ bool read_pair_file(const std::string& path, T& a, T& b) {
   return static_cast<bool>(in >> a >> b);
 }
 
-// Parses the shepherd's "EXIT_CODE SIGNAL" file; false when it does not exist (yet).
-bool read_exit_file(const std::string& path, int& exit_code, int& signal) {
-  return read_pair_file(path, exit_code, signal);
+// Parses the shepherd's "EXIT_CODE SIGNAL USER_USEC SYSTEM_USEC MAX_RSS_KB" file; false when it
+// does not exist (yet). A file of an earlier shepherd has only the status: no usage then.
+bool read_exit_file(const std::string& path, int& exit_code, int& signal,
+                    std::optional<TaskUsage>& usage) {
+  std::string text = read_text(path);
+  if (text.empty() || text.back() != '\n') return false;
+  std::istringstream in(text);
+  if (!(in >> exit_code >> signal)) return false;
+  TaskUsage used;
+  if (in >> used.user_usec >> used.system_usec >> used.max_rss_kb && used.user_usec >= 0 &&
+      used.system_usec >= 0 && used.max_rss_kb >= 0)
+    usage = used;
+  return true;
 }
 
 // The value of NAME in a "NAME=value" environment, or nullptr.
@@ -266,19 +276,23 @@ Status TaskRunner::load() {
 
 bool TaskRunner::check(Task& task) {
   if (!task.running) return false;
+  std::optional<TaskUsage> usage;
   auto ended = [&](int exit_code, int signal) {
     task.running = false;
     task.exit_code = exit_code;
     task.signal = signal;
+    task.usage = usage;
     return true;
   };
   int exit_code = 0, signal = 0;
-  if (read_exit_file(exit_file(task.key), exit_code, signal)) return ended(exit_code, signal);
+  if (read_exit_file(exit_file(task.key), exit_code, signal, usage))
+    return ended(exit_code, signal);
   bool shepherd_gone =
       !process_running(task.shepherd) || process_start_time(task.shepherd) != task.shepherd_start;
   if (!shepherd_gone) return false;
   // Its status may have been written between the first look and its exit.
-  if (read_exit_file(exit_file(task.key), exit_code, signal)) return ended(exit_code, signal);
+  if (read_exit_file(exit_file(task.key), exit_code, signal, usage))
+    return ended(exit_code, signal);
   if (task.process_group > 0) ::kill(-task.process_group, SIGKILL);  // nobody watches it now
   return ended(kLostExitCode, 0);
 }
@@ -594,7 +608,7 @@ std::vector<TaskInfo> TaskRunner::tasks() const {
   std::vector<TaskInfo> out;
   for (const auto& [key, task] : tasks_) {
     out.push_back({key, task.running, task.exit_code, task.signal, task.process_group, task.shell,
-                   task.error_file, task.uid, task.limited, task.cpus});
+                   task.error_file, task.uid, task.limited, task.cpus, task.usage});
   }
   return out;
 }

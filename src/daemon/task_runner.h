@@ -13,7 +13,9 @@
 // ends the tasks anyway and each file's creation costs a disk's file system more):
 //   tasks/JOB.ATTEMPT.STEP.NODE.pid   "SHEPHERD_PID JOB_PID", by the shepherd once the job runs;
 //                                     a task is known exactly while this file exists
-//   tasks/JOB.ATTEMPT.STEP.NODE.exit  "EXIT_CODE SIGNAL", by the shepherd when the job has ended
+//   tasks/JOB.ATTEMPT.STEP.NODE.exit  "EXIT_CODE SIGNAL USER_USEC SYSTEM_USEC MAX_RSS_KB", by the
+//                                     shepherd when the job has ended (core/task_usage.h; an
+//                                     earlier shepherd's has the first two only)
 //                                     (files named JOB.ATTEMPT.NODE, from before steps, are
 //                                     step 0's)
 //   acknowledged.log                  recently acknowledged tasks with their exit status, one
@@ -50,6 +52,7 @@
 #include <vector>
 
 #include "core/result.h"
+#include "core/task_usage.h"
 #include "daemon/resource_limits.h"
 #include "daemon/shepherd_client.h"
 
@@ -112,6 +115,9 @@ struct TaskInfo {
   int uid = -1;
   bool limited = false;
   std::vector<int> cpus;  // TaskSpec::shared_cpus (read back for an adopted task)
+  // What its processes used (core/task_usage.h), once ended; nullopt when not known (a task
+  // never started, lost, or heard of again after its acknowledgement).
+  std::optional<TaskUsage> usage;
 };
 
 // What an agent's launcher, gang switches and exit reports use of the tasks it runs. TaskRunner
@@ -218,6 +224,7 @@ class TaskRunner : public Tasks {
     int uid = -1;
     bool limited = false;
     std::vector<int> cpus;
+    std::optional<TaskUsage> usage;
     std::chrono::steady_clock::time_point kill_at{};  // SIGKILL due (terminate), if set
   };
 

@@ -208,7 +208,22 @@ constexpr const char* kSchemaV10 = R"sql(
 ALTER TABLE jobs ADD COLUMN grants TEXT NOT NULL DEFAULT '';
 )sql";
 
-constexpr std::array<Migration, 10> kMigrations{{{1, kSchemaV1},
+// Version 11: what each task used on its node (core/task_usage.h), from the agents' exit reports:
+// step 0 is the job's own command. A row per job, attempt, step and node; the first report counts.
+constexpr const char* kSchemaV11 = R"sql(
+CREATE TABLE task_usage (
+  job_id {int64} NOT NULL,
+  attempt INTEGER NOT NULL,
+  step_id INTEGER NOT NULL,
+  node_id {int64} NOT NULL,
+  user_usec {int64} NOT NULL,
+  system_usec {int64} NOT NULL,
+  max_rss_kb {int64} NOT NULL,
+  PRIMARY KEY (job_id, attempt, step_id, node_id)
+) {without_rowid};
+)sql";
+
+constexpr std::array<Migration, 11> kMigrations{{{1, kSchemaV1},
                                                  {2, kSchemaV2},
                                                  {3, kSchemaV3},
                                                  {4, kSchemaV4},
@@ -217,7 +232,8 @@ constexpr std::array<Migration, 10> kMigrations{{{1, kSchemaV1},
                                                  {7, kSchemaV7},
                                                  {8, kSchemaV8},
                                                  {9, kSchemaV9},
-                                                 {10, kSchemaV10}}};
+                                                 {10, kSchemaV10},
+                                                 {11, kSchemaV11}}};
 static_assert(kMigrations.back().version == kStoreSchemaVersion,
               "the last migration step must bring a store to kStoreSchemaVersion");
 

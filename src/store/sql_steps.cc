@@ -7,6 +7,7 @@
 #include "store/json_fields.h"
 #include "store/sql_rows.h"
 #include "store/sql_store.h"
+#include "store/sql_usage.h"
 
 namespace trellis {
 
@@ -230,6 +231,12 @@ Result<std::vector<StepEnd>> SqlStore::record_step_exits(const std::vector<StepE
   Session& db = *lease;
   return transaction(
       db, "record_step_exits", true, [&](bool& changed) -> Result<std::vector<StepEnd>> {
+        if (const std::vector<sql::UsageRow> usage = sql::usage_rows(exits); !usage.empty()) {
+          sql::Statement insert = sql::insert_usage(db.dialect(), usage);
+          Result<Rows> inserted = db.query(insert.sql, insert.params);
+          if (!inserted) return inserted.error();
+          if (inserted->affected() > 0) changed = true;
+        }
         std::set<std::tuple<JobId, int, int>> touched;
         for (const StepExit& e : exits) {
           std::string reason = is_utf8(e.reason) ? e.reason : std::string();

@@ -29,6 +29,7 @@
 
 #include "store/session_pool.h"
 #include "store/sql_session.h"
+#include "store/sql_usage.h"
 #include "store/state_store.h"
 
 namespace trellis {
@@ -82,6 +83,8 @@ class SqlStore final : public StateStore {
                              std::string_view reason, Seconds now) override;
   Result<std::vector<StepEnd>> record_step_exits(const std::vector<StepExit>& exits,
                                                  Seconds now) override;
+  Result<std::map<JobId, std::vector<StepUsage>>> step_usage(
+      const std::vector<JobId>& jobs) override;
   Result<std::vector<StepEnd>> end_steps(JobId job, int attempt, std::string_view reason,
                                          Seconds now) override;
 
@@ -116,8 +119,9 @@ class SqlStore final : public StateStore {
   // record_exits() where the engine does it in one statement (Dialect::record_exits_logged): the
   // jobs' rows locked, the log lock, that statement and the commit, in one exchange. `rows` are
   // the exits ([job, node, exit_code, signal, attempt], one per job, node and attempt) and `ids`
-  // the jobs they name, sorted.
+  // the jobs they name, sorted; the tasks' `usage` is recorded in the same exchange.
   Result<std::vector<JobEnd>> record_exits_logged(sql::Session& db, const std::string& rows,
+                                                  const std::vector<sql::UsageRow>& usage,
                                                   const std::vector<JobId>& ids, Seconds now);
 
   // stop_job() where the engine does it in one statement (Dialect::stop_job_logged): the job's

@@ -8,6 +8,7 @@
 #include "store/json_fields.h"
 #include "store/sql_rows.h"
 #include "store/sql_store.h"
+#include "store/sql_usage.h"
 
 namespace trellis {
 
@@ -386,8 +387,9 @@ Result<std::vector<JobEnd>> SqlStore::record_exits(const std::vector<TaskExit>& 
     if (reported.insert({exit.job, exit.node, exit.attempt}).second)
       exit_rows.push_back({exit.job, exit.node, exit.exit_code, exit.signal, exit.attempt});
   const std::string rows = dump(exit_rows);
+  const std::vector<sql::UsageRow> usage = sql::usage_rows(exits);
   if (!ids.empty() && !db.dialect().record_exits_logged.empty())
-    return record_exits_logged(db, rows, ids, now);
+    return record_exits_logged(db, rows, usage, ids, now);
   return transaction(db, "record_exits", true, [&](bool& changed) -> Result<std::vector<JobEnd>> {
     std::vector<JobEnd> ended;
     // One round trip: the jobs reported, locked (a stranger's report names no row and changes
@@ -419,8 +421,11 @@ Result<std::vector<JobEnd>> SqlStore::record_exits(const std::vector<TaskExit>& 
          "FROM allocations WHERE job_id" +
              std::string(d.ints_in) + " GROUP BY job_id ORDER BY job_id",
          {encode_ints(ids)}});
+    const size_t left_at = batch.size() - 1;
+    if (!usage.empty()) batch.push_back(sql::insert_usage(d, usage));
     Result<std::vector<Rows>> done = db.query_batch(batch);
     if (!done) return done.error();
+    if (!usage.empty()) changed = true;  // kept even when every exit was late or repeated
     std::map<JobId, JobStatus> status_of;
     std::map<JobId, std::string> stopped_reason;  // the reason a stopped job was given
     const Rows& jobs = done->front();
@@ -439,7 +444,7 @@ Result<std::vector<JobEnd>> SqlStore::record_exits(const std::vector<TaskExit>& 
     for (size_t r = 0; r < marked.size(); ++r) touched.insert(marked.int64(r, 0));
     if (touched.empty()) return ended;
     changed = true;
-    const Rows& left = done->back();
+    const Rows& left = (*done)[left_at];
     std::vector<std::pair<JobStatus, JobEnd>> ends;
     for (size_t r = 0; r < left.size(); ++r) {
       JobId id = left.int64(r, 0);
@@ -458,6 +463,7 @@ Result<std::vector<JobEnd>> SqlStore::record_exits(const std::vector<TaskExit>& 
 }
 
 Result<std::vector<JobEnd>> SqlStore::record_exits_logged(Session& db, const std::string& rows,
+                                                          const std::vector<sql::UsageRow>& usage,
                                                           const std::vector<JobId>& ids,
                                                           Seconds now) {
   const sql::Dialect& d = db.dialect();
@@ -469,6 +475,10 @@ Result<std::vector<JobEnd>> SqlStore::record_exits_logged(Session& db, const std
         !s)
       return s;
     if (Status s = db.lock_log(); !s) return s;
+    if (!usage.empty()) {
+      sql::Statement insert = sql::insert_usage(d, usage);
+      if (Status s = db.defer(insert.sql, insert.params); !s) return s;
+    }
     const std::vector<Param> params{rows, encode_ints(ids), now, now};
     if (Status s = db.defer_for_rows(d.record_exits_logged, params); !s) return s;
     // Counted even when every exit was late or repeated: which ones were is known only after

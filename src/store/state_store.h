@@ -33,6 +33,7 @@
 #include "core/resource_request.h"
 #include "core/result.h"
 #include "core/task_request.h"
+#include "core/task_usage.h"
 
 namespace trellis {
 
@@ -257,6 +258,7 @@ struct TaskExit {
   NodeId node = 0;
   int exit_code = 0;
   int signal = 0;
+  std::optional<TaskUsage> usage;  // what its processes used there, when the agent knows
 };
 
 // A job step: a command run on some of a running job's nodes, with its own tasks (`trellis run`
@@ -289,6 +291,7 @@ struct StepExit {
   int exit_code = 0;
   int signal = 0;
   std::string reason;  // why it failed there, as its job shell said ("" = it did not say)
+  std::optional<TaskUsage> usage;  // what its processes used there, when the agent knows
 };
 
 // How a step ended: CD (every node 0), F (a failure: the first one's reason), CA (cancelled, or
@@ -417,6 +420,12 @@ class StateStore {
   // "step_end" for each step that ended; returns them.
   virtual Result<std::vector<StepEnd>> record_step_exits(const std::vector<StepExit>& exits,
                                                          Seconds now) = 0;
+  // What the steps of each of `jobs` used (core/task_usage.h), step 0 being the job's own
+  // command, from the usage its exit reports carried (record_exits(), record_step_exits(): each
+  // node's first report of a step counts). Per job, by attempt then step; a job with no usage
+  // recorded is absent.
+  virtual Result<std::map<JobId, std::vector<StepUsage>>> step_usage(
+      const std::vector<JobId>& jobs) = 0;
   // Ends the steps of attempt `attempt` of `job` that still run (CA with `reason`): its job has
   // ended. Returns them.
   virtual Result<std::vector<StepEnd>> end_steps(JobId job, int attempt, std::string_view reason,

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <sstream>
 #include <thread>
 
 #include "daemon/process.h"
@@ -44,6 +45,14 @@ std::string wait_for_file(const fs::path& path) {
   std::string text;
   std::getline(in, text);
   return text;
+}
+
+// The status part ("EXIT SIGNAL") of an exit file, without the usage after it.
+std::string wait_for_status(const fs::path& path) {
+  std::istringstream line(wait_for_file(path));
+  std::string exit_code, signal;
+  line >> exit_code >> signal;
+  return exit_code + " " + signal;
 }
 
 TEST(ShepherdPlan, RoundTripsAndRefusesEveryTruncation) {
@@ -103,7 +112,7 @@ TEST_F(ShepherdTest, RunsTheJobAndRecordsItsStatusThenAnnouncesIt) {
   ASSERT_TRUE(started) << started.error().message;
   EXPECT_GT(started->shepherd, 0);
   EXPECT_GT(started->job, 0);
-  EXPECT_EQ(wait_for_file(dir_ / "one.exit"), "3 0");
+  EXPECT_EQ(wait_for_status(dir_ / "one.exit"), "3 0");
   std::ifstream pids(dir_ / "one.pid");
   pid_t shepherd = 0, job = 0;
   ASSERT_TRUE(pids >> shepherd >> job);
@@ -115,11 +124,32 @@ TEST_F(ShepherdTest, RunsTheJobAndRecordsItsStatusThenAnnouncesIt) {
   EXPECT_EQ(std::string(notice), "one\n");
 }
 
+TEST_F(ShepherdTest, TheExitFileHasTheUsageOfTheJobAndWhatItWaitedFor) {
+  // A child that the job waits for holds about 48 MB (a shell's command substitution) and the job
+  // itself burns CPU in a loop; neither counts for the shepherd's other jobs.
+  auto started = shepherd_->spawn(
+      plan_in(dir_, "used",
+              {"/bin/sh", "-c",
+               "sh -c 'x=$(head -c 48000000 /dev/zero | tr \"\\000\" a); echo ${#x}'; i=0; "
+               "while [ $i -lt 100000 ]; do i=$((i+1)); done"}));
+  ASSERT_TRUE(started) << started.error().message;
+  std::istringstream line(wait_for_file(dir_ / "used.exit"));
+  long long exit_code = -1, signal = -1, user_usec = -1, system_usec = -1, max_rss_kb = -1;
+  ASSERT_TRUE(line >> exit_code >> signal >> user_usec >> system_usec >> max_rss_kb);
+  EXPECT_EQ(exit_code, 0);
+  EXPECT_EQ(signal, 0);
+  EXPECT_GT(user_usec, 10000);  // the loop (and tr) ran for more than 10 ms in user mode
+  EXPECT_GE(system_usec, 0);
+  EXPECT_GE(max_rss_kb, 46000);    // the child's string, counted in the job's peak
+  EXPECT_LT(max_rss_kb, 4000000);  // and not the shepherd's or anything else's
+  EXPECT_EQ(wait_for_file(dir_ / "used.out"), "48000000");
+}
+
 TEST_F(ShepherdTest, AJobThatCannotRunExits127WithTheReason) {
   ShepherdPlan plan = plan_in(dir_, "missing", {"/no/such/command"});
   auto started = shepherd_->spawn(plan);
   ASSERT_TRUE(started) << started.error().message;
-  EXPECT_EQ(wait_for_file(dir_ / "missing.exit"), "127 0");
+  EXPECT_EQ(wait_for_status(dir_ / "missing.exit"), "127 0");
   std::ifstream out(dir_ / "missing.out");
   std::string text((std::istreambuf_iterator<char>(out)), std::istreambuf_iterator<char>());
   EXPECT_NE(text.find("cannot run '/no/such/command'"), std::string::npos) << text;
@@ -134,7 +164,7 @@ TEST_F(ShepherdTest, ADeadShepherdIsReplacedAtTheNextSpawn) {
   auto started = shepherd_->spawn(plan_in(dir_, "after", {"/bin/true"}));
   ASSERT_TRUE(started) << started.error().message;
   EXPECT_NE(shepherd_->shepherd_pid(), first);
-  EXPECT_EQ(wait_for_file(dir_ / "after.exit"), "0 0");
+  EXPECT_EQ(wait_for_status(dir_ / "after.exit"), "0 0");
 }
 
 TEST_F(ShepherdTest, OneWhoseAgentIsGoneStillRecordsItsJobsThenExits) {
@@ -142,7 +172,7 @@ TEST_F(ShepherdTest, OneWhoseAgentIsGoneStillRecordsItsJobsThenExits) {
   ASSERT_TRUE(started) << started.error().message;
   pid_t shepherd = shepherd_->shepherd_pid();
   shepherd_.reset();  // the agent lets go
-  EXPECT_EQ(wait_for_file(dir_ / "late.exit"), "5 0");
+  EXPECT_EQ(wait_for_status(dir_ / "late.exit"), "5 0");
   for (int i = 0; i < 500 && process_running(shepherd); ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   EXPECT_FALSE(process_running(shepherd));
@@ -163,7 +193,7 @@ TEST_F(ShepherdTest, CancelReachesTheWholeProcessGroup) {
       shepherd_->spawn(plan_in(dir_, "group", {"/bin/sh", "-c", "sleep 300 & sleep 300"}));
   ASSERT_TRUE(started) << started.error().message;
   ASSERT_EQ(::kill(-started->job, SIGTERM), 0);
-  EXPECT_EQ(wait_for_file(dir_ / "group.exit"), "0 15");
+  EXPECT_EQ(wait_for_status(dir_ / "group.exit"), "0 15");
 }
 
 }  // namespace

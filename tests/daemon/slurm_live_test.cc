@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <sstream>
 
 #include "../build_paths.h"
 #include "../cli_run.h"
@@ -216,6 +217,88 @@ TEST(SlurmLiveTest, SrunsOutputLandsWhereItsCallersWould) {
   CommandRun piped = slurm(cluster, dir, "srun -N 2 -- sh -c 'echo x$SLURM_NNODES' | sort");
   EXPECT_EQ(piped.status, 0) << piped.output;
   EXPECT_EQ(piped.output, "x2\nx2\n");
+}
+
+// sacct shows what each step used, as the kernel counted it: a step whose tasks hold 96 MiB each
+// has a MaxRSS of at least that, and the job's TotalCPU is the sum of its steps' (the
+// script's, and the two-node step's over both nodes).
+TEST(SlurmLiveTest, SacctShowsWhatEachStepUsed) {
+  LiveCluster cluster("--machine flat:2");
+  ASSERT_EQ(cluster.up().status, 0) << cluster.up().output;
+  const std::string dir = cluster.dir().path();
+  write_file(cluster.dir() / "used.sh",
+             "#!/bin/sh\n"
+             "#SBATCH -N 2 -o used.out\n"
+             "srun -N 2 python3 -c 'x = bytearray(96 << 20); print(len(x))'\n"
+             "srun -N 2 python3 -c 'sum(range(3000000))'\n");
+  CommandRun submitted = slurm(cluster, dir, "sbatch --parsable used.sh");
+  const int64_t job = job_id_of(submitted);
+  ASSERT_GT(job, 0) << submitted.output;
+  ASSERT_TRUE(eventually([&] { return cluster.state(job) == "CD"; }, std::chrono::seconds(60)))
+      << cluster.job(job).dump();
+  const std::string id = std::to_string(job);
+  std::vector<std::string> rows;
+  auto joined = [&] {
+    std::string text;
+    for (const std::string& row : rows) text += row + "\n";
+    return text;
+  };
+  // The job's end is recorded a moment before its steps' usage can be read back: both come
+  // from the same reports, so wait for the last step's.
+  ASSERT_TRUE(eventually([&] {
+    CommandRun listed =
+        slurm(cluster, dir,
+              "sacct -n -P -o JobID,JobName,MaxRSS,MaxRSSNode,TotalCPU,UserCPU,State -j " + id);
+    rows.clear();
+    std::istringstream lines(listed.output);
+    for (std::string line; std::getline(lines, line);) rows.push_back(line);
+    return rows.size() == 4 && rows[3].find("|python3|||") == std::string::npos;
+  })) << joined();
+  auto fields = [](const std::string& row) {
+    std::vector<std::string> out;
+    std::istringstream in(row);
+    for (std::string f; std::getline(in, f, '|');) out.push_back(f);
+    return out;
+  };
+  // "00:01.234" or "01:02:03" as microseconds; -1 when neither.
+  auto micros = [](const std::string& text) -> int64_t {
+    int a = 0, b = 0, c = 0;
+    if (std::sscanf(text.c_str(), "%d:%d:%d", &a, &b, &c) == 3 &&
+        text.find('.') == std::string::npos)
+      return ((a * 60LL + b) * 60 + c) * 1000000;
+    if (std::sscanf(text.c_str(), "%d:%d.%d", &a, &b, &c) == 3)
+      return (a * 60LL + b) * 1000000 + c * 1000LL;
+    return -1;
+  };
+  const std::vector<std::string> whole = fields(rows[0]), batch = fields(rows[1]),
+                                 first = fields(rows[2]), second = fields(rows[3]);
+  ASSERT_EQ(whole.size(), 7u) << rows[0];
+  EXPECT_EQ(whole[0], id);
+  EXPECT_EQ(whole[2], "");  // a batch job's allocation has no MaxRSS of its own, as in Slurm
+  EXPECT_EQ(batch[0], id + ".batch");
+  EXPECT_EQ(first[0], id + ".1");
+  EXPECT_EQ(first[1], "python3");
+  EXPECT_EQ(second[0], id + ".2");
+  EXPECT_EQ(first[6], "COMPLETED");
+  // The 96 MiB step: its peak in KiB, as Slurm prints it ("218348K"), and where it was. (Both
+  // steps span the job's two nodes: srun runs a one-task step on the batch node inside the
+  // script, cli/slurm/srun.cc, where its usage is the batch step's.)
+  ASSERT_FALSE(first[2].empty()) << rows[2];
+  EXPECT_EQ(first[2].back(), 'K') << rows[2];
+  EXPECT_GE(std::stoll(first[2]), 96 << 10) << rows[2];
+  EXPECT_LT(std::stoll(first[2]), 400 << 10) << rows[2];
+  EXPECT_TRUE(first[3] == "n0" || first[3] == "n1") << rows[2];
+  // The counting step ran on both nodes and burned CPU on each; the job's total is the sum.
+  const int64_t total = micros(whole[4]), script = micros(batch[4]), one = micros(first[4]),
+                two = micros(second[4]);
+  ASSERT_GE(total, 0) << rows[0];
+  ASSERT_GE(script, 0) << rows[1];
+  ASSERT_GE(one, 0) << rows[2];
+  ASSERT_GT(two, 100000) << rows[3];  // two pythons summing 3 million numbers: over 0.1 s
+  EXPECT_LE(micros(second[5]), two) << rows[3];  // UserCPU is part of TotalCPU
+  // Each shown to the millisecond, so the sum may be off by a millisecond per row.
+  EXPECT_NEAR(static_cast<double>(total), static_cast<double>(script + one + two), 3000.0)
+      << joined();
 }
 
 // Gated jobs, scripts, arrays and dependencies, with the controller killed and started again

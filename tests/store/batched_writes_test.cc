@@ -131,8 +131,10 @@ TEST_P(BatchedWritesTest, OneReportOfManyExitsEndsWhatOneReportPerExitEnds) {
   // ids[1] ends on both nodes (exit 3 on one: failed), with one exit repeated (a different code:
   // the first counts) and one of a stale attempt; ids[0] is killed by a signal; ids[2] has not
   // reported; a stranger's exit names no job.
-  std::vector<TaskExit> exits = {{ids[1], 1, 4, 0, 0}, {ids[1], 1, 5, 3, 0}, {ids[1], 1, 5, 7, 0},
-                                 {ids[0], 7, 3, 1, 0}, {ids[0], 1, 3, 0, 9}, {999, 1, 2, 0, 0}};
+  std::vector<TaskExit> exits = {
+      {ids[1], 1, 4, 0, 0, std::nullopt}, {ids[1], 1, 5, 3, 0, std::nullopt},
+      {ids[1], 1, 5, 7, 0, std::nullopt}, {ids[0], 7, 3, 1, 0, std::nullopt},
+      {ids[0], 1, 3, 0, 9, std::nullopt}, {999, 1, 2, 0, 0, std::nullopt}};
   std::vector<JobEnd> batched = value_of(store_->record_exits(exits, 60));
   std::vector<JobEnd> one_by_one;
   for (const TaskExit& exit : exits)

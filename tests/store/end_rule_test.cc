@@ -76,12 +76,12 @@ TEST_P(EndRuleStoreTest, TheLastExitEndsTheJobByTheEndRule) {
                 JobState::kCompleting);
     }
     // One node's exit: the job still runs on the other, and nothing ends.
-    EXPECT_TRUE(
-        value_of(store_->record_exits({{job, 1, 2, c.first.exit_code, c.first.signal}}, now))
-            .empty());
+    EXPECT_TRUE(value_of(store_->record_exits(
+                             {{job, 1, 2, c.first.exit_code, c.first.signal, std::nullopt}}, now))
+                    .empty());
     EXPECT_TRUE(holds_nodes(get(job).state));
-    std::vector<JobEnd> ended =
-        value_of(store_->record_exits({{job, 1, 3, c.second.exit_code, c.second.signal}}, now + 1));
+    std::vector<JobEnd> ended = value_of(store_->record_exits(
+        {{job, 1, 3, c.second.exit_code, c.second.signal, std::nullopt}}, now + 1));
     ASSERT_EQ(ended.size(), 1u);
     const int exit_code = std::max(c.first.exit_code, c.second.exit_code);
     const int signal = std::max(c.first.signal, c.second.signal);
@@ -112,7 +112,7 @@ TEST_P(EndRuleStoreTest, TheLastExitEndsTheJobByTheEndRule) {
     for (size_t e = 0; e < events.size(); ++e)
       EXPECT_EQ(events[e].seq, static_cast<int64_t>(e) + 1) << "the log has a gap";
     // The nodes are free for the next case, and a late report changes nothing.
-    EXPECT_TRUE(value_of(store_->record_exits({{job, 1, 3, 1, 0}}, now + 2)).empty());
+    EXPECT_TRUE(value_of(store_->record_exits({{job, 1, 3, 1, 0, std::nullopt}}, now + 2)).empty());
     EXPECT_EQ(all_events().size(), events.size());
     EXPECT_EQ(get(job).state, c.state);
     now += 10;
@@ -127,13 +127,13 @@ TEST_P(EndRuleStoreTest, ExitsOfSeveralJobsInOneCallEndEachThatFinishedInIdOrder
       pass_of({start_of(a, {0, 1}), start_of(b, {2}), start_of(c, {4, 5})}), 20));
   // c and a end (a's second node reported twice: the first report counts), b is reported for
   // another attempt (late), and a job that does not exist is named.
-  std::vector<JobEnd> ended = value_of(store_->record_exits({{c, 1, 5, 0, 0},
-                                                             {a, 1, 1, 4, 0},
-                                                             {b, 2, 2, 0, 0},
-                                                             {a, 1, 0, 0, 0},
-                                                             {c, 1, 4, 0, 0},
-                                                             {a, 1, 1, 0, 0},
-                                                             {9999, 1, 7, 0, 0}},
+  std::vector<JobEnd> ended = value_of(store_->record_exits({{c, 1, 5, 0, 0, std::nullopt},
+                                                             {a, 1, 1, 4, 0, std::nullopt},
+                                                             {b, 2, 2, 0, 0, std::nullopt},
+                                                             {a, 1, 0, 0, 0, std::nullopt},
+                                                             {c, 1, 4, 0, 0, std::nullopt},
+                                                             {a, 1, 1, 0, 0, std::nullopt},
+                                                             {9999, 1, 7, 0, 0, std::nullopt}},
                                                             21));
   ASSERT_EQ(ended.size(), 2u);
   EXPECT_EQ(ended[0].job, a);
@@ -158,11 +158,12 @@ TEST_F(PostgresStoreTest, ABatchOfExitsIsOneExchange) {
   auto exchanges = [&] { return store_->operation_counts()["record_exits"].round_trips; };
   JobId a = add(simple_job("a", 2)), b = add(simple_job("b", 1));
   EXPECT_OK(store_->commit_pass(pass_of({start_of(a, {0, 1}), start_of(b, {2})}), 20));
-  (void)value_of(store_->record_exits({{a, 1, 0, 0, 0}}, 21));  // the prepared statements
+  (void)value_of(
+      store_->record_exits({{a, 1, 0, 0, 0, std::nullopt}}, 21));  // the prepared statements
   const int64_t before = exchanges();
   const int64_t version = value_of(store_->version());
-  std::vector<JobEnd> ended =
-      value_of(store_->record_exits({{a, 1, 1, 0, 0}, {b, 1, 2, 0, 6}}, 22));
+  std::vector<JobEnd> ended = value_of(
+      store_->record_exits({{a, 1, 1, 0, 0, std::nullopt}, {b, 1, 2, 0, 6, std::nullopt}}, 22));
   EXPECT_EQ(exchanges() - before, 1);
   ASSERT_EQ(ended.size(), 2u);
   EXPECT_EQ(ended[1].reason, "killed by signal 6");
@@ -186,7 +187,7 @@ TEST_P(EndRuleStoreTest, SharedStartsKeepTheirGrantsAndMeetOnlyEachOther) {
   EXPECT_FALSE(store_->commit_pass(pass_of({start_of(whole, {2})}), 21));
   EXPECT_EQ(get(whole).state, JobState::kPending);
   // a ends; b is requeued: its grants go with its nodes.
-  EXPECT_EQ(value_of(store_->record_exits({{a, 1, 2, 0, 0}}, 22)).size(), 1u);
+  EXPECT_EQ(value_of(store_->record_exits({{a, 1, 2, 0, 0, std::nullopt}}, 22)).size(), 1u);
   EXPECT_EQ(get(a).grants, start_a.grants) << "kept for the record";
   JobEnd requeue;
   requeue.job = b;

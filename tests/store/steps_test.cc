@@ -78,15 +78,16 @@ TEST_P(StepStoreTest, StepsAreNumberedPerAttemptOnTheJobsNodes) {
 TEST_P(StepStoreTest, AStepEndsWhenItsLastNodeReports) {
   JobId job = running_job();
   int id = value_of(store_->add_step(step_of(job, {2, 3}), 1, 12));
-  std::vector<StepEnd> ended = value_of(store_->record_step_exits({{job, 1, id, 2, 0, 0, ""}}, 13));
+  std::vector<StepEnd> ended =
+      value_of(store_->record_step_exits({{job, 1, id, 2, 0, 0, "", std::nullopt}}, 13));
   EXPECT_TRUE(ended.empty());
   // A repeated report, a node not the step's, another step: nothing.
-  EXPECT_TRUE(value_of(store_->record_step_exits({{job, 1, id, 2, 9, 0, ""},
-                                                  {job, 1, id, 5, 0, 0, ""},
-                                                  {job, 1, id + 1, 3, 0, 0, ""}},
+  EXPECT_TRUE(value_of(store_->record_step_exits({{job, 1, id, 2, 9, 0, "", std::nullopt},
+                                                  {job, 1, id, 5, 0, 0, "", std::nullopt},
+                                                  {job, 1, id + 1, 3, 0, 0, "", std::nullopt}},
                                                  14))
                   .empty());
-  ended = value_of(store_->record_step_exits({{job, 1, id, 3, 0, 0, ""}}, 15));
+  ended = value_of(store_->record_step_exits({{job, 1, id, 3, 0, 0, "", std::nullopt}}, 15));
   ASSERT_EQ(ended.size(), 1u);
   EXPECT_EQ(ended[0].state, JobState::kCompleted);
   StoredStep done = find(job, id);
@@ -100,11 +101,13 @@ TEST_P(StepStoreTest, AFailedStepKeepsTheFirstFailuresReason) {
   int id = value_of(store_->add_step(step_of(job, {2, 3, 5}), 1, 12));
   // Unstopped: the reason of the node that said why.
   EXPECT_TRUE(value_of(store_->record_step_exits(
-                           {{job, 1, id, 2, 0, 15, ""},
-                            {job, 1, id, 3, 3, 0, "rank 1 on n3 called PMI abort (exit code 3)"}},
+                           {{job, 1, id, 2, 0, 15, "", std::nullopt},
+                            {job, 1, id, 3, 3, 0, "rank 1 on n3 called PMI abort (exit code 3)",
+                             std::nullopt}},
                            13))
                   .empty());
-  std::vector<StepEnd> ended = value_of(store_->record_step_exits({{job, 1, id, 5, 0, 0, ""}}, 14));
+  std::vector<StepEnd> ended =
+      value_of(store_->record_step_exits({{job, 1, id, 5, 0, 0, "", std::nullopt}}, 14));
   ASSERT_EQ(ended.size(), 1u);
   EXPECT_EQ(ended[0].state, JobState::kFailed);
   EXPECT_EQ(ended[0].reason, "rank 1 on n3 called PMI abort (exit code 3)");
@@ -118,20 +121,21 @@ TEST_P(StepStoreTest, AFailedStepKeepsTheFirstFailuresReason) {
   EXPECT_EQ(value_of(store_->stop_step(job, 1, second, StopCause::kCancel, "late", 16)),
             JobState::kCompleting);  // stopping already: left as it is
   value_of(store_->record_step_exits(
-      {{job, 1, second, 2, 1, 0, "x"}, {job, 1, second, 3, 0, 15, "y"}}, 17));
+      {{job, 1, second, 2, 1, 0, "x", std::nullopt}, {job, 1, second, 3, 0, 15, "y", std::nullopt}},
+      17));
   EXPECT_EQ(find(job, second).state, JobState::kFailed);
   EXPECT_EQ(find(job, second).reason, "rank 0 on n2 failed");
   // Cancelled: CA.
   int third = value_of(store_->add_step(step_of(job, {5}), 1, 18));
   value_of(store_->stop_step(job, 1, third, StopCause::kCancel, "cancelled", 19));
-  value_of(store_->record_step_exits({{job, 1, third, 5, 0, 15, ""}}, 20));
+  value_of(store_->record_step_exits({{job, 1, third, 5, 0, 15, "", std::nullopt}}, 20));
   EXPECT_EQ(find(job, third).state, JobState::kCancelled);
 }
 
 TEST_P(StepStoreTest, TheJobsEndCutsItsRunningStepsShort) {
   JobId job = running_job();
   int done = value_of(store_->add_step(step_of(job, {2}), 1, 12));
-  value_of(store_->record_step_exits({{job, 1, done, 2, 0, 0, ""}}, 13));
+  value_of(store_->record_step_exits({{job, 1, done, 2, 0, 0, "", std::nullopt}}, 13));
   int open = value_of(store_->add_step(step_of(job, {3, 5}), 1, 14));
   std::vector<StepEnd> ended = value_of(store_->end_steps(job, 1, "its job ended", 15));
   ASSERT_EQ(ended.size(), 1u);
@@ -141,7 +145,8 @@ TEST_P(StepStoreTest, TheJobsEndCutsItsRunningStepsShort) {
   EXPECT_EQ(find(job, done).state, JobState::kCompleted);  // as it was
   EXPECT_TRUE(value_of(store_->end_steps(job, 1, "again", 16)).empty());
   // A late exit of a step that was cut short changes nothing.
-  EXPECT_TRUE(value_of(store_->record_step_exits({{job, 1, open, 3, 0, 9, ""}}, 17)).empty());
+  EXPECT_TRUE(
+      value_of(store_->record_step_exits({{job, 1, open, 3, 0, 9, "", std::nullopt}}, 17)).empty());
   EXPECT_EQ(find(job, open).state, JobState::kCancelled);
 }
 
@@ -150,8 +155,10 @@ TEST_P(StepStoreTest, AJobThatFailsIsStoppedWithItsReasonAndEndsF) {
   EXPECT_EQ(value_of(store_->stop_job(job, 1, StopCause::kFailed, "rank 2 on n5 failed", 12)),
             JobState::kCompleting);
   EXPECT_EQ(get(job).stop, StopCause::kFailed);
-  std::vector<JobEnd> ended = value_of(
-      store_->record_exits({{job, 1, 2, 0, 15}, {job, 1, 3, 0, 15}, {job, 1, 5, 1, 0}}, 13));
+  std::vector<JobEnd> ended = value_of(store_->record_exits({{job, 1, 2, 0, 15, std::nullopt},
+                                                             {job, 1, 3, 0, 15, std::nullopt},
+                                                             {job, 1, 5, 1, 0, std::nullopt}},
+                                                            13));
   ASSERT_EQ(ended.size(), 1u);
   EXPECT_EQ(get(job).state, JobState::kFailed);
   EXPECT_EQ(get(job).reason, "rank 2 on n5 failed");

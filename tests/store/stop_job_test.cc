@@ -90,7 +90,8 @@ TEST_P(StopJobStoreTest, ASuspendedJobIsCancelledOnWhicheverAttemptAndLogsItsSta
   EXPECT_EQ(logged.kind, "cancel");
   EXPECT_EQ(logged.detail, "SUSPENDED -> COMPLETING: cancelled");
   // Its end, by the end rule.
-  std::vector<JobEnd> ended = value_of(store_->record_exits({{job, 1, 5, 0, 15}}, 14));
+  std::vector<JobEnd> ended =
+      value_of(store_->record_exits({{job, 1, 5, 0, 15, std::nullopt}}, 14));
   ASSERT_EQ(ended.size(), 1u);
   EXPECT_EQ(get(job).state, JobState::kCancelled);
 }

@@ -1,12 +1,15 @@
 #include "cli/slurm/accounting.h"
 
+#include <algorithm>
 #include <cctype>
+#include <map>
 #include <optional>
 #include <set>
 
 #include "cli/job_rows.h"
 #include "cli/live_client.h"
 #include "cli/slurm/slurm_command.h"
+#include "core/hostlist_names.h"
 #include "core/node_grant.h"
 #include "core/node_inventory.h"
 #include "daemon/job_spec.h"
@@ -69,8 +72,8 @@ constexpr FieldInfo kFields[] = {
     {"MaxPages", 8, false},
     {"MaxPagesNode", 12, false},
     {"MaxPagesTask", 14, false},
-    {"MaxRSS", 10, false},
-    {"MaxRSSNode", 10, false},
+    {"MaxRSS", 10, true},
+    {"MaxRSSNode", 10, true},
     {"MaxRSSTask", 10, false},
     {"MaxVMSize", 10, false},
     {"MaxVMSizeNode", 14, false},
@@ -107,10 +110,10 @@ constexpr FieldInfo kFields[] = {
     {"SubmitLine", 20, true},
     {"Suspended", 10, true},
     {"SystemComment", 15, true},
-    {"SystemCPU", 10, false},
+    {"SystemCPU", 10, true},
     {"Timelimit", 10, true},
     {"TimelimitRaw", 10, true},
-    {"TotalCPU", 10, false},
+    {"TotalCPU", 10, true},
     {"TRESUsageInAve", 14, false},
     {"TRESUsageInMax", 14, false},
     {"TRESUsageInMaxNode", 18, false},
@@ -129,7 +132,7 @@ constexpr FieldInfo kFields[] = {
     {"TRESUsageOutTot", 15, false},
     {"UID", 6, true},
     {"User", 9, true},
-    {"UserCPU", 10, false},
+    {"UserCPU", 10, true},
     {"WCKey", 10, true},
     {"WCKeyID", 10, true},
     {"WorkDir", 20, true},
@@ -169,6 +172,81 @@ std::optional<GrantTotals> grant_totals(const v1::JobInfo& job) {
   return totals;
 }
 
+// What step `step` of the job used (0: its own command), if it is known.
+const v1::StepUsage* usage_of_step(const v1::JobInfo& job, int step) {
+  for (const v1::StepUsage& used : job.usage())
+    if (used.step() == step) return &used;
+  return nullptr;
+}
+
+// sacct's usage fields (MaxRSS, MaxRSSNode, TotalCPU, UserCPU, SystemCPU) of a row; nullopt for
+// other fields. A step's come from its tasks; the job's CPU times are the sum over its steps,
+// and its MaxRSS is its own command's when that is no step of its own (a command job), blank
+// otherwise (as Slurm leaves an allocation's).
+std::optional<std::string> usage_field(const std::string& f, const AccountingRow& row) {
+  const bool cpu = f == "TotalCPU" || f == "UserCPU" || f == "SystemCPU";
+  if (!cpu && f != "MaxRSS" && f != "MaxRSSNode") return std::nullopt;
+  const v1::JobInfo& job = *row.job;
+  auto cpu_of = [&](const v1::StepUsage& used) {
+    return f == "UserCPU"     ? used.user_usec()
+           : f == "SystemCPU" ? used.system_usec()
+                              : used.user_usec() + used.system_usec();
+  };
+  const v1::StepUsage* used = nullptr;
+  if (row.step) {
+    used = usage_of_step(job, row.step->step());
+  } else if (row.batch_step || !job.batch()) {
+    used = usage_of_step(job, 0);
+  }
+  if (!row.step && !row.batch_step && cpu) {
+    if (job.usage().empty()) return std::string();
+    int64_t total = 0;
+    for (const v1::StepUsage& step : job.usage()) total += cpu_of(step);
+    return cpu_time(total);
+  }
+  if (!used) return std::string();
+  if (cpu) return cpu_time(cpu_of(*used));
+  if (f == "MaxRSS") return max_rss_text(used->max_rss_kb());
+  return used->max_rss_node();
+}
+
+// A field of a step the job ran itself (srun inside it): its own id, name, state, times, nodes
+// and tasks; the job's user, partition and the like are blank, as in Slurm's step rows.
+std::string step_field_value(const std::string& f, const v1::JobInfo& job, const v1::StepInfo& step,
+                             Seconds now) {
+  const std::string id = "." + std::to_string(step.step());
+  const Seconds ran =
+      step.start_time() > 0
+          ? std::max<Seconds>(0, (step.end_time() > 0 ? step.end_time() : now) - step.start_time())
+          : 0;
+  int nodes = 0;
+  if (Result<std::vector<std::string>> names = expand_hostlist_names(step.nodelist(), 1 << 20))
+    nodes = static_cast<int>(names->size());
+  if (f == "JobID") return display_id(job) + id;
+  if (f == "JobIDRaw") return std::to_string(job.id()) + id;
+  if (f == "JobName") {
+    if (step.argv().empty()) return "";
+    const std::string& program = step.argv(0);
+    return program.substr(program.rfind('/') + 1);
+  }
+  if (f == "Cluster") return "trellis";
+  if (f == "State") return state_name(step.state());
+  if (f == "ExitCode")
+    return std::to_string(step.exit_code()) + ":" + std::to_string(step.signal());
+  if (f == "Submit" || f == "Eligible" || f == "Start") return date(step.start_time());
+  if (f == "End") return date(step.end_time());
+  if (f == "Elapsed") return elapsed(ran);
+  if (f == "ElapsedRaw") return std::to_string(static_cast<long>(ran));
+  if (f == "CPUTime") return elapsed(ran * std::max(1, step.ntasks()));
+  if (f == "CPUTimeRAW") return std::to_string(static_cast<long>(ran * std::max(1, step.ntasks())));
+  if (f == "NNodes" || f == "AllocNodes" || f == "ReqNodes") return std::to_string(nodes);
+  if (f == "NCPUS" || f == "AllocCPUS" || f == "ReqCPUS" || f == "NTasks")
+    return std::to_string(step.ntasks());
+  if (f == "NodeList") return step.nodelist();
+  if (f == "Reserved" || f == "Suspended") return elapsed(0);
+  return "";
+}
+
 }  // namespace
 
 Result<std::vector<v1::JobInfo>> accounting_jobs(const AccountingQuery& query,
@@ -196,7 +274,25 @@ Result<std::vector<v1::JobInfo>> accounting_jobs(const AccountingQuery& query,
     if (query.window_start > 0) q.not_ended_before = query.window_start;
     Result<std::vector<StoredJob>> jobs = (*store)->list_jobs(q);
     if (!jobs) return jobs.error();
-    for (const StoredJob& job : *jobs) out.push_back(job_info(job, machine->node_count()));
+    std::vector<JobId> ids;
+    for (const StoredJob& job : *jobs) ids.push_back(job.id);
+    Result<std::map<JobId, std::vector<StepUsage>>> usage = (*store)->step_usage(ids);
+    if (!usage) return usage.error();
+    Result<std::set<JobId>> with_steps = (*store)->jobs_with_steps(ids);
+    if (!with_steps) return with_steps.error();
+    for (const StoredJob& job : *jobs) {
+      v1::JobInfo info = job_info(job, machine->node_count());
+      if (auto used = usage->find(job.id); used != usage->end())
+        for (const StepUsage& step : used->second)
+          if (step.attempt == job.attempt) *info.add_usage() = step_usage_info(step);
+      if (with_steps->contains(job.id)) {
+        Result<std::vector<StoredStep>> steps = (*store)->list_steps(job.id);
+        if (!steps) return steps.error();
+        for (const StoredStep& step : *steps)
+          *info.add_steps() = step_info(step, machine->node_count());
+      }
+      out.push_back(std::move(info));
+    }
     return out;
   }
   Result<LiveClient> client = connect_to_cluster(conf);
@@ -213,6 +309,7 @@ Result<std::vector<v1::JobInfo>> accounting_jobs(const AccountingQuery& query,
   request.set_window_start(query.window_start);
   request.set_window_end(query.window_end);
   request.set_all_states(true);
+  request.set_accounting(true);
   Result<v1::ListJobsReply> reply = list_jobs(*client, request);
   if (!reply) return reply.error();
   out.assign(reply->jobs().begin(), reply->jobs().end());
@@ -222,9 +319,13 @@ Result<std::vector<v1::JobInfo>> accounting_jobs(const AccountingQuery& query,
 std::vector<AccountingRow> accounting_rows(const std::vector<v1::JobInfo>& jobs, bool steps) {
   std::vector<AccountingRow> rows;
   for (const v1::JobInfo& job : jobs) {
-    rows.push_back({&job, false});
+    rows.push_back({&job, false, nullptr});
+    if (!steps) continue;
     // A batch job's script is its "batch" step, on its first node, once it has started.
-    if (steps && job.batch() && job.start_time() > 0) rows.push_back({&job, true});
+    if (job.batch() && job.start_time() > 0) rows.push_back({&job, true, nullptr});
+    // Then the steps of its current attempt, by id.
+    for (const v1::StepInfo& step : job.steps())
+      if (step.attempt() == job.attempt()) rows.push_back({&job, false, &step});
   }
   return rows;
 }
@@ -257,6 +358,8 @@ Result<std::vector<PrintField>> parse_fields(const std::string& format) {
 }
 
 std::string field_value(const std::string& field, const AccountingRow& row, Seconds now) {
+  if (std::optional<std::string> used = usage_field(field, row)) return *used;
+  if (row.step) return step_field_value(field, *row.job, *row.step, now);
   const v1::JobInfo& job = *row.job;
   const bool step = row.batch_step;
   const int nodes = job.spec().nodes();

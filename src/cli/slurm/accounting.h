@@ -1,4 +1,4 @@
-// Accounting: finished and running jobs (and a batch job's "batch" step) from the store, as
+// Accounting: finished and running jobs (and their steps, with what they used) from the store, as
 // sacct shows them, for `sacct` and `trellis history`. A query names jobs, users, states,
 // partitions, names and a time window (jobs in the system at some time of [start, end]); the
 // store answers it with its indexes (store/sql_schema.cc, schema 5), through a controller or
@@ -28,10 +28,12 @@ Result<std::vector<v1::JobInfo>> accounting_jobs(const AccountingQuery& query,
                                                  const std::string& conf,
                                                  const std::string& store_url);
 
-// One row of sacct: a job, or its batch step.
+// One row of sacct: a job, its batch step ("JOB.batch": the script), or a step it ran itself
+// ("JOB.N": srun inside it), each with what its tasks used (JobInfo.usage) where it is known.
 struct AccountingRow {
   const v1::JobInfo* job = nullptr;
   bool batch_step = false;
+  const v1::StepInfo* step = nullptr;
 };
 std::vector<AccountingRow> accounting_rows(const std::vector<v1::JobInfo>& jobs, bool steps);
 

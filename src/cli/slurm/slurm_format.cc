@@ -100,6 +100,31 @@ std::string time_limit(Seconds seconds, std::string (*format)(Seconds)) {
   return seconds <= 0 ? "UNLIMITED" : format(seconds);
 }
 
+std::string cpu_time(int64_t microseconds) {
+  if (microseconds < 0) microseconds = 0;
+  const int64_t seconds = microseconds / 1000000, milliseconds = microseconds % 1000000 / 1000;
+  const int64_t days = seconds / 86400, hours = seconds / 3600 % 24, minutes = seconds / 60 % 60;
+  char text[64];
+  if (days > 0)
+    std::snprintf(text, sizeof text, "%lld-%02lld:%02lld:%02lld", static_cast<long long>(days),
+                  static_cast<long long>(hours), static_cast<long long>(minutes),
+                  static_cast<long long>(seconds % 60));
+  else if (hours > 0)
+    std::snprintf(text, sizeof text, "%02lld:%02lld:%02lld", static_cast<long long>(hours),
+                  static_cast<long long>(minutes), static_cast<long long>(seconds % 60));
+  else if (milliseconds > 0)
+    std::snprintf(text, sizeof text, "%02lld:%02lld.%03lld", static_cast<long long>(minutes),
+                  static_cast<long long>(seconds % 60), static_cast<long long>(milliseconds));
+  else
+    std::snprintf(text, sizeof text, "00:%02lld:%02lld", static_cast<long long>(minutes),
+                  static_cast<long long>(seconds % 60));
+  return text;
+}
+
+std::string max_rss_text(int64_t kib) {
+  return kib <= 0 ? "0" : std::to_string(kib) + "K";
+}
+
 std::string exit_code(const v1::JobInfo& job) {
   return std::to_string(job.exit_code()) + ":" + std::to_string(job.signal());
 }

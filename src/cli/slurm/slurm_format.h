@@ -26,6 +26,12 @@ Result<v1::JobState> parse_state(std::string_view text);
 std::string date(Seconds epoch);
 // sacct's Elapsed and Timelimit: "00:00:05", "1-02:03:04".
 std::string elapsed(Seconds seconds);
+// sacct's TotalCPU, UserCPU and SystemCPU, from microseconds: "00:02.004" (minutes, seconds and
+// milliseconds) under an hour, "01:02:03" from an hour, "1-02:03:04" from a day; "00:00:00" for 0.
+std::string cpu_time(int64_t microseconds);
+// sacct's MaxRSS from KiB, as Slurm 22.05 prints it without --units: "218348K" (recorded from
+// real Slurm: a 200 MiB bytearray in python3); "0" for none.
+std::string max_rss_text(int64_t kib);
 // squeue's TIME and TIME_LIMIT: "0:05", "12:34", "1:02:03", "2-03:04:05".
 std::string squeue_time(Seconds seconds);
 // A time limit: "UNLIMITED" for none, else as `format`.
