@@ -121,9 +121,9 @@ TEST_F(SharedNodesLiveTest, TwoOneCoreJobsRunAtOnceOnDifferentCoresOfOneNode) {
   EXPECT_NE(seen_a.find("cpus_on_node=1\n"), std::string::npos) << seen_a;
   EXPECT_NE(seen_a.find("mem_per_node=100\n"), std::string::npos) << seen_a;
   EXPECT_NE(seen_b.find("mem_per_node=200\n"), std::string::npos) << seen_b;
-  // What each holds, as sacct's AllocTRES says it.
+  // What each holds, as sacct's AllocTRES says it (by name, as sacct orders them).
   EXPECT_EQ(slurm("sacct -X -n -P -o AllocCPUS,AllocTRES -j " + std::to_string(b)).output,
-            "1|cpu=1,mem=200M,node=1,billing=1\n");
+            "1|billing=1,cpu=1,mem=200M,node=1\n");
   // A third 1-core job waits: the node has no core left.
   int64_t c = cluster_->submit("-c 1 -- true");
   std::this_thread::sleep_for(std::chrono::milliseconds(500));

@@ -344,10 +344,11 @@ TEST(SlurmTresGoldenTest, CoresAndMemoryOfSharedNodesPrintAsSlurmsConsTresDoes) 
                             "MinMemoryNode", "MinMemoryCPU"})
       EXPECT_EQ(value_of(ours, key), value_of(theirs, key)) << file << ": " << key;
   }
-  // sacct: what each asked and holds, in the same TRES words.
+  // sacct: what each asked and holds, in the same TRES words ordered by name, as sacct prints
+  // them (recorded from Slurm 22.05 with slurmdbd: "billing=2,cpu=2,gres/gpu=2,mem=1G,node=1").
+  EXPECT_EQ(value_of(golden("scontrol-job2-tres.txt"), "TRES"), "cpu=2,mem=400M,node=1,billing=2");
   EXPECT_EQ(slurm("sacct -X -n -P -o ReqCPUS,ReqTRES,AllocTRES -j " + two).output,
-            "2|cpu=2,mem=400M,node=1,billing=2|" +
-                value_of(golden("scontrol-job2-tres.txt"), "TRES") + "\n");
+            "2|billing=2,cpu=2,mem=400M,node=1|billing=2,cpu=2,mem=400M,node=1\n");
 }
 
 }  // namespace

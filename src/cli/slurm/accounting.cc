@@ -172,6 +172,17 @@ std::optional<GrantTotals> grant_totals(const v1::JobInfo& job) {
   return totals;
 }
 
+// A TRES list ("cpu=2,mem=1G,node=1,billing=2,gres/gpu=2") with its items by name, as sacct
+// prints ReqTRES and AllocTRES ("billing=2,cpu=2,gres/gpu=2,mem=1G,node=1", recorded from Slurm
+// 22.05 with slurmdbd), where scontrol keeps the TRES ids' order.
+std::string by_name(const std::string& tres) {
+  std::vector<std::string> items = split_list(tres);
+  std::sort(items.begin(), items.end());
+  std::string out;
+  for (const std::string& item : items) out += (out.empty() ? "" : ",") + item;
+  return out;
+}
+
 // What step `step` of the job used (0: its own command), if it is known.
 const v1::StepUsage* usage_of_step(const v1::JobInfo& job, int step) {
   for (const v1::StepUsage& used : job.usage())
@@ -427,16 +438,17 @@ std::string field_value(const std::string& field, const AccountingRow& row, Seco
   }
   if (f == "AllocTRES") {
     if (!started) return "";
-    if (held && !step) return job_tres(job, /*allocated=*/true);
+    if (held && !step) return by_name(job_tres(job, /*allocated=*/true));
     int n = step ? 1 : nodes;
-    return "cpu=" + std::to_string(n) + ",node=" + std::to_string(n) +
-           (step ? "" : ",billing=" + std::to_string(n));
+    return by_name("cpu=" + std::to_string(n) + ",node=" + std::to_string(n) +
+                   (step ? "" : ",billing=" + std::to_string(n)));
   }
   if (f == "ReqTRES") {
     if (step) return "";
-    if (std::string asked = job_tres(job, /*allocated=*/false); !asked.empty()) return asked;
-    return "cpu=" + std::to_string(nodes) + ",node=" + std::to_string(nodes) +
-           ",billing=" + std::to_string(nodes);
+    if (std::string asked = job_tres(job, /*allocated=*/false); !asked.empty())
+      return by_name(asked);
+    return by_name("cpu=" + std::to_string(nodes) + ",node=" + std::to_string(nodes) +
+                   ",billing=" + std::to_string(nodes));
   }
   if (f == "Priority") return step ? "" : "1";
   if (f == "Flags") return step ? "" : "SchedMain";
