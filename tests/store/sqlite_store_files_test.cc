@@ -104,6 +104,7 @@ TEST_F(SqliteStoreTest, AStoreFromTheSchemaBeforeIsMigratedByAWriterAndKeepsItsJ
     ASSERT_EQ(raw.exec("ALTER TABLE jobs DROP COLUMN owner"), SQLITE_OK);
     ASSERT_EQ(raw.exec("ALTER TABLE jobs DROP COLUMN resources"), SQLITE_OK);
     ASSERT_EQ(raw.exec("ALTER TABLE jobs DROP COLUMN grants"), SQLITE_OK);
+    ASSERT_EQ(raw.exec("DROP TABLE task_usage"), SQLITE_OK);
     ASSERT_EQ(raw.exec("UPDATE meta SET value = 2 WHERE key = 'schema_version'"), SQLITE_OK);
   }
   // A reader cannot migrate it: it says how.
@@ -136,6 +137,9 @@ TEST_F(SqliteStoreTest, AStoreFromTheSchemaBeforeIsMigratedByAWriterAndKeepsItsJ
   step.nodes = {2};
   step.ntasks = 1;
   EXPECT_EQ(value_of(store_->add_step(step, 1, 6)), 1);
+  // Its steps' usage is kept (version 11).
+  value_of(store_->record_step_exits({{a, job.attempt, 1, 2, 0, 0, "", TaskUsage{5, 6, 7}}}, 7));
+  EXPECT_EQ(value_of(store_->step_usage({a}))[a].at(0).max_rss_kb, 7);
   EXPECT_EQ(RawDb(path_).scalar("SELECT value FROM meta WHERE key = 'schema_version'"),
             std::to_string(kStoreSchemaVersion));
   // Schema 4's columns came with defaults: the job is no array task, has no dependency or script.
