@@ -10,6 +10,7 @@
 #include "daemon/agent_requests.h"
 #include "daemon/auth.h"
 #include "daemon/batch_task.h"
+#include "daemon/emulated_tasks.h"
 #include "daemon/grpc_status.h"
 #include "daemon/node_share.h"
 #include "daemon/pmi_exchange.h"
@@ -176,6 +177,7 @@ grpc::Status Agent::Service::launch(const v1::LaunchRequest& request, bool wait,
         agent_log("launch of " + spec.key.name() + " failed: " + batch.error().message);
         return to_grpc(batch.error());
       }
+      if (emulated && node_id == 0) spec.argv = EmulatedTasks::command_of_script(request.script());
     }
     if (!emulated)
       spec.env.push_back("TRELLIS_RUNTIME_AREA=" +

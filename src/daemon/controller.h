@@ -481,6 +481,10 @@ class Controller {
   Status check_dependency_targets(const std::string& dependency);
   std::map<JobId, StoredJob> waiting_;
   std::map<JobId, std::string> waiting_reason_;  // Dependency, DependencyNeverSatisfied, ...
+  // The node count of a job that gives tasks but no nodes, on a partition of shared nodes: the
+  // fewest of its nodes that hold the tasks (NodeTypes::fewest_nodes). nullopt elsewhere, or
+  // when it gives a node count, a shape or tasks per node, or asks for --exclusive.
+  std::optional<int> packed_node_count(const v1::JobSpec& spec) const;
   // Puts `job` in the partition it asks for ("" = the default), with the partition's time limits
   // (`limit_given`: the job asked for one), or an error naming the partitions there are.
   Result<std::string> partition_of(const std::string& asked, bool limit_given,

@@ -5,6 +5,8 @@
 #include <set>
 
 #include "core/job_array.h"
+#include "core/resource_request.h"
+#include "core/task_layout.h"
 #include "daemon/controller.h"
 #include "daemon/job_spec.h"
 #include "daemon/log.h"
@@ -15,9 +17,40 @@
 
 namespace trellis {
 
+std::optional<int> Controller::packed_node_count(const v1::JobSpec& spec) const {
+  if (spec.nodes() != 0 || spec.ntasks() <= 1 || spec.ntasks_per_node() != 0 ||
+      spec.shape_size() != 0)
+    return std::nullopt;
+  const PartitionConfig* partition = nullptr;
+  for (const PartitionConfig& p : partitions_)
+    if (spec.partition().empty() ? p.is_default : p.name == spec.partition()) partition = &p;
+  if (!partition || !partition->shared) return std::nullopt;
+  // What job_from_spec reads too; a request that does not read is its error to report.
+  Result<ResourceRequest> resources = decode_resource_request(spec.resources());
+  Result<Distribution> distribution = parse_distribution(spec.distribution());
+  if (!resources || !distribution || resources->sharing == NodeSharing::kExclusive)
+    return std::nullopt;
+  StoredJob probe;
+  probe.resources = *resources;
+  probe.tasks.ntasks = spec.ntasks();
+  probe.tasks.distribution = *distribution;
+  auto nodes = partition_nodes_.find(partition->name);
+  const int fewest = node_types_.fewest_nodes(
+      probe, nodes == partition_nodes_.end() ? nullptr : nodes->second.get());
+  if (fewest == 0) return std::nullopt;  // none holds them: the usual checks say why
+  return fewest;
+}
+
 Result<JobId> Controller::submit(const v1::JobSpec& spec, const Caller& caller, Seconds now,
                                  std::vector<JobId>* task_ids) {
-  Result<StoredJob> checked = job_from_spec(spec, machine_, config_.controller);
+  // Tasks without a node count: on a partition of shared nodes onto the fewest nodes that hold
+  // them, as Slurm's select/cons_tres does; elsewhere one node per task.
+  std::optional<v1::JobSpec> packed;
+  if (std::optional<int> nodes = packed_node_count(spec)) {
+    packed = spec;
+    packed->set_nodes(*nodes);
+  }
+  Result<StoredJob> checked = job_from_spec(packed ? *packed : spec, machine_, config_.controller);
   if (!checked) return checked.error();
   StoredJob job = std::move(*checked);
   if (gang_ && job.request.has_shape())

@@ -82,6 +82,29 @@ EmulatedTasks::Behaviour EmulatedTasks::behaviour_of(const std::vector<std::stri
   return b;
 }
 
+std::vector<std::string> EmulatedTasks::command_of_script(std::string_view script) {
+  std::vector<std::string> words;
+  int commands = 0;
+  size_t at = 0;
+  while (at < script.size()) {
+    size_t end = script.find('\n', at);
+    if (end == std::string_view::npos) end = script.size();
+    std::string_view line = script.substr(at, end - at);
+    at = end + 1;
+    const size_t first = line.find_first_not_of(" \t\r");
+    if (first == std::string_view::npos || line[first] == '#') continue;
+    if (++commands > 1) return {"sh"};
+    for (size_t w = first; w < line.size();) {
+      size_t stop = line.find_first_of(" \t\r", w);
+      if (stop == std::string_view::npos) stop = line.size();
+      if (stop > w) words.emplace_back(line.substr(w, stop - w));
+      w = stop + 1;
+    }
+  }
+  if (!words.empty() && words.front() == "exec") words.erase(words.begin());
+  return words.empty() ? std::vector<std::string>{"sh"} : words;
+}
+
 void EmulatedTasks::end(Task& task, int exit_code, int signal) {
   task.running = false;
   task.exit_code = exit_code;

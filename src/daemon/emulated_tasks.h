@@ -9,7 +9,9 @@
 //   sleep N      N seconds (a decimal number, as sleep(1) takes it; a suffix s, m, h or d
 //                multiplies as sleep's does), then exit 0;
 //   false        ends at once with exit 1;
-//   anything else  ends at once with exit 0 (so `true`, `hostname`, a script).
+//   anything else  ends at once with exit 0 (so `true`, `hostname`).
+// A batch script counts as its one command when it has one (comments, #SBATCH lines and blank
+// lines aside): `sbatch --wrap 'sleep 60'` lasts 60 s; a script of several commands ends at once.
 // (Not the time limit: a job's limit is its upper bound, and a scale test wants jobs that end
 // well before it. `sleep N` says how long, as in a real cluster's test.)
 //
@@ -75,6 +77,10 @@ class EmulatedTasks : public Tasks {
   void acknowledge(const std::vector<TaskKey>& keys) override;
   void set_frozen(int64_t job_id, int attempt, bool frozen) override;
   bool has_processes() const override { return false; }
+
+  // The command an emulated batch script stands for: the words of its one command line
+  // ({"sleep", "60"}), or {"sh"} when it has several or none.
+  static std::vector<std::string> command_of_script(std::string_view script);
 
  private:
   using Clock = std::chrono::steady_clock;

@@ -109,4 +109,24 @@ Status NodeTypes::check_fits(const StoredJob& job, const NodeSet* partition,
   return Ok{};
 }
 
+int NodeTypes::fewest_nodes(StoredJob job, const NodeSet* partition) const {
+  const int tasks = std::max(job.tasks.ntasks, 1);
+  int nodes = 0;
+  for (size_t n = 0; n < type_of_.size(); ++n)
+    if (!partition || partition->test(static_cast<NodeId>(n))) ++nodes;
+  // No node gives more cores than the largest type: start the search at what that bounds.
+  int most_cores = 1;
+  for (const NodeTypeConfig& type : types_)
+    most_cores = std::max(most_cores, type.inventory.cores());
+  const int64_t cores = int64_t{tasks} * std::max(job.resources.cpus_per_task, 1);
+  const int start =
+      static_cast<int>(std::min<int64_t>(tasks, (cores + most_cores - 1) / most_cores));
+  for (int k = std::max(start, 1); k <= std::min(tasks, nodes); ++k) {
+    job.request.nodes = k;
+    job.tasks.per_node = 0;
+    if (check_fits(job, partition, "")) return k;
+  }
+  return 0;
+}
+
 }  // namespace trellis

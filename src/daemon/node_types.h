@@ -44,6 +44,12 @@ class NodeTypes {
   Status check_fits(const StoredJob& job, const NodeSet* partition,
                     std::string_view partition_name) const;
 
+  // The fewest nodes of `partition` (null: every node) that hold all of `job`'s tasks, whatever
+  // its request.nodes says: the smallest k for which k nodes of the partition each hold their
+  // share of the tasks (check_fits with k nodes). 0 when no count does. How a shared partition
+  // places `-n 8` without `-N`, as Slurm's select/cons_tres packs tasks onto few nodes.
+  int fewest_nodes(StoredJob job, const NodeSet* partition) const;
+
   // Whether every node has a type (what a scheduling core with a pool needs).
   bool covers_every_node() const;
   // The types' inventories and each node's index into them, as BatchOptions takes them

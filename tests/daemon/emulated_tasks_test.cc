@@ -114,5 +114,18 @@ TEST(EmulatedTasksTest, ARepeatedLaunchNeverRunsATaskTwiceAndALaterAttemptEndsTh
   EXPECT_TRUE(tasks.record_ended({4, 1, "n0"}, 0, SIGTERM));
 }
 
+// A batch script stands for its one command: sbatch --wrap 'sleep 60' lasts 60 s when emulated.
+TEST(EmulatedTasksTest, ABatchScriptOfOneCommandIsThatCommand) {
+  using V = std::vector<std::string>;
+  EXPECT_EQ(EmulatedTasks::command_of_script("#!/bin/sh\n# wrap\nsleep 300\n"),
+            (V{"sleep", "300"}));
+  EXPECT_EQ(EmulatedTasks::command_of_script("#!/bin/bash\n#SBATCH -N 2\n\n  exec sleep 5 \n"),
+            (V{"sleep", "5"}));
+  EXPECT_EQ(EmulatedTasks::command_of_script("#!/bin/sh\nfalse"), (V{"false"}));
+  EXPECT_EQ(EmulatedTasks::command_of_script("#!/bin/sh\nsleep 300\nsleep 300\n"), (V{"sh"}));
+  EXPECT_EQ(EmulatedTasks::command_of_script("#!/bin/sh\n# nothing\n"), (V{"sh"}));
+  EXPECT_EQ(EmulatedTasks::command_of_script(""), (V{"sh"}));
+}
+
 }  // namespace
 }  // namespace trellis

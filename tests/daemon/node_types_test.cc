@@ -164,5 +164,54 @@ TEST_F(NodeTypeSubmissionTest, AHostileResourceTextIsAnInvalidArgument) {
   }
 }
 
+// fewest_nodes against a count by hand: the smallest k for which k nodes of the partition each
+// hold ceil(tasks / k) tasks of the request (cores, GPUs and memory per task), over small
+// machines of two node types and requests of every kind.
+TEST(NodeTypesFewestNodesTest, IsTheSmallestCountWhoseNodesHoldTheirShareOfTheTasks) {
+  struct Kind {
+    int cores, gpus, mem_gb;
+  };
+  for (const auto& [small, large, smalls, larges] :
+       std::vector<std::tuple<Kind, Kind, int, int>>{{{2, 0, 4}, {8, 4, 32}, 3, 1},
+                                                     {{4, 1, 8}, {4, 2, 8}, 2, 2},
+                                                     {{1, 0, 2}, {3, 0, 6}, 4, 2}}) {
+    auto resources = [](const Kind& k) {
+      return "cores=" + std::to_string(k.cores) + ",mem=" + std::to_string(k.mem_gb) + "G" +
+             (k.gpus > 0 ? ",gpus=" + std::to_string(k.gpus) : "");
+    };
+    std::vector<NodeTypeConfig> types(2);
+    types[0].name = "small";
+    types[0].nodes = "n[0-" + std::to_string(smalls - 1) + "]";
+    types[0].inventory = *parse_node_inventory(resources(small));
+    types[1].name = "large";
+    types[1].nodes = "";
+    types[1].inventory = *parse_node_inventory(resources(large));
+    Result<NodeTypes> built = NodeTypes::build(types, smalls + larges);
+    ASSERT_TRUE(built) << built.error().message;
+    for (int tasks = 2; tasks <= 9; ++tasks)
+      for (int cpus = 1; cpus <= 3; ++cpus)
+        for (int gpus = 0; gpus <= 1; ++gpus) {
+          StoredJob job;
+          job.tasks.ntasks = tasks;
+          job.resources.cpus_per_task = cpus;
+          job.resources.gpus_per_task = gpus;
+          job.resources.mem_per_cpu_mb = 1024;
+          int want = 0;
+          for (int k = 1; k <= std::min(tasks, smalls + larges) && want == 0; ++k) {
+            const int per_node = (tasks + k - 1) / k;
+            auto holds = [&](const Kind& kind) {
+              return kind.cores >= per_node * cpus && kind.gpus >= per_node * gpus &&
+                     int64_t{kind.mem_gb} * 1024 >= int64_t{per_node} * cpus * 1024;
+            };
+            if ((holds(small) ? smalls : 0) + (holds(large) ? larges : 0) >= k) want = k;
+          }
+          EXPECT_EQ(built->fewest_nodes(job, nullptr), want)
+              << tasks << " tasks of " << cpus << " cores, " << gpus << " GPUs; small "
+              << resources(small) << " x" << smalls << ", large " << resources(large) << " x"
+              << larges;
+        }
+  }
+}
+
 }  // namespace
 }  // namespace trellis

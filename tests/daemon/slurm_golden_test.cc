@@ -351,5 +351,175 @@ TEST(SlurmTresGoldenTest, CoresAndMemoryOfSharedNodesPrintAsSlurmsConsTresDoes) 
             "2|billing=2,cpu=2,mem=400M,node=1|billing=2,cpu=2,mem=400M,node=1\n");
 }
 
+// GPUs as Slurm 22.05 shows them, against tests/golden/slurm/recorded-gpu-usage/D_* (its README
+// says how they were recorded): one node of 4 cores, 8000 MB and 4 GPUs of type tesla, with
+// slurmdbd and AccountingStorageTRES=gres/gpu, so that gres/gpu is in every TRES, as Trellis
+// always has it. Four jobs ask for GPUs in each of Slurm's ways (--gres=gpu:2 -c 2, --gpus=1,
+// --gpus-per-node=1, --gpus-per-task=1 -n 2, each --mem=1G); the fourth waits for GPUs until the
+// first is cancelled. Trellis runs the same on one emulated node of that type (the host has
+// neither the cores nor the GPUs), shared: squeue %b and -O's TRES fields, sinfo %G, scontrol
+// show node's Gres, CfgTRES and AllocTRES, scontrol show job's TRES and TresPer*, and sacct's
+// AllocTRES and ReqTRES of jobs and batch steps.
+TEST(SlurmGpuGoldenTest, GpuJobsPrintAsSlurmDoes) {
+  LiveCluster cluster(
+      "--machine flat:1 --node-type 'gpu::cores=4,sockets=4,mem=8000M,gpus=tesla:4' "
+      "--shared-nodes --emulate");
+  ASSERT_EQ(cluster.up().status, 0) << cluster.up().output;
+  auto slurm = [&](const std::string& command) {
+    std::string bin = (fs::path(TRELLIS_BINARY).parent_path() / "slurm-bin").string();
+    return test::run_command("cd " + cluster.dir().path() +
+                             " && TRELLIS_CONF=" + (cluster.dir() / "trellis.toml") +
+                             " PATH=" + bin + ":$PATH " + command);
+  };
+  auto recorded = [](const std::string& name) { return golden("recorded-gpu-usage/" + name); };
+  std::map<std::string, std::string> ids;  // recorded id -> ours
+  // A recording as Trellis would print it: Slurm's n0000 is our n0, its partition batch our
+  // main (right-aligned in squeue's 9 columns), and each line's leading job id ours, padded so
+  // that the next column stays where it was.
+  auto ours_of = [&](const std::string& text) {
+    std::string out;
+    for (std::string line : lines_of(text)) {
+      line = std::regex_replace(line, std::regex("n0000"), "n0");
+      line = std::regex_replace(line, std::regex("    batch "), "     main ");
+      const size_t start = line.find_first_not_of(' ');
+      const size_t end = line.find_first_of(" |.", start);
+      auto id = ids.find(line.substr(start, end - start));
+      if (start != std::string::npos && id != ids.end()) {
+        const std::string mapped = id->second;
+        const std::string recorded_id = line.substr(start, end - start);
+        std::string rest = end == std::string::npos ? "" : line.substr(end);
+        const long grow = static_cast<long>(mapped.size()) - static_cast<long>(recorded_id.size());
+        long lead = static_cast<long>(start);
+        if (lead > 0) {
+          lead = std::max(0L, lead - grow);  // right-aligned: the padding before it gives way
+        } else if (!rest.empty() && rest[0] == ' ') {
+          const long spaces = static_cast<long>(rest.find_first_not_of(' '));
+          const long keep = std::max(1L, spaces - grow);
+          rest = std::string(keep, ' ') + rest.substr(spaces);
+        }
+        line = std::string(lead, ' ') + mapped + rest;
+      }
+      out += line + "\n";
+    }
+    return out;
+  };
+  auto submit = [&](const std::string& recorded_id, const std::string& args) {
+    CommandRun r = slurm("sbatch --parsable -o /dev/null " + args + " --wrap 'sleep 300'");
+    EXPECT_EQ(r.status, 0) << r.output;
+    ids[recorded_id] = r.output.substr(0, r.output.find('\n'));
+    return ids[recorded_id];
+  };
+  auto node_values = [](const std::string& text) {
+    std::string out;
+    for (const char* key :
+         {"CPUAlloc", "CPUTot", "Gres", "RealMemory", "AllocMem", "State", "CfgTRES", "AllocTRES"})
+      out += std::string(key) + "=" + value_of(text, key) + " ";
+    return out;
+  };
+  auto job_values = [](const std::string& text) {
+    std::string out;
+    for (const char* key :
+         {"JobState", "Reason", "NumNodes", "NumCPUs", "NumTasks", "CPUs/Task", "TRES",
+          "MinCPUsNode", "MinMemoryNode", "TresPerJob", "TresPerNode", "TresPerTask"})
+      out += std::string(key) + "=" + value_of(text, key) + " ";
+    return out;
+  };
+
+  // The idle node.
+  EXPECT_EQ(slurm("sinfo -o '%N %G %c %m %C'").output,
+            ours_of(recorded("D_02_sinfo_N_G_c_m_C_idle.txt")));
+  EXPECT_EQ(slurm("sinfo -N -o '%N %G'").output, ours_of(recorded("D_03_sinfo_-N_N_G_idle.txt")));
+  EXPECT_EQ(slurm("sinfo -o %G").output, recorded("D_04_sinfo_G_idle.txt"));
+  EXPECT_EQ(node_values(slurm("scontrol show node n0").output),
+            node_values(recorded("D_01_show_node_idle.txt")));
+
+  const std::string first = submit("5", "--gres=gpu:2 -c 2 --mem=1G");
+  ASSERT_TRUE(eventually([&] { return cluster.state(std::stoll(first)) == "R"; }));
+  EXPECT_EQ(node_values(slurm("scontrol show node n0").output),
+            node_values(recorded("D_05_show_node_job1_gres2.txt")));
+  submit("6", "--gpus=1 --mem=1G");
+  submit("7", "--gpus-per-node=1 --mem=1G");
+  const std::string fourth = submit("8", "--gpus-per-task=1 -n 2 --mem=1G");
+  ASSERT_TRUE(eventually([&] {
+    return slurm("squeue -h -t R -o %i").output ==
+               ids["5"] + "\n" + ids["6"] + "\n" + ids["7"] + "\n" &&
+           slurm("squeue -h -o '%i %R' -j " + fourth).output == fourth + " (Resources)\n";
+  })) << slurm("squeue").output;
+
+  // Three jobs run, the fourth waits for GPUs.
+  for (const auto& [id, file] : std::vector<std::pair<std::string, std::string>>{
+           {"5", "D_06_show_job1_gres_gpu2_c2_mem1G.txt"},
+           {"6", "D_07_show_job2_gpus1.txt"},
+           {"7", "D_08_show_job3_gpus_per_node1.txt"},
+           {"8", "D_09_show_job4_gpus_per_task1_n2_PENDING.txt"}}) {
+    const std::string ours = slurm("scontrol show job " + ids[id]).output;
+    EXPECT_EQ(keys_of(ours), keys_of(recorded(file))) << file << "\nours:\n" << ours;
+    EXPECT_EQ(job_values(ours), job_values(recorded(file))) << file;
+  }
+  EXPECT_EQ(node_values(slurm("scontrol show node n0").output),
+            node_values(recorded("D_10_show_node_jobs123_full.txt")));
+  EXPECT_EQ(slurm("squeue -o '%i %b %C %m'").output, ours_of(recorded("D_11_squeue_i_b_C_m.txt")));
+  EXPECT_EQ(slurm("squeue -o '%.18i %.9P %b'").output,
+            ours_of(recorded("D_12_squeue_18i_9P_b.txt")));
+  EXPECT_EQ(slurm("squeue -O JobID,tres-per-node,tres-alloc").output,
+            ours_of(recorded("D_13_squeue_O_JobID_tres-per-node_tres-alloc.txt")));
+  EXPECT_EQ(slurm("squeue -O JobID:8,State:10,tres-per-node:20,tres-per-job:20,tres-per-task:20,"
+                  "tres-alloc:60")
+                .output,
+            ours_of(recorded("D_13b_squeue_O_all_tres.txt")));
+  EXPECT_EQ(slurm("sinfo -o '%N %G %c %m %C'").output,
+            ours_of(recorded("D_15_sinfo_N_G_c_m_C_busy.txt")));
+  EXPECT_EQ(slurm("sinfo -N -o '%N %G'").output, ours_of(recorded("D_16_sinfo_-N_N_G_busy.txt")));
+  EXPECT_EQ(slurm("sinfo -o %G").output, recorded("D_17_sinfo_G_busy.txt"));
+
+  // The first cancelled: the fourth gets its GPUs, one to each of its two tasks.
+  ASSERT_EQ(slurm("scancel " + first).status, 0);
+  ASSERT_TRUE(eventually([&] { return cluster.state(std::stoll(fourth)) == "R"; }));
+  {
+    const std::string ours = slurm("scontrol show job " + fourth).output;
+    const std::string theirs = recorded("D_18_show_job4_gpus_per_task1_n2_RUNNING.txt");
+    EXPECT_EQ(keys_of(ours), keys_of(theirs)) << ours;
+    EXPECT_EQ(job_values(ours), job_values(theirs));
+    EXPECT_EQ(value_of(ours, "NodeList"), "n0");
+  }
+  EXPECT_EQ(node_values(slurm("scontrol show node n0").output),
+            node_values(recorded("D_19_show_node_jobs234.txt")));
+  EXPECT_EQ(slurm("squeue -o '%i %b %C %m'").output,
+            ours_of(recorded("D_20_squeue_i_b_C_m_jobs234.txt")));
+  EXPECT_EQ(slurm("squeue -o '%.18i %.9P %b'").output,
+            ours_of(recorded("D_21_squeue_18i_9P_b_jobs234.txt")));
+  EXPECT_EQ(slurm("squeue -O JobID,tres-per-node,tres-alloc").output,
+            ours_of(recorded("D_22_squeue_O_JobID_tres-per-node_tres-alloc_jobs234.txt")));
+  // Field names squeue does not know: each reported, the others printed, exit 0.
+  {
+    const std::string fields =
+        "JobID:8,TresPerNode:30,TresPerJob:20,TresPerTask:20,TresPerSocket:15,tres-alloc:60";
+    CommandRun out = slurm("sh -c 'squeue -O " + fields + " 2>/dev/null'");
+    EXPECT_EQ(out.status, 0);
+    EXPECT_EQ(out.output, ours_of(recorded("D_23_squeue_O_more.txt")));
+    EXPECT_EQ(slurm("sh -c 'squeue -O " + fields + " 2>&1 >/dev/null'").output,
+              recorded("D_23_squeue_O_more.stderr"));
+  }
+  EXPECT_EQ(slurm("squeue -O JobID:8,tres-per-node:20,tres-per-job:20,tres-per-task:20,"
+                  "tres-per-socket:20,tres-alloc:60")
+                .output,
+            ours_of(recorded("D_23b_squeue_O_hyphen_names.txt")));
+  EXPECT_EQ(slurm("squeue -O JobID,tres-per-node:30,tres-alloc:60").output,
+            ours_of(recorded("D_23c_squeue_O_wide.txt")));
+  EXPECT_EQ(slurm("squeue -t all -o '%i %T %b'").output,
+            ours_of(recorded("D_25_squeue_t_all_i_T_b.txt")));
+  // sacct: each job's and its batch step's TRES. Slurm's State of the cancelled one says who
+  // ("CANCELLED by 0"); Trellis does not record who cancelled a job, so the State column is
+  // compared without it.
+  std::string theirs = ours_of(recorded("D_26_sacct_AllocTRES_ReqTRES_jobs5-8_-P.txt"));
+  theirs = std::regex_replace(theirs, std::regex("CANCELLED by [0-9]+"), "CANCELLED");
+  std::string list = ids["5"] + "," + ids["6"] + "," + ids["7"] + "," + ids["8"];
+  std::string ours =
+      slurm("sacct -j " + list + " --format=JobID,JobName,AllocTRES%60,ReqTRES%60,State -P").output;
+  // The recording was taken after every job was cancelled; here three still run.
+  ours = std::regex_replace(ours, std::regex("\\|RUNNING\n"), "|CANCELLED\n");
+  EXPECT_EQ(ours, theirs);
+}
+
 }  // namespace
 }  // namespace trellis

@@ -172,6 +172,14 @@ std::optional<GrantTotals> grant_totals(const v1::JobInfo& job) {
   return totals;
 }
 
+// What the job holds on its first node (the batch host), when it runs on shared nodes.
+std::optional<NodeGrant> first_grant(const v1::JobInfo& job) {
+  if (job.grants().empty()) return std::nullopt;
+  Result<std::vector<NodeGrant>> grants = decode_grants(job.grants());
+  if (!grants || grants->empty()) return std::nullopt;
+  return grants->front();
+}
+
 // A TRES list ("cpu=2,mem=1G,node=1,billing=2,gres/gpu=2") with its items by name, as sacct
 // prints ReqTRES and AllocTRES ("billing=2,cpu=2,gres/gpu=2,mem=1G,node=1", recorded from Slurm
 // 22.05 with slurmdbd), where scontrol keeps the TRES ids' order.
@@ -425,7 +433,10 @@ std::string field_value(const std::string& field, const AccountingRow& row, Seco
   if (f == "ReqNodes") return std::to_string(step ? 1 : nodes);
   // On shared nodes the job holds what its grants say (core/node_grant.h).
   const std::optional<GrantTotals> held = grant_totals(job);
+  // The batch step holds what the job holds on its first node, where the script runs.
+  const std::optional<NodeGrant> batch_held = step ? first_grant(job) : std::nullopt;
   if (f == "NCPUS" || f == "AllocCPUS") {
+    if (batch_held) return std::to_string(batch_held->cores.size());
     if (step) return "1";
     if (started && held) return std::to_string(held->cores);
     return !started ? "0" : std::to_string(nodes);
@@ -439,6 +450,13 @@ std::string field_value(const std::string& field, const AccountingRow& row, Seco
   if (f == "AllocTRES") {
     if (!started) return "";
     if (held && !step) return by_name(job_tres(job, /*allocated=*/true));
+    if (batch_held) {  // as Slurm's batch step: no billing ("cpu=2,gres/gpu=2,mem=1G,node=1")
+      std::string tres = "cpu=" + std::to_string(batch_held->cores.size());
+      if (batch_held->memory_mb > 0) tres += ",mem=" + format_memory_mb(batch_held->memory_mb);
+      tres += ",node=1";
+      if (!batch_held->gpus.empty()) tres += ",gres/gpu=" + std::to_string(batch_held->gpus.size());
+      return by_name(tres);
+    }
     int n = step ? 1 : nodes;
     return by_name("cpu=" + std::to_string(n) + ",node=" + std::to_string(n) +
                    (step ? "" : ",billing=" + std::to_string(n)));

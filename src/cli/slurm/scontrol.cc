@@ -137,6 +137,11 @@ std::string show_job(const v1::JobInfo& job, Seconds now, bool details) {
   out << "   StdIn=/dev/null\n";
   out << "   StdOut=" << stdout_path << "\n";
   out << "   Power=\n";
+  // The GPUs by how they were asked, each on a line of its own after Power=, as Slurm 22.05.
+  for (const auto& [key, value] : {std::pair{"TresPerJob", job_tres_per_job(job)},
+                                   std::pair{"TresPerNode", job_tres_per_node(job)},
+                                   std::pair{"TresPerTask", job_tres_per_task(job)}})
+    if (value != "N/A") out << "   " << key << "=" << value << "\n";
   out << "   \n\n";
   return out.str();
 }

@@ -258,14 +258,33 @@ std::string job_min_memory(const v1::JobInfo& job) {
   return "0";
 }
 
+namespace {
+
+// "gres:gpu:[TYPE:]N", or "" for no GPUs.
+std::string gpu_tres(const ResourceRequest& r, int count) {
+  if (count <= 0) return "";
+  return "gres:gpu:" + (r.gpu_type.empty() ? "" : r.gpu_type + ":") + std::to_string(count);
+}
+
+}  // namespace
+
 std::string job_tres_per_node(const v1::JobInfo& job) {
   const ResourceRequest r = job_resources(job);
-  std::string out;
-  if (r.gpus_per_node > 0)
-    out = "gres:gpu:" + (r.gpu_type.empty() ? "" : r.gpu_type + ":") +
-          std::to_string(r.gpus_per_node);
+  std::string out = gpu_tres(r, r.gpus_per_node);
   for (const auto& [name, count] : r.counts)
     out += (out.empty() ? "gres:" : ",gres:") + name + ":" + std::to_string(count);
+  return out.empty() ? "N/A" : out;
+}
+
+std::string job_tres_per_job(const v1::JobInfo& job) {
+  const ResourceRequest r = job_resources(job);
+  std::string out = gpu_tres(r, r.gpus);
+  return out.empty() ? "N/A" : out;
+}
+
+std::string job_tres_per_task(const v1::JobInfo& job) {
+  const ResourceRequest r = job_resources(job);
+  std::string out = gpu_tres(r, r.gpus_per_task);
   return out.empty() ? "N/A" : out;
 }
 

@@ -58,8 +58,14 @@ int64_t job_cpus(const v1::JobInfo& job);
 // squeue's MIN_MEMORY (%m): the memory asked per node ("2G"), or per CPU or GPU when asked so;
 // "0" when none was asked.
 std::string job_min_memory(const v1::JobInfo& job);
-// squeue's TRES_PER_NODE (%b): "gres:gpu:a100:2,gres:license:1", "N/A" when none.
+// squeue's TRES_PER_NODE (%b): "gres:gpu:a100:2,gres:license:1", "N/A" when none. Only what
+// was asked per node (--gres, --gpus-per-node): a job of --gpus or --gpus-per-task shows "N/A"
+// here, as Slurm 22.05 does, and its GPUs in job_tres_per_job or job_tres_per_task.
 std::string job_tres_per_node(const v1::JobInfo& job);
+// squeue -O tres-per-job and scontrol's TresPerJob (--gpus): "gres:gpu:1", "N/A" when none.
+std::string job_tres_per_job(const v1::JobInfo& job);
+// squeue -O tres-per-task and scontrol's TresPerTask (--gpus-per-task): "gres:gpu:1", "N/A".
+std::string job_tres_per_task(const v1::JobInfo& job);
 // The job's trackable resources as select/cons_tres counts them, for scontrol's TRES= and
 // sacct's ReqTRES and AllocTRES: "cpu=2,mem=400M,node=1,billing=2,gres/gpu=2". `allocated`:
 // what its grants hold (once it runs on shared nodes), else what it asked (job_cpus, its memory

@@ -3,6 +3,7 @@
 #include <getopt.h>
 
 #include <algorithm>
+#include <cctype>
 #include <iostream>
 #include <map>
 #include <set>
@@ -21,6 +22,86 @@ namespace {
 constexpr const char* kDefaultFormat = "%.18i %.9P %.8j %.8u %.2t %.10M %.6D %R";
 constexpr const char* kLongFormat = "%.18i %.9P %.8j %.8u %.8T %.10M %.9l %.6D %R";
 constexpr const char* kCodes = "iAFKjuUgGtTMlLDNRrPVSeEZoaqCcmbQkyB";
+// Fields that -O names but -o has no letter for.
+constexpr char kTresPerJob = '1', kTresPerTask = '2', kTresAlloc = '3', kTresPerSocket = '4';
+
+// -O's field names (Slurm 22.05's, in any case), each as the -o code that prints the same.
+const std::map<std::string, char> kFieldCodes = {{"jobid", 'i'},
+                                                 {"jobarrayid", 'i'},
+                                                 {"arrayjobid", 'F'},
+                                                 {"arraytaskid", 'K'},
+                                                 {"name", 'j'},
+                                                 {"username", 'u'},
+                                                 {"userid", 'U'},
+                                                 {"groupname", 'g'},
+                                                 {"groupid", 'G'},
+                                                 {"statecompact", 't'},
+                                                 {"state", 'T'},
+                                                 {"timeused", 'M'},
+                                                 {"timelimit", 'l'},
+                                                 {"timeleft", 'L'},
+                                                 {"numnodes", 'D'},
+                                                 {"nodelist", 'N'},
+                                                 {"reasonlist", 'R'},
+                                                 {"reason", 'r'},
+                                                 {"partition", 'P'},
+                                                 {"submittime", 'V'},
+                                                 {"starttime", 'S'},
+                                                 {"endtime", 'e'},
+                                                 {"dependency", 'E'},
+                                                 {"workdir", 'Z'},
+                                                 {"command", 'o'},
+                                                 {"account", 'a'},
+                                                 {"qos", 'q'},
+                                                 {"numcpus", 'C'},
+                                                 {"mincpus", 'c'},
+                                                 {"minmemory", 'm'},
+                                                 {"tres-per-node", 'b'},
+                                                 {"priority", 'Q'},
+                                                 {"comment", 'k'},
+                                                 {"nice", 'y'},
+                                                 {"batchhost", 'B'},
+                                                 {"tres-per-job", kTresPerJob},
+                                                 {"tres-per-task", kTresPerTask},
+                                                 {"tres-alloc", kTresAlloc},
+                                                 {"tres-per-socket", kTresPerSocket}};
+
+// -O "name[:[.]size[suffix]],...": each field 20 wide unless sized, left-aligned unless '.',
+// its suffix printed after it. A name Slurm does not know is reported on stderr and left out,
+// and the others are printed, as squeue does ("Invalid job format specification: X").
+std::vector<FormatItem> parse_fields(const std::string& text) {
+  std::vector<FormatItem> items;
+  for (const std::string& field : split_list(text)) {
+    const size_t colon = field.find(':');
+    std::string name = field.substr(0, colon);
+    std::string lower = name;
+    std::transform(lower.begin(), lower.end(), lower.begin(),
+                   [](unsigned char c) { return std::tolower(c); });
+    auto code = kFieldCodes.find(lower);
+    if (code == kFieldCodes.end()) {
+      std::cerr << "squeue: error: Invalid job format specification: " << name << "\n";
+      continue;
+    }
+    FormatItem item{.code = code->second, .width = 20, .right = false, .text = ""};
+    std::string suffix;
+    if (colon != std::string::npos) {
+      size_t at = colon + 1;
+      if (at < field.size() && field[at] == '.') {
+        item.right = true;
+        ++at;
+      }
+      size_t digits = at;
+      while (digits < field.size() && std::isdigit(static_cast<unsigned char>(field[digits])))
+        ++digits;
+      if (digits > at) item.width = std::stoi(field.substr(at, std::min<size_t>(digits - at, 4)));
+      suffix = field.substr(digits);
+    }
+    items.push_back(item);
+    if (!suffix.empty())
+      items.push_back(FormatItem{.code = 0, .width = 0, .right = false, .text = suffix});
+  }
+  return items;
+}
 
 enum { kMe = 256, kIgnored, kIgnoredFlag, kUnsupported, kUnsupportedFlag };
 
@@ -44,7 +125,9 @@ const std::vector<LongOption> kOptions = {
     {"array-unique", no_argument, kIgnoredFlag, nullptr, "accepted, no effect"},
     {"local", no_argument, kIgnoredFlag, nullptr, "accepted, no effect (one cluster)"},
     {"federation", no_argument, kIgnoredFlag, nullptr, "accepted, no effect (one cluster)"},
-    {"Format", required_argument, 'O'},
+    {"Format", required_argument, 'O', "fields",
+     "fields as NAME[:[.]SIZE[SUFFIX]],... (jobid,state,tres-per-node:30,tres-alloc; 20 wide "
+     "unless sized)"},
     {"sort", required_argument, 'S'},
     {"iterate", required_argument, 'i'},
     {"steps", optional_argument, 's'},
@@ -152,6 +235,21 @@ std::string value_of(char code, const JobRow& row, Seconds now) {
       return "0";
     case 'B':
       return job.nodelist().empty() ? "n/a" : first_host(job.nodelist());
+    case kTresPerJob:
+      return job_tres_per_job(job);
+    case kTresPerTask:
+      return job_tres_per_task(job);
+    case kTresPerSocket:
+      return "N/A";
+    case kTresAlloc: {
+      // What it holds once started, else what it asks, as Slurm's tres-alloc shows.
+      std::string tres = job_tres(job, /*allocated=*/job.start_time() > 0);
+      if (tres.empty()) tres = job_tres(job, /*allocated=*/false);
+      return tres.empty() ? "cpu=" + std::to_string(job.spec().nodes()) +
+                                ",node=" + std::to_string(job.spec().nodes()) +
+                                ",billing=" + std::to_string(job.spec().nodes())
+                          : tres;
+    }
   }
   return "";
 }
@@ -227,6 +325,14 @@ std::string header_of(char code) {
       return "NICE";
     case 'B':
       return "EXEC_HOST";
+    case kTresPerJob:
+      return "TRES_PER_JOB";
+    case kTresPerTask:
+      return "TRES_PER_TASK";
+    case kTresPerSocket:
+      return "TRES_PER_SOCKET";
+    case kTresAlloc:
+      return "TRES_ALLOC";
   }
   return "";
 }
@@ -241,6 +347,7 @@ int squeue_main(const std::vector<std::string>& args) {
   if (!parsed) return report_error("squeue", parsed.error());
   bool header = true, expand_arrays = false, all_states = false;
   std::string format = kDefaultFormat;
+  std::string fields;  // -O, when given: it wins over -o, as in Slurm
   std::set<int> uids;
   std::set<std::string> partitions, names;
   std::set<v1::JobState> states;
@@ -255,6 +362,9 @@ int squeue_main(const std::vector<std::string>& args) {
         break;
       case 'l':
         format = kLongFormat;
+        break;
+      case 'O':
+        fields = o.value;
         break;
       case 'r':
         expand_arrays = true;
@@ -308,7 +418,8 @@ int squeue_main(const std::vector<std::string>& args) {
   }
   if (!parsed->rest.empty())
     return report_error("squeue", fail("unexpected argument '" + parsed->rest.front() + "'"));
-  Result<std::vector<FormatItem>> items = parse_format(format, kCodes, "squeue");
+  Result<std::vector<FormatItem>> items =
+      fields.empty() ? parse_format(format, kCodes, "squeue") : parse_fields(fields);
   if (!items) return report_error("squeue", items.error());
 
   Result<LiveClient> client = connect_to_cluster("");
