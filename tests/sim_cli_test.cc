@@ -64,6 +64,47 @@ TEST(SimCli, BadInputExitsWithStatusTwoAndSaysWhere) {
       << unknown.output;
 }
 
+// --priority fairshare on the HPC2N excerpt (its users and groups): summary.json has the users'
+// figures and the fairness ones, users.csv a row per user; a shares file that does not read is
+// refused with its line, and nothing is run.
+TEST(SimCli, FairShareRunReportsEachUserAndTheFairnessFigures) {
+  test::TempDir tmp;
+  const std::string hpc2n =
+      TRELLIS_SOURCE_DIR + "/data/workloads/HPC2N-2002-2.2-cln.first3171.swf.gz";
+  CommandRun r = run_trellis("sim -m flat:240 -w " + hpc2n +
+                             " --max-jobs 600 -s easy --priority fairshare --half-life 86400 "
+                             "--fair-start-sample 20 --metrics-only --out " +
+                             tmp.path().string());
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("Jain's index of their mean bounded slowdowns"), std::string::npos)
+      << r.output;
+  auto summary = nlohmann::json::parse(read_text(tmp.path() / "summary.json"));
+  EXPECT_EQ(summary["priority"], "fairshare");
+  EXPECT_EQ(summary["priority_settings"]["half_life"], 86400);
+  ASSERT_TRUE(summary["users"].is_array());
+  EXPECT_GT(summary["users"].size(), 1u);
+  int jobs = 0;
+  for (const auto& user : summary["users"]) jobs += user["jobs"].get<int>();
+  EXPECT_EQ(jobs, summary["metrics"]["jobs"].get<int>());
+  EXPECT_EQ(summary["fairness"]["users"], summary["users"].size());
+  EXPECT_EQ(summary["fairness"]["fair_start"]["jobs_measured"], 20);
+  const double jain = summary["fairness"]["jain_bounded_slowdown"];
+  EXPECT_GT(jain, 0);
+  EXPECT_LE(jain, 1);
+  std::string csv = read_text(tmp.path() / "users.csv");
+  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'),
+            static_cast<long>(summary["users"].size()) + 1);
+
+  fs::path shares = tmp.path() / "shares.txt";
+  std::ofstream(shares) << "g1 10\nu3 -4\n";
+  CommandRun bad = run_trellis("sim -m flat:240 -w " + hpc2n + " --priority fairshare --shares " +
+                               shares.string() + " --out " + (tmp.path() / "o").string());
+  EXPECT_EQ(bad.status, 2);
+  EXPECT_NE(bad.output.find(shares.string() + ":2: shares '-4' is not a number"), std::string::npos)
+      << bad.output;
+  EXPECT_FALSE(fs::exists(tmp.path() / "o" / "summary.json"));
+}
+
 TEST(SimCli, SavedGeneratedWorkloadReplaysTheSameRun) {
   test::TempDir tmp;
   fs::path swf = tmp.path() / "gen.swf";

@@ -47,6 +47,16 @@ struct SimArgs {
   // cores, memory and GPUs; with share_nodes they share nodes (sim/workload.h).
   std::string node_type;
   bool share_nodes = false;
+  // The queue's order (sched/priority_order.h): "fifo" (arrival), "fairshare" (multifactor with
+  // Fair Tree) or "classic" (multifactor with the classic formula); the accounts from the trace's
+  // groups or users (sim/user_accounts.h), their shares from a file.
+  std::string priority = "fifo";
+  std::string accounts = "group";
+  std::string shares_file;
+  double half_life = 7 * 86400;
+  double weight_age = 1000, weight_fair_share = 10000, weight_job_size = 0;
+  double max_age = 7 * 86400;
+  long fair_start_sample = 200;  // jobs whose fair start time is measured; 0 = none
 };
 
 // Adds the options of `trellis sim` to `cmd`, bound to `args`.

@@ -17,6 +17,7 @@
 #include "cli/option_checks.h"
 #include "cli/sim_args.h"
 #include "cli/sim_gang.h"
+#include "sched/priority_order.h"
 #include "sched/registry.h"
 #include "sim/html_report.h"
 #include "sim/lublin.h"
@@ -25,6 +26,8 @@
 #include "sim/run_metrics.h"
 #include "sim/simulator.h"
 #include "sim/swf.h"
+#include "sim/user_accounts.h"
+#include "sim/user_fairness.h"
 #include "sim/workload.h"
 #include "sim/workload/thesis_model.h"
 
@@ -70,6 +73,40 @@ Result<Workload> make_workload(const SimArgs& args, const Machine& machine) {
 }
 
 namespace {
+
+// summary.json's "users" and "fairness", and users.csv (sim/user_fairness.h).
+std::string add_fairness(RunOutputs& run, const UserFairness& fairness, const std::string& out) {
+  nlohmann::json users = nlohmann::json::array();
+  std::ostringstream csv;
+  csv << "user,jobs,mean_wait,mean_bounded_slowdown,node_hours\n";
+  for (const UserFigures& u : fairness.users) {
+    users.push_back({{"user", u.user},
+                     {"jobs", u.jobs},
+                     {"mean_wait", u.mean_wait},
+                     {"mean_bounded_slowdown", u.mean_bounded_slowdown},
+                     {"node_hours", u.node_hours}});
+    csv << u.user << "," << u.jobs << "," << u.mean_wait << "," << u.mean_bounded_slowdown << ","
+        << u.node_hours << "\n";
+  }
+  run.extra["users"] = users;
+  nlohmann::json figures = {{"users", fairness.users.size()},
+                            {"jain_bounded_slowdown", fairness.jain_bounded_slowdown}};
+  std::ostringstream line;
+  line << std::fixed << std::setprecision(3) << "  fairness over " << fairness.users.size()
+       << " users: Jain's index of their mean bounded slowdowns " << fairness.jain_bounded_slowdown;
+  if (fairness.fair_start) {
+    const FairStartFigures& f = *fairness.fair_start;
+    figures["fair_start"] = {{"jobs_measured", f.jobs_measured},
+                             {"mean_unfair_delay", f.mean_unfair_delay},
+                             {"unfair_fraction", f.unfair_fraction}};
+    line << "; fair start (Sabin) missed by " << f.unfair_fraction * 100 << "% of "
+         << f.jobs_measured << " jobs, mean unfair delay " << std::setprecision(0)
+         << f.mean_unfair_delay << " s";
+  }
+  run.extra["fairness"] = figures;
+  (void)write_text_file(out + "/users.csv", csv.str());
+  return line.str();
+}
 
 void draw_progress(double fraction) {
   int width = 40;
@@ -285,9 +322,39 @@ int run_sim(const SimArgs& given) {
     std::cout << "trellis sim: " << workload->jobs.size() << " jobs from " << workload->source
               << " on " << machine->spec() << ", policy " << args.policy << ", allocator "
               << alloc_name << std::endl;  // flushed: a long run shows what it is doing
+  // The queue's order: arrival, or multifactor priority over the trace's accounts.
+  std::function<std::unique_ptr<QueueOrder>()> make_order;
+  if (args.priority != "fifo") {
+    Result<SimAccounts> accounts = sim_accounts(
+        workload->jobs, args.accounts == "user" ? SimAccountsFrom::kUser : SimAccountsFrom::kGroup,
+        args.shares_file);
+    if (!accounts) return usage_error(accounts.error());
+    PriorityWeights weights{.age = args.weight_age,
+                            .fair_share = args.weight_fair_share,
+                            .job_size = args.weight_job_size,
+                            .max_age = args.max_age,
+                            .half_life = args.half_life,
+                            .classic = args.priority == "classic",
+                            .dampening = 1};
+    make_order = [accounts = std::move(*accounts), weights, nodes = machine->node_count()] {
+      return std::make_unique<PriorityOrder>(accounts.tree, accounts.user_of(), nodes, weights);
+    };
+  }
+  std::unique_ptr<QueueOrder> order = make_order ? make_order() : nullptr;
+  options.order = order.get();
   RunOutputs run;
   run.result = simulate(*machine, **allocator, **policy, workload->jobs, options);
   run.summary = summarize(run.result, *metrics_options);
+  UserFairness fairness = user_fairness(run.result, args.bsld_threshold);
+  if (args.fair_start_sample > 0) {
+    if (!args.quiet)
+      std::cerr << "trellis sim: fair start times of " << args.fair_start_sample
+                << " jobs (one replay each; --fair-start-sample 0 skips them)\n";
+    fairness.fair_start = fair_start_unfairness(
+        *machine, **allocator, **policy, workload->jobs, options, run.result, make_order,
+        static_cast<size_t>(args.fair_start_sample), terminal ? draw_progress : nullptr);
+  }
+  const std::string fairness_line = add_fairness(run, fairness, args.out);
   run.about = {{"machine", machine->spec()},
                {"workload", workload->source},
                {"policy", args.policy},
@@ -302,7 +369,16 @@ int run_sim(const SimArgs& given) {
                {"runtime_model", args.runtime_model},
                {"max_job_test", args.max_job_test},
                {"node_type", args.node_type},
-               {"share_nodes", args.share_nodes}};
+               {"share_nodes", args.share_nodes},
+               {"priority", args.priority}};
+  if (args.priority != "fifo")
+    run.about["priority_settings"] = {{"accounts", args.accounts},
+                                      {"shares_file", args.shares_file},
+                                      {"half_life", args.half_life},
+                                      {"weight_age", args.weight_age},
+                                      {"weight_fair_share", args.weight_fair_share},
+                                      {"weight_job_size", args.weight_job_size},
+                                      {"max_age", args.max_age}};
   if (!args.runtime_options.empty()) run.about["runtime_options"] = args.runtime_options;
   if (workload->unix_start_time) run.about["unix_start_time"] = *workload->unix_start_time;
   std::ostringstream line;
@@ -313,6 +389,7 @@ int run_sim(const SimArgs& given) {
   if (summary.core_utilization)
     line << std::setprecision(3) << "; core utilization " << *summary.core_utilization
          << ", shared fragmentation " << summary.shared_fragmentation.value_or(0);
+  line << "\n" << fairness_line;
   run.console_line = line.str();
   return write_run_outputs(args, *machine, run);
 }
@@ -426,6 +503,40 @@ void add_sim_options(CLI::App& cmd, SimArgs& args) {
                "holds exactly; by default it gets the smallest box of larger volume that fits the "
                "machine (17 nodes on torus:16x16 -> 18), the extra nodes counted as internal "
                "fragmentation");
+  cmd.add_option("--priority", args.priority,
+                 "The queue's order: fifo (arrival), fairshare (Slurm's multifactor priority "
+                 "with Fair Tree: age, fair-share, job size) or classic (the classic fair-share "
+                 "formula)")
+      ->check(CLI::IsMember({"fifo", "fairshare", "classic"}))
+      ->capture_default_str();
+  cmd.add_option("--accounts", args.accounts,
+                 "With --priority: each group of the trace an account of its users (group), or "
+                 "each user an account of its own (user)")
+      ->check(CLI::IsMember({"group", "user"}))
+      ->capture_default_str();
+  cmd.add_option("--shares", args.shares_file,
+                 "With --priority: a file of 'NAME SHARES' lines (g12 40, u7 2); 1 each otherwise");
+  cmd.add_option("--half-life", args.half_life,
+                 "With --priority: seconds in which usage decays to half (0: never)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd.add_option("--weight-age", args.weight_age, "PriorityWeightAge")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd.add_option("--weight-fairshare", args.weight_fair_share, "PriorityWeightFairshare")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd.add_option("--weight-jobsize", args.weight_job_size, "PriorityWeightJobSize")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd.add_option("--max-age", args.max_age, "PriorityMaxAge: seconds of waiting at which age is 1")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd.add_option("--fair-start-sample", args.fair_start_sample,
+                 "Jobs whose fair start time (Sabin et al.) is measured, spread evenly over the "
+                 "trace, each by a replay of the jobs before it; 0: none")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   cmd.add_option("--max-jobs", args.max_jobs, "Simulate only the first N jobs of the workload")
       ->check(positive_whole_number());
   cmd.add_option("--out,-o", args.out, "Output directory")->capture_default_str();

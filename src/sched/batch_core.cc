@@ -104,9 +104,10 @@ void BatchCore::remove_running(Stored& stored) {
   forget(stored);
 }
 
-Status BatchCore::ended(JobId job, Seconds /*now*/) {
+Status BatchCore::ended(JobId job, Seconds now) {
   Stored* stored = running(job);
   if (!stored) return fail("job " + std::to_string(job) + " is not running");
+  if (options_.order) options_.order->ended(stored->job, running_[stored->running_at].start, now);
   free_ |= running_[stored->running_at].nodes;
   if (!down_.empty()) free_ -= down_;  // a node that went down while held stays out
   give_back_grants(stored->job, running_[stored->running_at]);
@@ -144,6 +145,7 @@ Status BatchCore::add_running(const Job& job, const RunningJob& r) {
   }
   Stored& stored = store(job);
   stored.running_at = running_.size();
+  if (options_.order) options_.order->started(job, r.start);
   running_.push_back(std::move(placed));
   free_ -= r.nodes;
   refresh_free();
@@ -153,6 +155,10 @@ Status BatchCore::add_running(const Job& job, const RunningJob& r) {
 Status BatchCore::unstart(JobId job) {
   Stored* stored = running(job);
   if (!stored) return fail("job " + std::to_string(job) + " is not running");
+  if (options_.order) {
+    const Seconds start = running_[stored->running_at].start;
+    options_.order->ended(stored->job, start, start);  // taken back: it used nothing
+  }
   free_ |= running_[stored->running_at].nodes;
   if (!down_.empty()) free_ -= down_;
   give_back_grants(stored->job, running_[stored->running_at]);
@@ -201,6 +207,7 @@ const PassResult& BatchCore::pass(Seconds now) {
   last_pass_ = now;
   result_.now = now;
   result_.decisions.clear();
+  if (options_.order) options_.order->order(queue_, now);
   // While jobs start on shared nodes, the policy is called again: each call starts at most one
   // job per node (see kMostSharedRounds).
   for (int round = 0; round < kMostSharedRounds; ++round)
@@ -232,6 +239,7 @@ int BatchCore::schedule_once(Seconds now) {
       free_ -= d.placement.nodes;
       if (job.request.demand && !job.request.demand->whole) ++shared;
       jobs_.at(job.id)->running_at = running_.size();
+      if (options_.order) options_.order->started(job, now);
       result_.decisions.push_back({CoreDecision::Kind::kStart, job.id, std::move(d.placement.nodes),
                                    d.placement.box, running.grants});
       running_.push_back(std::move(running));

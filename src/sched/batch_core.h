@@ -25,6 +25,7 @@
 #include "alloc/node_pool.h"
 #include "alloc/node_sharing.h"
 #include "sched/core.h"
+#include "sched/queue_order.h"
 
 namespace trellis {
 
@@ -36,6 +37,9 @@ struct BatchOptions {
   // alloc/node_sharing.h: jobs with a Request::demand share nodes, the others take them whole.
   std::vector<NodeInventory> node_types;
   std::vector<uint16_t> type_of;
+  // Sorts the queue before each pass and hears of every end (sched/queue_order.h); not owned.
+  // Null: arrival order.
+  QueueOrder* order = nullptr;
 };
 
 class BatchCore final : public SchedulingCore {

@@ -265,7 +265,8 @@ SimResult simulate(const Machine& machine, const Allocator& allocator, const Que
     return std::make_unique<BatchCore>(machine, timed, policy,
                                        BatchOptions{.max_job_test = options.max_job_test,
                                                     .node_types = options.node_types,
-                                                    .type_of = options.type_of});
+                                                    .type_of = options.type_of,
+                                                    .order = options.order});
   };
   loop.on_pass = options.on_pass;
   loop.restart_after_pass = options.restart_after_pass;

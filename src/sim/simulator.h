@@ -58,6 +58,9 @@ struct SimOptions {
   // nodes (sim/workload.h: set_node_resources), and the result counts cores, memory and GPUs.
   std::vector<NodeInventory> node_types;
   std::vector<uint16_t> type_of;
+  // Puts the queue in priority order before each pass (sched/queue_order.h: fair-share); not
+  // owned. Null: arrival order. One run at a time: it keeps the users' usage.
+  QueueOrder* order = nullptr;
 };
 
 struct JobRecord {

@@ -1,0 +1,74 @@
+#include "sched/priority_order.h"
+
+#include <algorithm>
+#include <utility>
+
+namespace trellis {
+
+PriorityOrder::PriorityOrder(ShareTree tree, UserOf user_of, int machine_nodes,
+                             PriorityWeights weights)
+    : tree_(std::move(tree)),
+      user_of_(std::move(user_of)),
+      machine_nodes_(std::max(machine_nodes, 1)),
+      weights_(weights) {}
+
+void PriorityOrder::decay_to(Seconds now) {
+  if (!usage_time_set_) {
+    usage_time_ = now;
+    usage_time_set_ = true;
+    return;
+  }
+  if (now <= usage_time_) return;
+  if (weights_.half_life > 0)
+    tree_.scale_usage(decayed_usage(1, now - usage_time_, weights_.half_life));
+  usage_time_ = now;
+}
+
+void PriorityOrder::started(const Job& job, Seconds start) {
+  const int user = user_of_(job);
+  if (user <= 0 || user >= static_cast<int>(tree_.nodes().size())) return;
+  running_[job.id] = Running{user, job.request.nodes, start};
+}
+
+void PriorityOrder::ended(const Job& job, Seconds start, Seconds end) {
+  running_.erase(job.id);
+  const int user = user_of_(job);
+  if (user <= 0 || user >= static_cast<int>(tree_.nodes().size())) return;
+  decay_to(end);
+  // Charged as of its end; an end told late (before usage_time_) is decayed by what it missed.
+  const double used = job.request.nodes * std::max(0.0, end - start);
+  tree_.add_usage(user, decayed_usage(used, usage_time_ - end, weights_.half_life));
+}
+
+double PriorityOrder::priority(const Job& job, Seconds now) const {
+  const double age =
+      weights_.max_age > 0 ? std::clamp((now - job.submit) / weights_.max_age, 0.0, 1.0) : 1.0;
+  const int user = user_of_(job);
+  const double fair_share = user > 0 && user < static_cast<int>(shares_.size())
+                                ? shares_[static_cast<size_t>(user)].factor
+                                : 0;
+  const double size = std::min(1.0, static_cast<double>(job.request.nodes) / machine_nodes_);
+  return weights_.age * age + weights_.fair_share * fair_share + weights_.job_size * size;
+}
+
+void PriorityOrder::order(std::vector<const Job*>& queue, Seconds now) {
+  decay_to(now);
+  // What the running jobs have used so far counts now, and is taken out again after: each is
+  // charged whole when it ends.
+  for (const auto& [id, r] : running_)
+    tree_.add_usage(r.user, r.nodes * std::max(0.0, now - r.start));
+  shares_ = weights_.classic ? classic_fair_share(tree_, weights_.dampening) : fair_tree(tree_);
+  for (const auto& [id, r] : running_)
+    tree_.add_usage(r.user, -r.nodes * std::max(0.0, now - r.start));
+  keyed_.clear();
+  keyed_.reserve(queue.size());
+  for (const Job* job : queue) keyed_.emplace_back(priority(*job, now), job);
+  std::stable_sort(keyed_.begin(), keyed_.end(), [](const auto& a, const auto& b) {
+    if (a.first != b.first) return a.first > b.first;
+    if (a.second->submit != b.second->submit) return a.second->submit < b.second->submit;
+    return a.second->id < b.second->id;
+  });
+  for (size_t i = 0; i < queue.size(); ++i) queue[i] = keyed_[i].second;
+}
+
+}  // namespace trellis

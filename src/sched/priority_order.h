@@ -1,0 +1,83 @@
+// PriorityOrder: Slurm's multifactor priority as a QueueOrder (sched/queue_order.h). Each pass it
+// gives every waiting job
+//
+//   priority = weight_age * age + weight_fair_share * fair_share + weight_job_size * job_size
+//
+// with every factor in [0, 1]: age = min(1, waited / max_age), fair_share the job's user's
+// factor from the tree of accounts (core/fair_share.h: Fair Tree, or the classic formula), and
+// job_size = nodes asked / nodes of the machine. The queue is sorted by it, highest first, then
+// by submission and id. The defaults are what a site would keep, as the multi-user issue asks:
+// fair-share counts ten times more than a week's waiting, size nothing.
+//
+// Usage: each job is charged its node-seconds (nodes x run time) to its user when it ends, and
+// the jobs running are counted for what they have run so far, so a user's factor moves by the
+// next pass after a start or an end, not every five minutes as in Slurm. All usage decays with a
+// half-life (7 days by default), applied when time moves on rather than by a periodic walk.
+//
+// Which user of the tree a job charges is given by a function of the job (a trace's user and
+// group, or the daemon's account and user); a job of no user in the tree gets a fair-share
+// factor of 0 and charges nothing.
+//
+//   ShareTree tree = ...;  // accounts and users, with their shares
+//   PriorityOrder order(std::move(tree), [&](const Job& j) { return index_of(j.user); },
+//                       machine.node_count());
+//   SimOptions options;
+//   options.order = &order;
+#pragma once
+
+#include <functional>
+#include <unordered_map>
+#include <vector>
+
+#include "core/fair_share.h"
+#include "sched/queue_order.h"
+
+namespace trellis {
+
+struct PriorityWeights {
+  double age = 1000;
+  double fair_share = 10000;
+  double job_size = 0;
+  Seconds max_age = 7 * 86400;    // PriorityMaxAge
+  Seconds half_life = 7 * 86400;  // PriorityDecayHalfLife; 0 = no decay
+  bool classic = false;           // the classic formula instead of Fair Tree
+  double dampening = 1;           // FairShareDampeningFactor (classic only)
+};
+
+class PriorityOrder final : public QueueOrder {
+ public:
+  using UserOf = std::function<int(const Job&)>;  // an index of tree.nodes() or -1
+  PriorityOrder(ShareTree tree, UserOf user_of, int machine_nodes, PriorityWeights weights = {});
+
+  void started(const Job& job, Seconds start) override;
+  void ended(const Job& job, Seconds start, Seconds end) override;
+  void order(std::vector<const Job*>& queue, Seconds now) override;
+
+  // As of the last order(): each tree node's shares, usage and factor (sshare's columns).
+  const std::vector<ShareResult>& shares() const { return shares_; }
+  // The tree with its usage decayed to the last time it was told of.
+  const ShareTree& tree() const { return tree_; }
+  // `job`'s priority with the factors of the last order() at `now`.
+  double priority(const Job& job, Seconds now) const;
+
+ private:
+  // Decays every usage from usage_time_ to `now` (later only).
+  void decay_to(Seconds now);
+
+  ShareTree tree_;
+  UserOf user_of_;
+  int machine_nodes_;
+  PriorityWeights weights_;
+  Seconds usage_time_ = 0;  // what time tree_'s usage is as of
+  bool usage_time_set_ = false;
+  std::vector<ShareResult> shares_;
+  struct Running {
+    int user = -1;
+    int nodes = 0;
+    Seconds start = 0;
+  };
+  std::unordered_map<JobId, Running> running_;
+  std::vector<std::pair<double, const Job*>> keyed_;  // order() scratch
+};
+
+}  // namespace trellis
