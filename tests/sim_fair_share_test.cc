@@ -50,7 +50,8 @@ TEST(SimFairShareTest, ALightUsersJobPassesAHeavyUsersQueue) {
   EXPECT_EQ(start_of(fifo, 11), 1000);
   Result<SimAccounts> accounts = sim_accounts(jobs, SimAccountsFrom::kGroup, "");
   ASSERT_TRUE(accounts) << accounts.error().message;
-  PriorityOrder order(accounts->tree, accounts->user_of(), 1);
+  accounts->assign(jobs);
+  PriorityOrder order(accounts->tree, 1);
   SimOptions options;
   options.order = &order;
   SimResult fair = simulate(machine, allocator, **policy, jobs, options);
@@ -74,11 +75,12 @@ TEST(SimFairShareTest, UsageThatHasDecayedNoLongerCounts) {
                            job_of(3, 100010, 1, 100, 1, 1), job_of(4, 100020, 1, 100, 2, 2)};
   Result<SimAccounts> accounts = sim_accounts(jobs, SimAccountsFrom::kGroup, "");
   ASSERT_TRUE(accounts);
+  accounts->assign(jobs);
   for (const auto& [half_life, first] : std::vector<std::pair<double, JobId>>{{10, 3}, {0, 4}}) {
     // User 9's job holds the node while 3 and 4 queue; its own usage is the same for both.
     PriorityWeights weights;
     weights.half_life = half_life;
-    PriorityOrder order(accounts->tree, accounts->user_of(), 1, weights);
+    PriorityOrder order(accounts->tree, 1, weights);
     SimOptions options;
     options.order = &order;
     SimResult result = simulate(machine, allocator, **policy, jobs, options);
@@ -101,7 +103,9 @@ TEST(SimFairShareTest, GroupsAreAccountsWithTheSharesOfTheFile) {
   ASSERT_GT(g12, 0);
   EXPECT_EQ(tree.nodes()[static_cast<size_t>(g12)].shares, 40);
   EXPECT_EQ(tree.nodes()[static_cast<size_t>(tree.find_user(g12, "u8"))].shares, 3);
-  EXPECT_EQ(accounts->user_of()(jobs[3]), tree.find_user(tree.find_account("g13"), "u7"));
+  EXPECT_EQ(accounts->node_of(jobs[3]), tree.find_user(tree.find_account("g13"), "u7"));
+  accounts->assign(jobs);
+  EXPECT_EQ(jobs[3].association, accounts->node_of(jobs[3]));
   Result<SimAccounts> by_user = sim_accounts(jobs, SimAccountsFrom::kUser, "");
   ASSERT_TRUE(by_user);
   EXPECT_GT(by_user->tree.find_account("u9"), 0);

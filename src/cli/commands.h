@@ -18,6 +18,8 @@ CLI::App& bench_family(CLI::App& app);
 // Adds `bench mc` to the bench family.
 void add_bench_mc_command(CLI::App& app, int& status);
 void add_bench_sharing_command(CLI::App& app, int& status);
+// trellis bench priority (bench/priority_bench.h).
+void add_bench_priority_command(CLI::App& app, int& status);
 void add_sim_command(CLI::App& app, int& status);
 void add_sim_compare_command(CLI::App& app, int& status);
 void add_gang_sim_command(CLI::App& app, int& status);

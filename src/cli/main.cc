@@ -68,6 +68,7 @@ int main(int argc, char** argv) {
   trellis::cli::add_compare_alloc_command(app, status);
   trellis::cli::add_bench_mc_command(app, status);
   trellis::cli::add_bench_sharing_command(app, status);
+  trellis::cli::add_bench_priority_command(app, status);
   trellis::cli::add_sim_command(app, status);
   trellis::cli::add_sim_compare_command(app, status);
   trellis::cli::add_gang_sim_command(app, status);

@@ -336,8 +336,9 @@ int run_sim(const SimArgs& given) {
                             .half_life = args.half_life,
                             .classic = args.priority == "classic",
                             .dampening = 1};
-    make_order = [accounts = std::move(*accounts), weights, nodes = machine->node_count()] {
-      return std::make_unique<PriorityOrder>(accounts.tree, accounts.user_of(), nodes, weights);
+    accounts->assign(workload->jobs);
+    make_order = [tree = std::move(accounts->tree), weights, nodes = machine->node_count()] {
+      return std::make_unique<PriorityOrder>(tree, nodes, weights);
     };
   }
   std::unique_ptr<QueueOrder> order = make_order ? make_order() : nullptr;

@@ -25,6 +25,9 @@ struct Job {
   bool share = false;  // may be time-shared (gang scheduled)
   int user = -1;
   int group = -1;
+  // The account and user it charges: a node of the fair-share tree of accounts
+  // (core/fair_share.h) that a priority order ranks (sched/priority_order.h); -1 for none.
+  int association = -1;
   std::string name;
 };
 

@@ -207,7 +207,7 @@ const PassResult& BatchCore::pass(Seconds now) {
   last_pass_ = now;
   result_.now = now;
   result_.decisions.clear();
-  if (options_.order) options_.order->order(queue_, now);
+  if (options_.order) options_.order->order(queue_, now, options_.max_job_test);
   // While jobs start on shared nodes, the policy is called again: each call starts at most one
   // job per node (see kMostSharedRounds).
   for (int round = 0; round < kMostSharedRounds; ++round)

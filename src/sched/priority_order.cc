@@ -5,12 +5,8 @@
 
 namespace trellis {
 
-PriorityOrder::PriorityOrder(ShareTree tree, UserOf user_of, int machine_nodes,
-                             PriorityWeights weights)
-    : tree_(std::move(tree)),
-      user_of_(std::move(user_of)),
-      machine_nodes_(std::max(machine_nodes, 1)),
-      weights_(weights) {}
+PriorityOrder::PriorityOrder(ShareTree tree, int machine_nodes, PriorityWeights weights)
+    : tree_(std::move(tree)), machine_nodes_(std::max(machine_nodes, 1)), weights_(weights) {}
 
 void PriorityOrder::decay_to(Seconds now) {
   if (!usage_time_set_) {
@@ -25,14 +21,14 @@ void PriorityOrder::decay_to(Seconds now) {
 }
 
 void PriorityOrder::started(const Job& job, Seconds start) {
-  const int user = user_of_(job);
+  const int user = job.association;
   if (user <= 0 || user >= static_cast<int>(tree_.nodes().size())) return;
   running_[job.id] = Running{user, job.request.nodes, start};
 }
 
 void PriorityOrder::ended(const Job& job, Seconds start, Seconds end) {
   running_.erase(job.id);
-  const int user = user_of_(job);
+  const int user = job.association;
   if (user <= 0 || user >= static_cast<int>(tree_.nodes().size())) return;
   decay_to(end);
   // Charged as of its end; an end told late (before usage_time_) is decayed by what it missed.
@@ -43,7 +39,7 @@ void PriorityOrder::ended(const Job& job, Seconds start, Seconds end) {
 double PriorityOrder::priority(const Job& job, Seconds now) const {
   const double age =
       weights_.max_age > 0 ? std::clamp((now - job.submit) / weights_.max_age, 0.0, 1.0) : 1.0;
-  const int user = user_of_(job);
+  const int user = job.association;
   const double fair_share = user > 0 && user < static_cast<int>(shares_.size())
                                 ? shares_[static_cast<size_t>(user)].factor
                                 : 0;
@@ -51,7 +47,7 @@ double PriorityOrder::priority(const Job& job, Seconds now) const {
   return weights_.age * age + weights_.fair_share * fair_share + weights_.job_size * size;
 }
 
-void PriorityOrder::order(std::vector<const Job*>& queue, Seconds now) {
+void PriorityOrder::order(std::vector<const Job*>& queue, Seconds now, size_t head) {
   decay_to(now);
   // What the running jobs have used so far counts now, and is taken out again after: each is
   // charged whole when it ends.
@@ -63,11 +59,20 @@ void PriorityOrder::order(std::vector<const Job*>& queue, Seconds now) {
   keyed_.clear();
   keyed_.reserve(queue.size());
   for (const Job* job : queue) keyed_.emplace_back(priority(*job, now), job);
-  std::stable_sort(keyed_.begin(), keyed_.end(), [](const auto& a, const auto& b) {
+  // A total order (priority, then submission, then id), so that the head is the same however
+  // it is found.
+  auto before = [](const auto& a, const auto& b) {
     if (a.first != b.first) return a.first > b.first;
     if (a.second->submit != b.second->submit) return a.second->submit < b.second->submit;
     return a.second->id < b.second->id;
-  });
+  };
+  if (head > 0 && head < keyed_.size()) {
+    std::nth_element(keyed_.begin(), keyed_.begin() + static_cast<long>(head), keyed_.end(),
+                     before);
+    std::sort(keyed_.begin(), keyed_.begin() + static_cast<long>(head), before);
+  } else {
+    std::sort(keyed_.begin(), keyed_.end(), before);
+  }
   for (size_t i = 0; i < queue.size(); ++i) queue[i] = keyed_[i].second;
 }
 

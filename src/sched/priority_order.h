@@ -14,18 +14,16 @@
 // next pass after a start or an end, not every five minutes as in Slurm. All usage decays with a
 // half-life (7 days by default), applied when time moves on rather than by a periodic walk.
 //
-// Which user of the tree a job charges is given by a function of the job (a trace's user and
-// group, or the daemon's account and user); a job of no user in the tree gets a fair-share
+// Which user of the tree a job charges is its `association` (core/job.h), set by whoever made
+// the tree (sim/user_accounts.h for a trace); a job of no user in the tree gets a fair-share
 // factor of 0 and charges nothing.
 //
 //   ShareTree tree = ...;  // accounts and users, with their shares
-//   PriorityOrder order(std::move(tree), [&](const Job& j) { return index_of(j.user); },
-//                       machine.node_count());
+//   PriorityOrder order(std::move(tree), machine.node_count());
 //   SimOptions options;
 //   options.order = &order;
 #pragma once
 
-#include <functional>
 #include <unordered_map>
 #include <vector>
 
@@ -46,12 +44,11 @@ struct PriorityWeights {
 
 class PriorityOrder final : public QueueOrder {
  public:
-  using UserOf = std::function<int(const Job&)>;  // an index of tree.nodes() or -1
-  PriorityOrder(ShareTree tree, UserOf user_of, int machine_nodes, PriorityWeights weights = {});
+  PriorityOrder(ShareTree tree, int machine_nodes, PriorityWeights weights = {});
 
   void started(const Job& job, Seconds start) override;
   void ended(const Job& job, Seconds start, Seconds end) override;
-  void order(std::vector<const Job*>& queue, Seconds now) override;
+  void order(std::vector<const Job*>& queue, Seconds now, size_t head) override;
 
   // As of the last order(): each tree node's shares, usage and factor (sshare's columns).
   const std::vector<ShareResult>& shares() const { return shares_; }
@@ -65,7 +62,6 @@ class PriorityOrder final : public QueueOrder {
   void decay_to(Seconds now);
 
   ShareTree tree_;
-  UserOf user_of_;
   int machine_nodes_;
   PriorityWeights weights_;
   Seconds usage_time_ = 0;  // what time tree_'s usage is as of

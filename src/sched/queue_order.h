@@ -8,6 +8,7 @@
 // (multifactor priority: age, fair-share, job size).
 #pragma once
 
+#include <cstddef>
 #include <vector>
 
 #include "core/job.h"
@@ -22,8 +23,10 @@ class QueueOrder {
   // `job`, started at `start`, ended (or was cancelled while running) at `end`; a start taken
   // back (BatchCore::unstart) ends at its start.
   virtual void ended(const Job& job, Seconds start, Seconds end) = 0;
-  // Sorts `queue` highest priority first at `now`.
-  virtual void order(std::vector<const Job*>& queue, Seconds now) = 0;
+  // Sorts `queue` highest priority first at `now`. Only its first `head` jobs (0: all) need be
+  // in order, the ones a pass shows the policy (BatchOptions::max_job_test); behind them, any
+  // order will do, which saves sorting a deep queue whole.
+  virtual void order(std::vector<const Job*>& queue, Seconds now, size_t head = 0) = 0;
 };
 
 }  // namespace trellis

@@ -5,13 +5,13 @@
 #include <sstream>
 
 namespace trellis {
+int SimAccounts::node_of(const Job& job) const {
+  auto at = user_index.find({job.user, job.group});
+  return at == user_index.end() ? -1 : at->second;
+}
 
-std::function<int(const Job&)> SimAccounts::user_of() const {
-  // A copy of the index: the function outlives nothing it refers to.
-  return [index = user_index](const Job& job) {
-    auto at = index.find({job.user, job.group});
-    return at == index.end() ? -1 : at->second;
-  };
+void SimAccounts::assign(std::vector<Job>& jobs) const {
+  for (Job& job : jobs) job.association = node_of(job);
 }
 
 Result<SimAccounts> sim_accounts(const std::vector<Job>& jobs, SimAccountsFrom from,

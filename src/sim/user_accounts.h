@@ -12,10 +12,10 @@
 // naming the file and line.
 //
 //   Result<SimAccounts> accounts = sim_accounts(workload.jobs, SimAccountsFrom::kGroup, "");
-//   PriorityOrder order(accounts->tree, accounts->user_of(), machine.node_count());
+//   accounts->assign(workload.jobs);
+//   PriorityOrder order(accounts->tree, machine.node_count());
 #pragma once
 
-#include <functional>
 #include <map>
 #include <string>
 #include <utility>
@@ -32,8 +32,10 @@ enum class SimAccountsFrom { kGroup, kUser };
 struct SimAccounts {
   ShareTree tree;
   std::map<std::pair<int, int>, int> user_index;  // (user, group) -> tree node
-  // The tree user a job charges (PriorityOrder::UserOf); -1 for a pair not in the trace.
-  std::function<int(const Job&)> user_of() const;
+  // The tree user `job` charges; -1 for a (user, group) not in the trace.
+  int node_of(const Job& job) const;
+  // Sets each job's association to node_of(job).
+  void assign(std::vector<Job>& jobs) const;
 };
 
 Result<SimAccounts> sim_accounts(const std::vector<Job>& jobs, SimAccountsFrom from,
