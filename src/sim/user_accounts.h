@@ -18,6 +18,7 @@
 
 #include <map>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -37,6 +38,9 @@ struct SimAccounts {
   // Sets each job's association to node_of(job).
   void assign(std::vector<Job>& jobs) const;
 };
+
+// The lines of a shares file, by name; errors name `where` and the line.
+Result<std::map<std::string, double>> parse_shares(std::string_view text, const std::string& where);
 
 Result<SimAccounts> sim_accounts(const std::vector<Job>& jobs, SimAccountsFrom from,
                                  const std::string& shares_file);
