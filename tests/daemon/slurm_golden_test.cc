@@ -75,14 +75,16 @@ std::string value_of(const std::string& text, const std::string& key) {
   return std::regex_search(text, m, re) ? m[2].str() : "<none>";
 }
 
+// A Slurm command (sbatch, squeue, ...) against `cluster`, in its directory.
+CommandRun slurm_command(const LiveCluster& cluster, const std::string& command) {
+  std::string bin = (fs::path(TRELLIS_BINARY).parent_path() / "slurm-bin").string();
+  return test::run_command("cd " + cluster.dir().path() + " && TRELLIS_CONF=" +
+                           (cluster.dir() / "trellis.toml") + " PATH=" + bin + ":$PATH " + command);
+}
+
 class SlurmGoldenTest : public ::testing::Test {
  protected:
-  CommandRun slurm(const std::string& command) {
-    std::string bin = (fs::path(TRELLIS_BINARY).parent_path() / "slurm-bin").string();
-    return test::run_command("cd " + cluster_.dir().path() +
-                             " && TRELLIS_CONF=" + (cluster_.dir() / "trellis.toml") +
-                             " PATH=" + bin + ":$PATH " + command);
-  }
+  CommandRun slurm(const std::string& command) { return slurm_command(cluster_, command); }
   // A job id as the recording wrote it ("5", "5_2", "5_[3-6%2]") with this run's id.
   std::string map_id(const std::string& text) const {
     size_t cut = text.find('_');
@@ -276,12 +278,7 @@ TEST(SlurmTresGoldenTest, CoresAndMemoryOfSharedNodesPrintAsSlurmsConsTresDoes) 
       "--machine flat:2 --node-type 'two::cores=2,sockets=2,mem=1000M' "
       "--shared-nodes");
   ASSERT_EQ(cluster.up().status, 0) << cluster.up().output;
-  auto slurm = [&](const std::string& command) {
-    std::string bin = (fs::path(TRELLIS_BINARY).parent_path() / "slurm-bin").string();
-    return test::run_command("cd " + cluster.dir().path() +
-                             " && TRELLIS_CONF=" + (cluster.dir() / "trellis.toml") +
-                             " PATH=" + bin + ":$PATH " + command);
-  };
+  auto slurm = [&](const std::string& command) { return slurm_command(cluster, command); };
   auto id = [&](const std::string& args) {
     CommandRun r = slurm("sbatch --parsable -o /dev/null " + args);
     EXPECT_EQ(r.status, 0) << r.output;
@@ -365,12 +362,7 @@ TEST(SlurmGpuGoldenTest, GpuJobsPrintAsSlurmDoes) {
       "--machine flat:1 --node-type 'gpu::cores=4,sockets=4,mem=8000M,gpus=tesla:4' "
       "--shared-nodes --emulate");
   ASSERT_EQ(cluster.up().status, 0) << cluster.up().output;
-  auto slurm = [&](const std::string& command) {
-    std::string bin = (fs::path(TRELLIS_BINARY).parent_path() / "slurm-bin").string();
-    return test::run_command("cd " + cluster.dir().path() +
-                             " && TRELLIS_CONF=" + (cluster.dir() / "trellis.toml") +
-                             " PATH=" + bin + ":$PATH " + command);
-  };
+  auto slurm = [&](const std::string& command) { return slurm_command(cluster, command); };
   auto recorded = [](const std::string& name) { return golden("recorded-gpu-usage/" + name); };
   std::map<std::string, std::string> ids;  // recorded id -> ours
   // A recording as Trellis would print it: Slurm's n0000 is our n0, its partition batch our
