@@ -56,7 +56,7 @@ struct SimArgs {
   double half_life = 7 * 86400;
   double weight_age = 1000, weight_fair_share = 10000, weight_job_size = 0;
   double max_age = 7 * 86400;
-  long fair_start_sample = 200;  // jobs whose fair start time is measured; 0 = none
+  long fair_start_sample = 0;  // jobs whose fair start time is measured (a replay each); 0 = none
 };
 
 // Adds the options of `trellis sim` to `cmd`, bound to `args`.

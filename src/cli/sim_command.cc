@@ -350,7 +350,7 @@ int run_sim(const SimArgs& given) {
   if (args.fair_start_sample > 0) {
     if (!args.quiet)
       std::cerr << "trellis sim: fair start times of " << args.fair_start_sample
-                << " jobs (one replay each; --fair-start-sample 0 skips them)\n";
+                << " jobs (one replay each)\n";
     fairness.fair_start = fair_start_unfairness(
         *machine, **allocator, **policy, workload->jobs, options, run.result, make_order,
         static_cast<size_t>(args.fair_start_sample), terminal ? draw_progress : nullptr);
