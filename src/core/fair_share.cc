@@ -17,11 +17,13 @@ std::vector<double> subtree_usages(const std::vector<ShareNode>& nodes) {
   return sum;
 }
 
-double sibling_shares(const std::vector<ShareNode>& nodes, int node) {
-  double total = 0;
-  for (int sibling : nodes[static_cast<size_t>(nodes[static_cast<size_t>(node)].parent)].children)
-    total += nodes[static_cast<size_t>(sibling)].shares;
-  return total;
+// Per node, the raw shares of all its children: one pass, so that a node's siblings are not
+// summed again for each of them (an account of 1,000 users would cost a million additions).
+std::vector<double> children_shares(const std::vector<ShareNode>& nodes) {
+  std::vector<double> sum(nodes.size(), 0);
+  for (size_t i = 1; i < nodes.size(); ++i)
+    sum[static_cast<size_t>(nodes[i].parent)] += nodes[i].shares;
+  return sum;
 }
 
 // The walk of Fair Tree over one list of siblings (the children of one account, or of several
@@ -115,9 +117,7 @@ void ShareTree::scale_usage(double factor) {
 }
 
 double ShareTree::subtree_usage(int node) const {
-  double total = nodes_[static_cast<size_t>(node)].usage;
-  for (int child : nodes_[static_cast<size_t>(node)].children) total += subtree_usage(child);
-  return total;
+  return subtree_usages(nodes_)[static_cast<size_t>(node)];
 }
 
 int ShareTree::find_user(int account, const std::string& name) const {
@@ -138,11 +138,12 @@ std::vector<ShareResult> fair_tree(const ShareTree& tree) {
   const std::vector<ShareNode>& nodes = tree.nodes();
   std::vector<ShareResult> out(nodes.size());
   const std::vector<double> usage = subtree_usages(nodes);
+  const std::vector<double> shares = children_shares(nodes);
   out[0].norm_shares = 1;
   out[0].effective_usage = 1;
   out[0].level_fs = 1;
   for (size_t i = 1; i < nodes.size(); ++i) {
-    const double siblings = sibling_shares(nodes, static_cast<int>(i));
+    const double siblings = shares[static_cast<size_t>(nodes[i].parent)];
     const double parent_usage = usage[static_cast<size_t>(nodes[i].parent)];
     ShareResult& r = out[i];
     r.norm_shares = siblings > 0 ? nodes[i].shares / siblings : 0;
@@ -164,13 +165,14 @@ std::vector<ShareResult> classic_fair_share(const ShareTree& tree, double dampen
   const std::vector<ShareNode>& nodes = tree.nodes();
   std::vector<ShareResult> out(nodes.size());
   const std::vector<double> usage = subtree_usages(nodes);
+  const std::vector<double> shares = children_shares(nodes);
   const double total = usage[0];
   out[0].norm_shares = 1;
   out[0].effective_usage = total > 0 ? 1 : 0;
   // Parents come before their children, so one pass in index order has each parent done.
   for (size_t i = 1; i < nodes.size(); ++i) {
     const size_t parent = static_cast<size_t>(nodes[i].parent);
-    const double siblings = sibling_shares(nodes, static_cast<int>(i));
+    const double siblings = shares[parent];
     const double fraction = siblings > 0 ? nodes[i].shares / siblings : 0;
     ShareResult& r = out[i];
     r.norm_shares = out[parent].norm_shares * fraction;
