@@ -83,7 +83,8 @@ const std::string_view kJobColumns =
     "share, time_limit, argv, cwd, stdout_path, stderr_path, env, state, reason, submit_time, "
     "start_time, end_time, expected_start, attempt, nodes, box_anchor, box_extents, exit_code, "
     "signal, stop, seconds_frozen, hold, node_failures, partition_name, array_job, array_task, "
-    "array_limit, dependency, kill_on_invalid_dep, script_id, tasks, owner, resources, grants";
+    "array_limit, dependency, kill_on_invalid_dep, script_id, tasks, owner, resources, grants, "
+    "account, qos";
 
 Result<StoredJob> read_job(const Session& db, const Rows& rows, size_t r) {
   StoredJob j;
@@ -146,6 +147,8 @@ Result<StoredJob> read_job(const Session& db, const Rows& rows, size_t r) {
   Result<std::vector<NodeGrant>> grants = decode_grants(rows.text(r, 42));
   if (!grants) return bad("grants");
   j.grants = std::move(*grants);
+  j.account = rows.text(r, 43);
+  j.qos = rows.text(r, 44);
   return j;
 }
 

@@ -223,7 +223,38 @@ CREATE TABLE task_usage (
 ) {without_rowid};
 )sql";
 
-constexpr std::array<Migration, 11> kMigrations{{{1, kSchemaV1},
+// Version 12: the site's accounts (core/accounts.h): the tree of accounts under root, the users,
+// their associations with accounts (shares and limits of each), and the account and QOS each job
+// is charged to ('' = none: a site without accounts). Limits are kept as their sacctmgr text
+// ("grptres=node=4 maxjobs=2"), read back by the same parser.
+constexpr const char* kSchemaV12 = R"sql(
+CREATE TABLE accounts (
+  name TEXT PRIMARY KEY,
+  parent TEXT NOT NULL,          -- '' for root
+  shares {int64} NOT NULL,
+  description TEXT NOT NULL DEFAULT '',
+  organization TEXT NOT NULL DEFAULT '',
+  limits TEXT NOT NULL DEFAULT ''
+);
+INSERT INTO accounts (name, parent, shares, description, organization)
+  VALUES ('root', '', 1, 'default root account', 'root');
+CREATE TABLE account_users (
+  name TEXT PRIMARY KEY,
+  default_account TEXT NOT NULL,
+  admin_level TEXT NOT NULL DEFAULT 'None'
+);
+CREATE TABLE associations (
+  user_name TEXT NOT NULL,
+  account TEXT NOT NULL,
+  shares {int64} NOT NULL,
+  limits TEXT NOT NULL DEFAULT '',
+  PRIMARY KEY (user_name, account)
+);
+ALTER TABLE jobs ADD COLUMN account TEXT NOT NULL DEFAULT '';
+ALTER TABLE jobs ADD COLUMN qos TEXT NOT NULL DEFAULT '';
+)sql";
+
+constexpr std::array<Migration, 12> kMigrations{{{1, kSchemaV1},
                                                  {2, kSchemaV2},
                                                  {3, kSchemaV3},
                                                  {4, kSchemaV4},
@@ -233,7 +264,8 @@ constexpr std::array<Migration, 11> kMigrations{{{1, kSchemaV1},
                                                  {8, kSchemaV8},
                                                  {9, kSchemaV9},
                                                  {10, kSchemaV10},
-                                                 {11, kSchemaV11}}};
+                                                 {11, kSchemaV11},
+                                                 {12, kSchemaV12}}};
 static_assert(kMigrations.back().version == kStoreSchemaVersion,
               "the last migration step must bring a store to kStoreSchemaVersion");
 

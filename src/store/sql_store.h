@@ -106,6 +106,10 @@ class SqlStore final : public StateStore {
                                             Seconds ttl) override;
   Result<AdoptedJobs> adopt_jobs(std::string_view controller, Seconds now) override;
 
+  // Accounts: sql_store_accounts.cc.
+  Result<AccountBook> account_book() override;
+  Result<std::string> change_accounts(const AccountChange& change, Seconds now) override;
+
   Result<std::vector<StoredEvent>> events(int64_t after, int limit) override;
   int64_t round_trips() const override;
   std::map<std::string, OperationCounts> operation_counts() const override;

@@ -51,7 +51,9 @@ Result<Statement> insert_job(Session& db, const StoredJob& job) {
                                     {"partition", job.partition},
                                     {"dependency", job.dependency},
                                     {"script", job.script},
-                                    {"owner", job.owner}}) {
+                                    {"owner", job.owner},
+                                    {"account", job.account},
+                                    {"qos", job.qos}}) {
     if (!is_utf8(text)) {
       return db.fail(Error::Code::kInvalidArgument,
                      std::string("the job's ") + field + " is not valid UTF-8");
@@ -61,9 +63,11 @@ Result<Statement> insert_job(Session& db, const StoredJob& job) {
       "INSERT INTO jobs (uid, gid, user_name, name, request_nodes, request_shape, "
       "request_rotate, request_mode, share, time_limit, argv, cwd, stdout_path, stderr_path, "
       "env, state, reason, partition_name, array_job, array_task, array_limit, dependency, "
-      "kill_on_invalid_dep, script_id, tasks, owner, resources, submit_time, start_time, "
+      "kill_on_invalid_dep, script_id, tasks, owner, resources, account, qos, submit_time, "
+      "start_time, "
       "end_time, expected_start, attempt, nodes, box_anchor, box_extents, exit_code, signal) "
       "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'PD', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+      "?, ?, "
       "?, 0, 0, 0, 0, '', '[]', '[]', 0, 0) RETURNING id",
       {job.uid,
        job.gid,
@@ -91,6 +95,8 @@ Result<Statement> insert_job(Session& db, const StoredJob& job) {
        encode_task_request(job.tasks),
        job.owner,
        encode_resource_request(job.resources),
+       job.account,
+       job.qos,
        0.0}};  // submit_time last: add_jobs() sets it
 }
 

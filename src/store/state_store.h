@@ -26,6 +26,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/accounts.h"
 #include "core/job.h"
 #include "core/node_grant.h"
 #include "core/node_set.h"
@@ -121,6 +122,10 @@ struct StoredJob {
   // The controller that places it while it is pending, under concurrent allocation (the one that
   // took the submission, or one that adopted it: adopt_jobs()); "" = whichever schedules.
   std::string owner;
+  // The account it is charged to (core/accounts.h; "" = none: a site without accounts) and its
+  // QOS ("" = none).
+  std::string account;
+  std::string qos;
   // add_job() and add_array() only: the batch script to store with the job (script_id is then
   // set by the store). Listings leave it empty: job_script() reads it.
   std::string script;
@@ -475,6 +480,13 @@ class StateStore {
   virtual Result<std::vector<std::string>> check_in(std::string_view controller, Seconds now,
                                                     Seconds ttl) = 0;
   virtual Result<AdoptedJobs> adopt_jobs(std::string_view controller, Seconds now) = 0;
+
+  // --- Accounts (core/accounts.h): the site's tree of accounts, users and associations.
+  virtual Result<AccountBook> account_book() = 0;
+  // Applies one sacctmgr change in one transaction (read, AccountBook::apply, write), logging an
+  // "accounts" event that describes it; a change the book refuses changes nothing. Returns what
+  // apply() said it did.
+  virtual Result<std::string> change_accounts(const AccountChange& change, Seconds now) = 0;
 
   // --- The event log, oldest first: at most `limit` events with seq > `after`.
   virtual Result<std::vector<StoredEvent>> events(int64_t after, int limit) = 0;
