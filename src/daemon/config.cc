@@ -123,9 +123,10 @@ Result<ClusterConfig> parse_cluster_config(std::string_view text, std::string_vi
   }
   for (const auto& [key, value] : root) {
     if (key.str() != "cluster" && key.str() != "controller" && key.str() != "partition" &&
-        key.str() != "nodetype")
+        key.str() != "nodetype" && key.str() != "priority")
       return fail(std::string(origin) + ": unknown table [" + std::string(key.str()) +
-                  "] (expected [cluster], [controller], [[nodetype]] and [[partition]])");
+                  "] (expected [cluster], [controller], [priority], [[nodetype]] and "
+                  "[[partition]])");
   }
   ClusterConfig config;
   TableReader cluster(root["cluster"].as_table(), std::string(origin) + ": [cluster]");
@@ -224,6 +225,19 @@ Result<ClusterConfig> parse_cluster_config(std::string_view text, std::string_vi
   TRELLIS_TRY(controller.number("batch_wait", c.batch_wait, 0));
   if (c.batch_wait > 1) return controller.wrong("batch_wait", "at most 1 (second)");
   if (config.controllers.empty()) config.controllers.push_back(c.listen);
+  PrioritySettings& p = config.priority;
+  TableReader priority(root["priority"].as_table(), std::string(origin) + ": [priority]");
+  TRELLIS_TRY(priority.no_unknown_keys(
+      {"fair_share", "half_life", "weight_age", "weight_fairshare", "weight_jobsize", "max_age"}));
+  TRELLIS_TRY(priority.string("fair_share", p.fair_share));
+  if (p.fair_share != "fairtree" && p.fair_share != "classic" && p.fair_share != "none")
+    return priority.wrong("fair_share",
+                          "\"fairtree\", \"classic\" or \"none\", found \"" + p.fair_share + "\"");
+  TRELLIS_TRY(priority.number("half_life", p.half_life, 0));
+  TRELLIS_TRY(priority.number("weight_age", p.weight_age, 0));
+  TRELLIS_TRY(priority.number("weight_fairshare", p.weight_fairshare, 0));
+  TRELLIS_TRY(priority.number("weight_jobsize", p.weight_jobsize, 0));
+  TRELLIS_TRY(priority.number("max_age", p.max_age, 0));
   if (const toml::node* partitions = root.get("partition")) {
     const toml::array* list = partitions->as_array();
     if (!list)
@@ -345,6 +359,12 @@ std::string format_cluster_config(const ClusterConfig& config) {
            {"mpi", c.mpi},
            {"pmi_fanout", c.pmi_fanout},
            {"batch_wait", c.batch_wait}}},
+      {"priority", toml::table{{"fair_share", config.priority.fair_share},
+                               {"half_life", config.priority.half_life},
+                               {"weight_age", config.priority.weight_age},
+                               {"weight_fairshare", config.priority.weight_fairshare},
+                               {"weight_jobsize", config.priority.weight_jobsize},
+                               {"max_age", config.priority.max_age}}},
   };
   if (!config.partitions.empty()) {
     toml::array partitions;

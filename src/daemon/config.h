@@ -62,6 +62,16 @@
 //                                        # arrive together (PostgreSQL's commit_delay): fewer,
 //                                        # larger transactions under load; 0 = never wait
 //
+//   [priority]                           # the queue's order once accounts exist (sacctmgr);
+//                                        # without any user, arrival order
+//   fair_share = "fairtree"              # "fairtree" (Slurm's default), "classic" or "none"
+//                                        # (arrival order even with accounts)
+//   half_life = 604800                   # seconds: usage decays by half (PriorityDecayHalfLife)
+//   weight_age = 1000                    # PriorityWeightAge
+//   weight_fairshare = 10000             # PriorityWeightFairshare
+//   weight_jobsize = 0                   # PriorityWeightJobSize
+//   max_age = 604800                     # seconds of waiting that give the whole age weight
+//
 //   [[nodetype]]                         # what nodes have (Slurm's NodeName lines); none: nodes
 //   name = "gpu"                         # are featureless and every job takes whole nodes
 //   nodes = "n[0-3]"                     # a hostlist; "" = every node no other type names
@@ -118,6 +128,16 @@ struct ControllerSettings {
   Seconds batch_wait = 0.002;
 };
 
+// [priority]: multifactor priority (sched/priority_order.h) once accounts exist.
+struct PrioritySettings {
+  std::string fair_share = "fairtree";  // fairtree, classic, none
+  Seconds half_life = 7 * 86400;
+  double weight_age = 1000;
+  double weight_fairshare = 10000;
+  double weight_jobsize = 0;
+  Seconds max_age = 7 * 86400;
+};
+
 // A partition: a named set of nodes that jobs ask for by name (`-p`). The allocators still see
 // the whole machine's topology; a job is placed only on its partition's nodes.
 struct PartitionConfig {
@@ -147,6 +167,7 @@ struct ClusterConfig {
   std::vector<std::string> controllers;
   std::string munge_socket;
   ControllerSettings controller;
+  PrioritySettings priority;
   std::vector<PartitionConfig> partitions;  // as written; see cluster_partitions()
   std::vector<NodeTypeConfig> node_types;   // as written; at most one with nodes ""
 };

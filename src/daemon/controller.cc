@@ -127,6 +127,17 @@ Result<std::unique_ptr<Controller>> Controller::open(const ClusterConfig& config
     c->policy_ = std::move(*policy);
     BatchOptions options;
     options.max_job_test = static_cast<size_t>(config.controller.max_job_test);
+    const PrioritySettings& p = config.priority;
+    if (p.fair_share != "none") {
+      PriorityWeights weights{.age = p.weight_age,
+                              .fair_share = p.weight_fairshare,
+                              .job_size = p.weight_jobsize,
+                              .max_age = p.max_age,
+                              .half_life = p.half_life,
+                              .classic = p.fair_share == "classic"};
+      c->priority_ = std::make_unique<PriorityOrder>(ShareTree(), m.node_count(), weights);
+      options.order = c->priority_.get();
+    }
     if (c->shares_nodes_) {
       options.node_types = c->node_types_.inventories();
       options.type_of = c->node_types_.type_indexes();
@@ -182,6 +193,7 @@ Job Controller::core_job(const StoredJob& s) const {
   job.user = s.uid;
   job.group = s.gid;
   job.name = s.name;
+  job.association = association_id(s.user, s.account);
   if (auto nodes = partition_nodes_.find(s.partition); nodes != partition_nodes_.end())
     job.request.allowed = nodes->second;
   if (shares_nodes_) {
@@ -322,9 +334,14 @@ Status Controller::rebuild(Seconds now, bool relaunch) {
     if (Status ok = restore_gang(snapshot, *state ? **state : "", now); !ok) return ok;
   } else {
     snapshot.reservations = std::move(saved.reservations);
+    if (Status ok = reload_priority(now); !ok) return ok;
     if (Status ok = core_->restore(snapshot); !ok)
       return fail(Error::Code::kInternal,
                   "rebuilding the scheduler from the store: " + ok.error().message);
+    if (priority_) {
+      for (size_t i = 0; i < snapshot.running_jobs.size(); ++i)
+        priority_->started(snapshot.running_jobs[i], snapshot.running[i].start);
+    }
     // The agents may have missed the freeze: the scheduler tells them again (restore_gang() tells
     // them the whole state).
     if (scheduler_ && !suspended.empty()) send_switch(suspended, {}, now);

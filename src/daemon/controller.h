@@ -72,6 +72,7 @@
 #include "sched/gang/gang_scheduler.h"
 #include "sched/gang_core.h"
 #include "sched/policy.h"
+#include "sched/priority_order.h"
 #include "store/state_store.h"
 #include "topology/machine.h"
 #include "trellis/v1/trellis.pb.h"
@@ -141,6 +142,19 @@ class Controller {
   Status cancel_step(const v1::CancelStepRequest& request, const Caller& caller, Seconds now);
   // A step's launch that an agent refused or that never reached it: its nodes there end failed.
   Status step_launch_failed(const v1::LaunchRequest& request, const Error& error, Seconds now);
+
+  // --- Accounts (controller_accounts.cc): the site's accounts, users and associations, kept in
+  // the store (StateStore::change_accounts), changed by administrators (sacctmgr). Once a user
+  // exists, every submission is charged to an account its user belongs to (-A, or the user's
+  // default), and the queue is ordered by multifactor priority ([priority]: age and fair-share,
+  // usage charged per association as node-seconds and decayed with a half-life). Usage is
+  // derived from the jobs in the store (their runs within 10 half-lives), so it survives a
+  // restart and is the same on every controller.
+  Result<v1::AccountChangeReply> change_accounts(const v1::AccountChangeRequest& request,
+                                                 const Caller& caller, Seconds now);
+  // The book, with each account's and association's fair-share figures as of `now` when this
+  // controller schedules.
+  Result<v1::ListAccountsReply> list_accounts(Seconds now);
 
   // --- Agent calls (the caller must be the daemon user or an administrator).
   // An agent's nodes come up (or stay down while it runs processes of ended attempts, which are
@@ -297,6 +311,28 @@ class Controller {
   Status adopt_orphans(Seconds now);
   bool is_admin(const Caller& caller) const;
   bool is_agent(const Caller& caller) const;
+  // --- Accounts (controller_accounts.cc).
+  // The account a job of `user` asking for `asked` is charged to (AccountBook::job_account),
+  // checked against the book as read at most kBookAge ago; a refusal is checked again against
+  // a fresh read, so that a user just added is never refused. Also checks the association's
+  // MaxSubmitJobs against the `adding` jobs (an array's tasks) submitted. Without mutex_.
+  Result<std::string> job_account(const std::string& user, const std::string& asked, int uid,
+                                  int adding, Seconds now);
+  static constexpr Seconds kBookAge = 1;
+  Result<AccountBook> current_book(Seconds now, bool fresh);
+  // A stable number for a user's association with an account (Job::association), kept for the
+  // controller's life; -1 for a job charged to no account.
+  int association_id(const std::string& user, const std::string& account) const;
+  // In rebuild(): the priority order's tree from the store's book, and its usage from the jobs
+  // that ran within 10 half-lives; the running jobs are told by the caller.
+  Status reload_priority(Seconds now);
+  std::mutex book_mutex_;
+  AccountBook book_;             // book_mutex_
+  Seconds book_read_at_ = -1e9;  // book_mutex_
+  mutable std::mutex association_mutex_;
+  mutable std::map<std::string, int> association_ids_;  // "user/account"; association_mutex_
+  std::unique_ptr<PriorityOrder> priority_;             // queue policies; null under a gang policy
+  bool priority_has_users_ = false;  // the order's tree has users (figures to show)
   v1::LaunchRequest launch_request(const StoredJob& job, int attempt,
                                    const std::vector<NodeId>& nodes) const;
   // Whether `job` holds some node only in part (fewer cores than it has): other jobs may run

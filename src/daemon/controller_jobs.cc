@@ -84,6 +84,15 @@ Result<JobId> Controller::submit(const v1::JobSpec& spec, const Caller& caller, 
   job.uid = caller.uid;
   job.gid = caller.gid;
   job.user = user_name(caller.uid);
+  const int adding = array.tasks.empty() ? 1 : static_cast<int>(array.tasks.size());
+  Result<std::string> account = job_account(job.user, spec.account(), caller.uid, adding, now);
+  if (!account) return account.error();
+  job.account = std::move(*account);
+  if (!spec.qos().empty()) {
+    Result<std::string> qos = account_name(spec.qos(), "qos");
+    if (!qos) return qos.error();
+    job.qos = std::move(*qos);
+  }
   // Under concurrent allocation this controller places the jobs it was given.
   if (concurrent_) job.owner = identity_;
   // An array (stored in one transaction of its own) and a job with a dependency (whose jobs are
@@ -625,6 +634,18 @@ Result<v1::ListJobsReply> Controller::list_jobs(const v1::ListJobsRequest& reque
     if (auto used = usage.find(job.id); used != usage.end())
       for (const StepUsage& step : used->second)
         if (step.attempt == job.attempt) *info->add_usage() = step_usage_info(step);
+    // Its priority, from the scheduler's order (the figures of its last pass).
+    if (priority_ && priority_has_users_ && scheduler_ && !is_final(job.state) &&
+        !job.account.empty()) {
+      const Job core = core_job(job);
+      const Seconds at = job.state == JobState::kPending ? now : job.start_time;
+      const PriorityOrder::Factors f = priority_->factors(core, at);
+      info->set_has_priority(true);
+      info->set_priority(priority_->priority(core, at));
+      info->set_age_factor(f.age);
+      info->set_fairshare_factor(f.fair_share);
+      info->set_jobsize_factor(f.job_size);
+    }
     // A job asked for by its id (show job) comes with its steps, as every job for accounting.
     if ((request.accounting() && with_steps.contains(job.id)) ||
         (!request.accounting() && !request.job_ids().empty() &&

@@ -58,6 +58,28 @@ class Service final : public v1::Controller::Service {
     return grpc::Status::OK;
   }
 
+  grpc::Status ChangeAccounts(grpc::ServerContext* context, const v1::AccountChangeRequest* request,
+                              v1::AccountChangeReply* reply) override {
+    Result<Caller> caller = auth_.verify(*context);
+    if (!caller) return to_grpc(caller.error());
+    Result<v1::AccountChangeReply> done =
+        controller_.change_accounts(*request, *caller, wall_clock_now());
+    if (!done) return to_grpc(done.error());
+    *reply = std::move(*done);
+    server_.poke();
+    return grpc::Status::OK;
+  }
+
+  grpc::Status ListAccounts(grpc::ServerContext* context, const v1::ListAccountsRequest*,
+                            v1::ListAccountsReply* reply) override {
+    Result<Caller> caller = auth_.verify(*context);
+    if (!caller) return to_grpc(caller.error());
+    Result<v1::ListAccountsReply> accounts = controller_.list_accounts(wall_clock_now());
+    if (!accounts) return to_grpc(accounts.error());
+    *reply = std::move(*accounts);
+    return grpc::Status::OK;
+  }
+
   grpc::Status ListSteps(grpc::ServerContext* context, const v1::ListStepsRequest* request,
                          v1::ListStepsReply* reply) override {
     Result<Caller> caller = auth_.verify(*context);

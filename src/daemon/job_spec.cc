@@ -259,6 +259,8 @@ v1::JobSpec spec_of(const StoredJob& job) {
   for (const auto& [key, value] : job.env) (*spec.mutable_env())[key] = value;
   spec.set_share(job.share);
   spec.set_partition(job.partition);
+  spec.set_account(job.account);
+  spec.set_qos(job.qos);
   spec.set_dependency(job.dependency);
   spec.set_kill_on_invalid_dep(job.kill_on_invalid_dep);
   spec.set_ntasks(job.tasks.ntasks);

@@ -15,8 +15,11 @@
 // half-life (7 days by default), applied when time moves on rather than by a periodic walk.
 //
 // Which user of the tree a job charges is its `association` (core/job.h), set by whoever made
-// the tree (sim/user_accounts.h for a trace); a job of no user in the tree gets a fair-share
-// factor of 0 and charges nothing.
+// the tree (sim/user_accounts.h for a trace): the user's node index, or, when the tree came with
+// a map (replace_tree()), an index into that map, so that jobs keep their association while
+// the tree is rebuilt (trellisd, when accounts change). A job of no user in the tree gets a
+// fair-share factor of 0 and charges nothing. A tree with no users leaves the queue in arrival
+// order (every factor would be 0 but age's, which is arrival order).
 //
 //   ShareTree tree = ...;  // accounts and users, with their shares
 //   PriorityOrder order(std::move(tree), machine.node_count());
@@ -50,25 +53,44 @@ class PriorityOrder final : public QueueOrder {
   void ended(const Job& job, Seconds start, Seconds end) override;
   void order(std::vector<const Job*>& queue, Seconds now, size_t head) override;
 
+  // A new tree of accounts, each job's association mapped to a user's node by
+  // `node_of_association` (-1: none; empty: the association is the node). With `keep_usage`,
+  // each user's usage so far moves to the node of the same user under the account of the same
+  // name; without, usage starts at 0 and the running jobs are forgotten (a rebuild tells them
+  // again with started()).
+  void replace_tree(ShareTree tree, std::vector<int> node_of_association, bool keep_usage);
+
   // As of the last order(): each tree node's shares, usage and factor (sshare's columns).
   const std::vector<ShareResult>& shares() const { return shares_; }
   // The tree with its usage decayed to the last time it was told of.
   const ShareTree& tree() const { return tree_; }
-  // `job`'s priority with the factors of the last order() at `now`.
+  // The tree as of `now`: usage decayed to then, with what the running jobs have used so far
+  // (what sshare shows).
+  ShareTree tree_at(Seconds now) const;
+  // `job`'s priority with the factors of the last order() at `now`, and its factors (each in
+  // [0, 1], before the weights): what sprio shows.
   double priority(const Job& job, Seconds now) const;
+  struct Factors {
+    double age = 0, fair_share = 0, job_size = 0;
+  };
+  Factors factors(const Job& job, Seconds now) const;
+  const PriorityWeights& weights() const { return weights_; }
 
  private:
   // Decays every usage from usage_time_ to `now` (later only).
   void decay_to(Seconds now);
+  // The user node a job's association charges, or -1.
+  int user_node(int association) const;
 
   ShareTree tree_;
+  std::vector<int> node_of_association_;  // empty: association = node
   int machine_nodes_;
   PriorityWeights weights_;
   Seconds usage_time_ = 0;  // what time tree_'s usage is as of
   bool usage_time_set_ = false;
   std::vector<ShareResult> shares_;
   struct Running {
-    int user = -1;
+    int association = -1;
     int nodes = 0;
     Seconds start = 0;
   };

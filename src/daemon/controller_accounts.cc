@@ -1,0 +1,250 @@
+// The controller's accounts (controller.h, "Accounts"): changes through the store, the account
+// each submission is charged to, and the priority order's tree and usage, rebuilt from the store.
+#include <algorithm>
+#include <cmath>
+
+#include "daemon/controller.h"
+#include "daemon/log.h"
+#include "daemon/user_names.h"
+
+namespace trellis {
+namespace {
+
+// How far back usage is read: older runs have decayed to under a thousandth.
+constexpr double kHalfLivesKept = 10;
+
+v1::ShareFigures figures_of(const ShareResult& result, double usage) {
+  v1::ShareFigures out;
+  out.set_norm_shares(result.norm_shares);
+  out.set_raw_usage(usage);
+  out.set_effective_usage(result.effective_usage);
+  out.set_fair_share(result.factor);
+  out.set_level_fs(std::isinf(result.level_fs) ? -1 : result.level_fs);
+  return out;
+}
+
+Result<AccountChange> change_of(const v1::AccountChangeRequest& request) {
+  AccountChange change;
+  if (request.verb() == "add") {
+    change.verb = AccountChange::kAdd;
+  } else if (request.verb() == "modify") {
+    change.verb = AccountChange::kModify;
+  } else if (request.verb() == "delete") {
+    change.verb = AccountChange::kDelete;
+  } else {
+    return fail("verb: '" + request.verb() + "' is not add, modify or delete");
+  }
+  if (request.entity() == "account") {
+    change.entity = AccountChange::kAccount;
+  } else if (request.entity() == "user") {
+    change.entity = AccountChange::kUser;
+  } else {
+    return fail("entity: '" + request.entity() + "' is not account or user");
+  }
+  // Bounds, so that a request cannot fill the store.
+  constexpr int kMostNames = 1000;
+  constexpr size_t kMostBytes = 4096;
+  if (request.names_size() > kMostNames)
+    return fail("names: more than " + std::to_string(kMostNames));
+  for (const std::string& name : request.names()) {
+    if (name.size() > kMostBytes) return fail("names: a name longer than 4096 bytes");
+    change.names.push_back(name);
+  }
+  for (const auto* map : {&request.where(), &request.set()}) {
+    for (const auto& [key, value] : *map) {
+      if (key.size() > 64 || value.size() > kMostBytes)
+        return fail("'" + key.substr(0, 64) + "': too long");
+      std::string lower = key;
+      std::transform(lower.begin(), lower.end(), lower.begin(),
+                     [](unsigned char c) { return std::tolower(c); });
+      (map == &request.where() ? change.where : change.set)[lower] = value;
+    }
+  }
+  return change;
+}
+
+}  // namespace
+
+Result<AccountBook> Controller::current_book(Seconds now, bool fresh) {
+  {
+    std::lock_guard lock(book_mutex_);
+    if (!fresh && now - book_read_at_ < kBookAge) return book_;
+  }
+  Result<AccountBook> book = store_.account_book();
+  if (!book) return book.error();
+  std::lock_guard lock(book_mutex_);
+  book_ = *book;
+  book_read_at_ = now;
+  return book;
+}
+
+Result<std::string> Controller::job_account(const std::string& user, const std::string& asked,
+                                            int uid, int adding, Seconds now) {
+  Result<AccountBook> book = current_book(now, false);
+  if (!book) return book.error();
+  Result<std::string> account = book->job_account(user, asked);
+  if (!account) {
+    // A user or association added a moment ago, perhaps through another controller.
+    book = current_book(now, true);
+    if (!book) return book.error();
+    account = book->job_account(user, asked);
+  }
+  if (!account || account->empty()) return account;
+  // MaxSubmitJobs: the association's own, else the nearest of its accounts' (Slurm's order).
+  std::optional<int64_t> most;
+  std::string whose;
+  if (const Association* a = book->find_association(user, *account); a && a->limits.max_submit) {
+    most = a->limits.max_submit;
+    whose = "user " + user + " in account " + *account;
+  }
+  for (const Account* at = book->find_account(*account); at && !most;
+       at = book->find_account(at->parent)) {
+    if (at->limits.max_submit) {
+      most = at->limits.max_submit;
+      whose = "account " + at->name;
+    }
+    if (at->name == "root") break;
+  }
+  if (!most) return account;
+  JobQuery active;
+  active.only_active = true;
+  active.uid = uid;
+  Result<std::vector<StoredJob>> jobs = store_.list_jobs(active);
+  if (!jobs) return jobs.error();
+  const int64_t held = std::count_if(jobs->begin(), jobs->end(),
+                                     [&](const StoredJob& j) { return j.account == *account; });
+  if (held + adding > *most)
+    return fail(Error::Code::kDoesNotFitNow,
+                "Job violates accounting/QOS policy (job submit limit, user's size and/or time "
+                "limits): user " +
+                    user + " has " + std::to_string(held) +
+                    " job(s) pending or running in account " + *account +
+                    ", and MaxSubmitJobs of " + whose + " is " + std::to_string(*most) +
+                    " (AssocMaxSubmitJobLimit)");
+  return account;
+}
+
+int Controller::association_id(const std::string& user, const std::string& account) const {
+  if (account.empty()) return -1;
+  std::lock_guard lock(association_mutex_);
+  auto [at, added] =
+      association_ids_.emplace(user + "/" + account, static_cast<int>(association_ids_.size()));
+  return at->second;
+}
+
+Status Controller::reload_priority(Seconds now) {
+  if (!priority_) return Ok{};
+  Result<AccountBook> book = current_book(now, true);
+  if (!book) return book.error();
+  std::map<std::string, int> user_node;
+  ShareTree tree = book->share_tree(&user_node);
+  std::vector<int> node_of_association;
+  for (const auto& [key, node] : user_node) {
+    size_t slash = key.find('/');
+    const int id = association_id(key.substr(0, slash), key.substr(slash + 1));
+    if (static_cast<int>(node_of_association.size()) <= id)
+      node_of_association.resize(static_cast<size_t>(id) + 1, -1);
+    node_of_association[static_cast<size_t>(id)] = node;
+  }
+  priority_has_users_ = tree.user_count() > 0;
+  priority_->replace_tree(std::move(tree), std::move(node_of_association), false);
+  if (!priority_has_users_) return Ok{};
+  // Usage: what the jobs that ended within the window ran, charged in the order they ended.
+  JobQuery ran;
+  const Seconds half_life = config_.priority.half_life;
+  if (half_life > 0) ran.not_ended_before = now - kHalfLivesKept * half_life;
+  ran.states = {JobState::kCompleted, JobState::kFailed,   JobState::kCancelled,
+                JobState::kTimeout,   JobState::kNodeFail, JobState::kOutOfMemory};
+  Result<std::vector<StoredJob>> jobs = store_.list_jobs(ran);
+  if (!jobs) return jobs.error();
+  std::vector<const StoredJob*> charged;
+  for (const StoredJob& job : *jobs)
+    if (!job.account.empty() && job.start_time > 0 && job.end_time >= job.start_time)
+      charged.push_back(&job);
+  std::sort(charged.begin(), charged.end(), [](const StoredJob* a, const StoredJob* b) {
+    return a->end_time != b->end_time ? a->end_time < b->end_time : a->id < b->id;
+  });
+  for (const StoredJob* job : charged)
+    priority_->ended(core_job(*job), job->start_time, job->end_time);
+  return Ok{};
+}
+
+Result<v1::AccountChangeReply> Controller::change_accounts(const v1::AccountChangeRequest& request,
+                                                           const Caller& caller, Seconds now) {
+  const std::string who = user_name(caller.uid);
+  if (!is_admin(caller)) {
+    Result<AccountBook> book = current_book(now, true);
+    if (!book) return book.error();
+    const AccountUser* user = book->find_user(who);
+    if (!user || user->admin != AdminLevel::kAdministrator)
+      return fail(Error::Code::kPermissionDenied,
+                  "user " + who +
+                      " may not change accounts (an administrator's: [controller] "
+                      "admins, or AdminLevel=Administrator)");
+  }
+  Result<AccountChange> change = change_of(request);
+  if (!change) return change.error();
+  Result<std::string> done = store_.change_accounts(*change, now);
+  if (!done) return done.error();
+  log_line("accounts: " + describe(*change) + " (by " + who + ")");
+  {
+    std::lock_guard lock(book_mutex_);
+    book_read_at_ = -1e9;  // read again at the next submission
+  }
+  v1::AccountChangeReply reply;
+  reply.set_done(*done);
+  return reply;
+}
+
+Result<v1::ListAccountsReply> Controller::list_accounts(Seconds now) {
+  Result<AccountBook> book = store_.account_book();
+  if (!book) return book.error();
+  v1::ListAccountsReply reply;
+  // The figures of the usage now (running jobs' so far included), when this controller
+  // schedules with fair-share; the tree's nodes are found by name.
+  std::vector<ShareResult> results;
+  ShareTree tree;
+  {
+    auto lock = lock_memory();
+    if (priority_ && scheduler_ && priority_has_users_) {
+      tree = priority_->tree_at(now);
+      results =
+          config_.priority.fair_share == "classic" ? classic_fair_share(tree) : fair_tree(tree);
+    }
+  }
+  reply.set_figures(!results.empty());
+  for (const Account& a : book->accounts()) {
+    v1::AccountInfo* info = reply.add_accounts();
+    info->set_name(a.name);
+    info->set_parent(a.parent);
+    info->set_shares(a.shares);
+    info->set_description(a.description);
+    info->set_organization(a.organization);
+    info->set_limits(encode_limits(a.limits));
+    int node = a.name == "root" ? ShareTree::kRoot : tree.find_account(a.name);
+    if (!results.empty() && node >= 0)
+      *info->mutable_figures() =
+          figures_of(results[static_cast<size_t>(node)], tree.subtree_usage(node));
+  }
+  for (const AccountUser& u : book->users()) {
+    v1::AccountUserInfo* info = reply.add_users();
+    info->set_name(u.name);
+    info->set_default_account(u.default_account);
+    info->set_admin_level(std::string(admin_level_name(u.admin)));
+  }
+  for (const Association& a : book->associations()) {
+    v1::AssociationInfo* info = reply.add_associations();
+    info->set_user(a.user);
+    info->set_account(a.account);
+    info->set_shares(a.shares);
+    info->set_limits(encode_limits(a.limits));
+    int account = tree.find_account(a.account);
+    int node = account >= 0 ? tree.find_user(account, a.user) : -1;
+    if (!results.empty() && node >= 0)
+      *info->mutable_figures() =
+          figures_of(results[static_cast<size_t>(node)], tree.nodes()[node].usage);
+  }
+  return reply;
+}
+
+}  // namespace trellis
