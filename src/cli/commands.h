@@ -32,6 +32,8 @@ void add_job_commands(CLI::App& app, int& status);
 void add_submit_command(CLI::App& app, int& status);
 // trellis history: finished and running jobs from the store (as sacct).
 void add_history_command(CLI::App& app, int& status);
+// trellis account: accounts, users, shares and limits, with sacctmgr's words.
+void add_account_command(CLI::App& app, int& status);
 // trellis slurm-env: the PATH line that puts Slurm's command names (links to trellis) first.
 void add_slurm_env_command(CLI::App& app, int& status);
 // trellis run: a step of the job it runs in (as srun), or a job of its own.

@@ -76,6 +76,7 @@ int main(int argc, char** argv) {
   trellis::cli::add_submit_command(app, status);
   trellis::cli::add_job_commands(app, status);
   trellis::cli::add_history_command(app, status);
+  trellis::cli::add_account_command(app, status);
   trellis::cli::add_slurm_env_command(app, status);
   trellis::cli::add_run_command(app, status);
   trellis::cli::add_showmesh_command(app, status);

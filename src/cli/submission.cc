@@ -107,15 +107,16 @@ const std::vector<slurm::LongOption> kOptions = {
     {"exclusive", optional_argument, kResource, "user",
      "allocate nodes in exclusive mode (=user: shared only with the same user's jobs)"},
     {"constraint", required_argument, 'C', "list", "specify a list of constraints (a&b, a|b)"},
-    // Accepted, with no meaning here: there are no accounts, QOS or mail yet.
-    {"account", required_argument, 'A', "name", "accepted, no effect yet (no accounts)"},
+    {"account", required_argument, 'A', "name",
+     "charge job to specified account (default: the user's default account)"},
+    // Accepted, with no meaning here: there is no mail.
     {"threads-per-core", required_argument, kIgnoredWithArgument, "threads", "accepted, no effect"},
     {"hint", required_argument, kIgnoredWithArgument, "hint", "accepted, no effect"},
     {"tmp", required_argument, kIgnoredWithArgument, "MB", "accepted, no effect"},
     {"mail-type", required_argument, kIgnoredWithArgument, "type", "accepted, no effect (no mail)"},
     {"mail-user", required_argument, kIgnoredWithArgument, "user", "accepted, no effect (no mail)"},
     {"comment", required_argument, kIgnoredWithArgument, "name", "accepted, no effect"},
-    {"qos", required_argument, 'q', "qos", "accepted, no effect yet (no QOS)"},
+    {"qos", required_argument, 'q', "qos", "quality of service (recorded; no effect yet)"},
     {"get-user-env", optional_argument, kIgnoredOptionalArgument, nullptr, "accepted, no effect"},
     {"propagate", optional_argument, kIgnoredOptionalArgument, nullptr, "accepted, no effect"},
     {"requeue", no_argument, kIgnoredFlag, nullptr, "accepted, no effect"},
@@ -228,6 +229,8 @@ void overlay(SubmitOptions& base, const SubmitOptions& over) {
   take(base.error, over.error);
   take(base.chdir, over.chdir);
   take(base.partition, over.partition);
+  take(base.account, over.account);
+  take(base.qos, over.qos);
   take(base.array, over.array);
   take(base.dependency, over.dependency);
   take(base.wrap, over.wrap);
@@ -387,7 +390,11 @@ Result<SubmitOptions> parse_sbatch_args(const std::vector<std::string>& args,
         out.resources.emplace_back(long_name, value);
         break;
       case 'A':
+        out.account = value;
+        break;
       case 'q':
+        out.qos = value;
+        break;
       case 'Q':
       case 'v':
       case kIgnoredWithArgument:
@@ -493,6 +500,13 @@ Result<v1::JobSpec> build_job_spec(SubmitOptions options, ExportDefault export_d
   }
   if (options.error) spec.set_error(*options.error);
   if (options.partition) spec.set_partition(*options.partition);
+  // As sbatch, the environment's account and QOS when the options and directives give none.
+  if (!options.account)
+    if (const char* env = std::getenv("SBATCH_ACCOUNT"); env && *env) options.account = env;
+  if (!options.qos)
+    if (const char* env = std::getenv("SBATCH_QOS"); env && *env) options.qos = env;
+  if (options.account) spec.set_account(*options.account);
+  if (options.qos) spec.set_qos(*options.qos);
   if (options.array) spec.set_array(*options.array);
   if (options.dependency) spec.set_dependency(*options.dependency);
   spec.set_kill_on_invalid_dep(options.kill_on_invalid_dep.value_or(false));

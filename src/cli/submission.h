@@ -29,8 +29,8 @@ struct SubmitOptions {
   std::optional<std::string> distribution, mpi;
   std::optional<bool> label;
   std::optional<std::string> cpu_bind, gpu_bind;  // core/task_binding.h's words
-  std::optional<std::string> shape, mode, time, name, output, error, chdir, partition, array,
-      dependency, wrap, export_env;
+  std::optional<std::string> shape, mode, time, name, output, error, chdir, partition, account, qos,
+      array, dependency, wrap, export_env;
   std::optional<bool> no_rotate, share, kill_on_invalid_dep, wait, parsable;
   // Cores, memory, GPUs, sharing and features: (long option name, value) in the order given,
   // read by core/resource_request.h's apply_resource_option (resource_text()).
@@ -46,8 +46,8 @@ void overlay(SubmitOptions& base, const SubmitOptions& over);
 // prefixes of long options), with Trellis's own (--shape, --mode, --no-rotate, --share, --env).
 // With `command_allowed`, the first word that is not an option and everything after it are the
 // command; otherwise (directives) such a word is an error. An option sbatch has that Trellis does
-// not support is an error naming it; options with no meaning here yet (--account, --qos, --mail-*,
-// ...: README "Coming from Slurm") are accepted and have no effect.
+// not support is an error naming it; options with no meaning here yet (--mail-*, --hint, ...:
+// README "Coming from Slurm") are accepted and have no effect.
 Result<SubmitOptions> parse_sbatch_args(const std::vector<std::string>& args, bool command_allowed);
 
 // The job's ResourceRequest (core/resource_request.h) in its stored text, from the resource

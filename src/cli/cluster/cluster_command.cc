@@ -196,7 +196,8 @@ struct UpArgs {
   std::string store;  // empty: sqlite:DIR/state.db
   double heartbeat = 1.0;
   double kill_grace = 2.0;
-  double slice = 0.1;  // gang policies
+  double half_life = 7 * 86400;  // [priority] half_life
+  double slice = 0.1;            // gang policies
   int tree_fanout = 16;
   int max_requeue = 3;
   int node_failure_drain = 3;
@@ -341,6 +342,7 @@ int run_up(const UpArgs& args) {
   config.controller.allocator = args.allocator;
   config.controller.heartbeat_interval = args.heartbeat;
   config.controller.kill_grace = args.kill_grace;
+  config.priority.half_life = args.half_life;
   config.controller.slice = args.slice;
   config.controller.tree_fanout = args.tree_fanout;
   config.controller.max_requeue = args.max_requeue;
@@ -616,6 +618,9 @@ void add_cluster_command(CLI::App& app, int& status) {
   u->add_flag("--emulate", up->emulate,
               "Agents emulate tasks instead of running them (sleep N lasts N s, others end at "
               "once): for machines of many thousands of nodes on one host");
+  u->add_option("--priority-half-life", up->half_life,
+                "Seconds in which fair-share usage decays by half (default 604800: 7 days)")
+      ->check(CLI::Range(0.0, 1e9));
   u->add_option("--kill-grace", up->kill_grace, "Seconds from SIGTERM to SIGKILL (default 2)")
       ->check(CLI::Range(0.0, 3600.0));
   u->add_option("--node-type", up->node_types,

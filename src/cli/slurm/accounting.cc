@@ -398,8 +398,9 @@ std::string field_value(const std::string& field, const AccountingRow& row, Seco
   if (f == "UID") return step ? "" : std::to_string(job.uid());
   if (f == "Group") return step ? "" : group_name(job.gid());
   if (f == "GID") return step ? "" : std::to_string(job.gid());
-  if (f == "Account" || f == "AdminComment" || f == "Comment" || f == "Constraints" ||
-      f == "SystemComment" || f == "WCKey" || f == "ReqMem")
+  if (f == "Account") return job.spec().account();
+  if (f == "AdminComment" || f == "Comment" || f == "Constraints" || f == "SystemComment" ||
+      f == "WCKey" || f == "ReqMem")
     return "";
   if (f == "QOS") return step ? "" : "normal";
   if (f == "QOSRAW" || f == "WCKeyID") return step ? "" : "0";

@@ -79,7 +79,8 @@ std::string show_job(const v1::JobInfo& job, Seconds now, bool details) {
   out << " JobName=" << spec.name() << "\n";
   out << "   UserId=" << job.user() << "(" << job.uid() << ") GroupId=" << group_name(job.gid())
       << "(" << job.gid() << ") MCS_label=N/A\n";
-  out << "   Priority=1 Nice=0 Account=(null) QOS=(null)\n";
+  out << "   Priority=1 Nice=0 Account=" << (spec.account().empty() ? "(null)" : spec.account())
+      << " QOS=" << job_qos(job) << "\n";
   out << "   JobState=" << state_name(job.state()) << " Reason=" << reason(job)
       << " Dependency=" << dependency_text(job) << "\n";
   out << "   Requeue=1 Restarts=" << std::max(0, job.attempt() - 1)

@@ -14,12 +14,15 @@ SlurmMain slurm_command(std::string_view name) {
   if (name == "sinfo") return sinfo_main;
   if (name == "scontrol") return scontrol_main;
   if (name == "srun") return srun_main;
+  if (name == "sacctmgr") return sacctmgr_main;
+  if (name == "sshare") return sshare_main;
+  if (name == "sprio") return sprio_main;
   return nullptr;
 }
 
 const std::vector<std::string>& slurm_command_names() {
-  static const std::vector<std::string> names = {"sbatch", "squeue", "scancel",
-                                                 "sacct",  "sinfo",  "scontrol"};
+  static const std::vector<std::string> names = {
+      "sbatch", "squeue", "scancel", "sacct", "sinfo", "scontrol", "sacctmgr", "sshare", "sprio"};
   return names;
 }
 

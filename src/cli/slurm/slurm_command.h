@@ -1,10 +1,10 @@
 // Slurm's commands as front ends of Trellis: one binary (`trellis`) called by the names sbatch,
-// squeue, scancel, sacct, sinfo and scontrol (argv[0] dispatch; `make install` and the build tree
-// place links with those names, `trellis slurm-env` prints the PATH line). Each parses Slurm's
-// options with getopt_long as Slurm does, talks to the cluster of $TRELLIS_CONF, and prints
-// Slurm's formats byte for byte where clients parse them. An option Trellis does not support is
-// an error that names it (exit 2); options with no meaning here are accepted (README: "Coming
-// from Slurm").
+// squeue, scancel, sacct, sinfo, scontrol, sacctmgr, sshare and sprio (argv[0] dispatch; `make
+// install` and the build tree place links with those names, `trellis slurm-env` prints the PATH
+// line). Each parses Slurm's options with getopt_long as Slurm does, talks to the cluster of
+// $TRELLIS_CONF, and prints Slurm's formats byte for byte where clients parse them. An option
+// Trellis does not support is an error that names it (exit 2); options with no meaning here are
+// accepted (README: "Coming from Slurm").
 #pragma once
 
 #include <getopt.h>
@@ -29,6 +29,11 @@ int scancel_main(const std::vector<std::string>& args);
 int sacct_main(const std::vector<std::string>& args);
 int sinfo_main(const std::vector<std::string>& args);
 int scontrol_main(const std::vector<std::string>& args);
+int sacctmgr_main(const std::vector<std::string>& args);
+int sshare_main(const std::vector<std::string>& args);
+int sprio_main(const std::vector<std::string>& args);
+// sacctmgr's words under another name (`trellis account`), which its messages carry.
+int account_command_main(const std::vector<std::string>& args, std::string_view program);
 // One task inside a job runs here; anything else is `trellis run` (cli/slurm/srun.cc).
 int srun_main(const std::vector<std::string>& args);
 

@@ -268,6 +268,11 @@ std::string gpu_tres(const ResourceRequest& r, int count) {
 
 }  // namespace
 
+std::string job_qos(const v1::JobInfo& job) {
+  if (!job.spec().qos().empty()) return job.spec().qos();
+  return job.spec().account().empty() ? "(null)" : "normal";
+}
+
 std::string job_tres_per_node(const v1::JobInfo& job) {
   const ResourceRequest r = job_resources(job);
   std::string out = gpu_tres(r, r.gpus_per_node);

@@ -62,6 +62,9 @@ std::string job_min_memory(const v1::JobInfo& job);
 // was asked per node (--gres, --gpus-per-node): a job of --gpus or --gpus-per-task shows "N/A"
 // here, as Slurm 22.05 does, and its GPUs in job_tres_per_job or job_tres_per_task.
 std::string job_tres_per_node(const v1::JobInfo& job);
+// The job's QOS as Slurm names it: its own, "normal" for a job charged to an account (every
+// association's default QOS), "(null)" on a site without accounts.
+std::string job_qos(const v1::JobInfo& job);
 // squeue -O tres-per-job and scontrol's TresPerJob (--gpus): "gres:gpu:1", "N/A" when none.
 std::string job_tres_per_job(const v1::JobInfo& job);
 // squeue -O tres-per-task and scontrol's TresPerTask (--gpus-per-task): "gres:gpu:1", "N/A".

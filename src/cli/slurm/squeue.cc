@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <iostream>
 #include <map>
 #include <set>
@@ -217,8 +218,9 @@ std::string value_of(char code, const JobRow& row, Seconds now) {
       return command;
     }
     case 'a':
+      return job.spec().account().empty() ? "(null)" : job.spec().account();
     case 'q':
-      return "(null)";
+      return job_qos(job);
     case 'C':
       return std::to_string(job_cpus(job));
     case 'c':
@@ -228,7 +230,7 @@ std::string value_of(char code, const JobRow& row, Seconds now) {
     case 'b':
       return job_tres_per_node(job);
     case 'Q':
-      return "1";
+      return job.has_priority() ? std::to_string(std::llround(job.priority())) : "1";
     case 'k':
       return "(null)";
     case 'y':
@@ -431,11 +433,15 @@ int squeue_main(const std::vector<std::string>& args) {
   if (request.job_ids_size() > 0 && reply->jobs_size() == 0)
     return report_error(
         "squeue", fail(Error::Code::kNotFound, "slurm_load_jobs error: Invalid job id specified"));
-  // As squeue's default order: pending jobs first, then the others, each by id.
+  // As squeue's default order: pending jobs first, highest priority first (when the scheduler
+  // orders by priority), then the others, each by id.
   std::vector<v1::JobInfo> jobs;
   std::vector<v1::JobInfo> sorted(reply->jobs().begin(), reply->jobs().end());
   std::stable_sort(sorted.begin(), sorted.end(), [](const v1::JobInfo& a, const v1::JobInfo& b) {
-    return (a.state() == v1::PENDING) > (b.state() == v1::PENDING);
+    const bool a_pending = a.state() == v1::PENDING, b_pending = b.state() == v1::PENDING;
+    if (a_pending != b_pending) return a_pending;
+    if (a_pending && a.has_priority() && b.has_priority()) return a.priority() > b.priority();
+    return false;
   });
   for (const v1::JobInfo& job : sorted) {
     if (!uids.empty() && !uids.count(job.uid())) continue;
