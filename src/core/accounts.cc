@@ -102,6 +102,22 @@ Status apply_share_and_limits(const std::map<std::string, std::string>& set, int
   return Ok{};
 }
 
+// A user change's `where account=...`: the accounts it is limited to (nullopt: all of the
+// user's); other conditions than the user's names are an error.
+Result<std::optional<std::vector<std::string>>> where_accounts(const AccountChange& change) {
+  std::optional<std::vector<std::string>> only;
+  for (const auto& [key, value] : change.where) {
+    if (key == "account" || key == "accounts") {
+      Result<std::vector<std::string>> list = name_list(value, "Account");
+      if (!list) return list.error();
+      only = *list;
+    } else if (key != "name" && key != "names" && key != "user" && key != "users") {
+      return fail("unknown condition '" + key + "' for a user (Name, Account)");
+    }
+  }
+  return only;
+}
+
 bool is_share_or_limit(const std::string& key) {
   return key == "fairshare" || key == "shares" || key == "grptres" || key == "maxjobs" ||
          key == "maxsubmitjobs" || key == "maxsubmit";
@@ -427,16 +443,9 @@ Result<std::string> AccountBook::modify(const AccountChange& change) {
     }
     return out;
   }
-  std::optional<std::vector<std::string>> only_accounts;
-  for (const auto& [key, value] : change.where) {
-    if (key == "account" || key == "accounts") {
-      Result<std::vector<std::string>> list = name_list(value, "Account");
-      if (!list) return list.error();
-      only_accounts = *list;
-    } else if (key != "name" && key != "names" && key != "user" && key != "users") {
-      return fail("unknown condition '" + key + "' for a user (Name, Account)");
-    }
-  }
+  Result<std::optional<std::vector<std::string>>> where = where_accounts(change);
+  if (!where) return where.error();
+  const std::optional<std::vector<std::string>>& only_accounts = *where;
   for (const std::string& name : *names) {
     AccountUser* user = nullptr;
     for (AccountUser& u : users_)
@@ -497,14 +506,9 @@ Result<std::string> AccountBook::remove(const AccountChange& change) {
     }
     return out;
   }
-  std::optional<std::vector<std::string>> only_accounts;
-  for (const auto& [key, value] : change.where) {
-    if (key == "account" || key == "accounts") {
-      Result<std::vector<std::string>> list = name_list(value, "Account");
-      if (!list) return list.error();
-      only_accounts = *list;
-    }
-  }
+  Result<std::optional<std::vector<std::string>>> where = where_accounts(change);
+  if (!where) return where.error();
+  const std::optional<std::vector<std::string>>& only_accounts = *where;
   out = only_accounts ? " Deleting user associations...\n" : " Deleting users...\n";
   for (const std::string& name : *names) {
     if (!find_user(name)) return fail("user " + name + " does not exist");

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "cli/live_client.h"
+#include "cli/slurm/account_tree.h"
 #include "cli/slurm/slurm_command.h"
 #include "cli/slurm/slurm_help.h"
 #include "core/account_command.h"
@@ -255,22 +256,14 @@ bool matches(const std::map<std::string, std::string>& filters, const std::strin
 // by name, depth first (how sacctmgr lists them).
 std::vector<Row> association_rows(const v1::ListAccountsReply& reply) {
   std::vector<Row> rows;
-  std::function<void(const v1::AccountInfo&, int)> visit = [&](const v1::AccountInfo& account,
-                                                               int depth) {
-    rows.push_back(Row{.account = &account, .depth = depth});
-    for (const v1::AssociationInfo& a : reply.associations())
-      if (a.account() == account.name())
-        rows.push_back(Row{.account = &account, .association = &a, .depth = depth + 1});
-    std::vector<const v1::AccountInfo*> children;
-    for (const v1::AccountInfo& child : reply.accounts())
-      if (child.parent() == account.name() && child.name() != account.name())
-        children.push_back(&child);
-    std::sort(children.begin(), children.end(),
-              [](const auto* a, const auto* b) { return a->name() < b->name(); });
-    for (const v1::AccountInfo* child : children) visit(*child, depth + 1);
-  };
-  for (const v1::AccountInfo& account : reply.accounts())
-    if (account.name() == "root") visit(account, 0);
+  walk_account_tree(
+      reply,
+      [&](const v1::AccountInfo& account, int depth) {
+        rows.push_back(Row{.account = &account, .depth = depth});
+      },
+      [&](const v1::AccountInfo& account, const v1::AssociationInfo& a, int depth) {
+        rows.push_back(Row{.account = &account, .association = &a, .depth = depth});
+      });
   return rows;
 }
 

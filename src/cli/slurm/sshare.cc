@@ -12,6 +12,7 @@
 #include <set>
 
 #include "cli/live_client.h"
+#include "cli/slurm/account_tree.h"
 #include "cli/slurm/slurm_command.h"
 #include "cli/slurm/slurm_help.h"
 #include "daemon/grpc_status.h"
@@ -131,30 +132,19 @@ int sshare_main(const std::vector<std::string>& args) {
     }
     print(cells);
   };
-  // The tree, depth first: each account, its users, then its sub-accounts by name.
-  std::function<void(const v1::AccountInfo&, int)> visit = [&](const v1::AccountInfo& account,
-                                                               int depth) {
-    const bool is_root = account.name() == "root";
-    if (accounts.empty() || accounts.count(account.name()))
-      row(depth, account.name(), "", is_root ? "" : std::to_string(account.shares()),
-          account.figures(), false, is_root);
-    for (const v1::AssociationInfo& a : reply.associations()) {
-      if (a.account() != account.name()) continue;
-      const bool shown = users.empty() ? all || a.user() == me : users.count(a.user()) > 0;
-      if (!shown || (!accounts.empty() && !accounts.count(a.account()))) continue;
-      row(depth + 1, account.name(), a.user(), std::to_string(a.shares()), a.figures(), true,
-          false);
-    }
-    std::vector<const v1::AccountInfo*> children;
-    for (const v1::AccountInfo& child : reply.accounts())
-      if (child.parent() == account.name() && child.name() != account.name())
-        children.push_back(&child);
-    std::sort(children.begin(), children.end(),
-              [](const auto* a, const auto* b) { return a->name() < b->name(); });
-    for (const v1::AccountInfo* child : children) visit(*child, depth + 1);
-  };
-  for (const v1::AccountInfo& account : reply.accounts())
-    if (account.name() == "root") visit(account, 0);
+  walk_account_tree(
+      reply,
+      [&](const v1::AccountInfo& account, int depth) {
+        const bool is_root = account.name() == "root";
+        if (accounts.empty() || accounts.count(account.name()))
+          row(depth, account.name(), "", is_root ? "" : std::to_string(account.shares()),
+              account.figures(), false, is_root);
+      },
+      [&](const v1::AccountInfo& account, const v1::AssociationInfo& a, int depth) {
+        const bool shown = users.empty() ? all || a.user() == me : users.count(a.user()) > 0;
+        if (!shown || (!accounts.empty() && !accounts.count(a.account()))) return;
+        row(depth, account.name(), a.user(), std::to_string(a.shares()), a.figures(), true, false);
+      });
   return 0;
 }
 
