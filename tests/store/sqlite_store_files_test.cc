@@ -105,6 +105,10 @@ TEST_F(SqliteStoreTest, AStoreFromTheSchemaBeforeIsMigratedByAWriterAndKeepsItsJ
     ASSERT_EQ(raw.exec("ALTER TABLE jobs DROP COLUMN resources"), SQLITE_OK);
     ASSERT_EQ(raw.exec("ALTER TABLE jobs DROP COLUMN grants"), SQLITE_OK);
     ASSERT_EQ(raw.exec("DROP TABLE task_usage"), SQLITE_OK);
+    for (const char* table : {"accounts", "account_users", "associations"})
+      ASSERT_EQ(raw.exec(std::string("DROP TABLE ") + table), SQLITE_OK);
+    ASSERT_EQ(raw.exec("ALTER TABLE jobs DROP COLUMN account"), SQLITE_OK);
+    ASSERT_EQ(raw.exec("ALTER TABLE jobs DROP COLUMN qos"), SQLITE_OK);
     ASSERT_EQ(raw.exec("UPDATE meta SET value = 2 WHERE key = 'schema_version'"), SQLITE_OK);
   }
   // A reader cannot migrate it: it says how.
@@ -122,6 +126,8 @@ TEST_F(SqliteStoreTest, AStoreFromTheSchemaBeforeIsMigratedByAWriterAndKeepsItsJ
   EXPECT_EQ(job.owner, "");                     // whichever controller schedules
   EXPECT_EQ(job.resources, ResourceRequest{});  // one core per task, nothing more
   EXPECT_TRUE(job.grants.empty());              // whole nodes (version 10)
+  EXPECT_EQ(job.account, "");                   // no account (version 12)
+  EXPECT_EQ(value_of(store_->account_book()), AccountBook());  // the root account alone
   EXPECT_OK(store_->record_frozen_time(a, job.attempt, 12.5));
   EXPECT_EQ(get(a).seconds_frozen, 12.5);
   // A report for another attempt changes nothing; a negative time is refused.
