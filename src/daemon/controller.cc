@@ -138,6 +138,8 @@ Result<std::unique_ptr<Controller>> Controller::open(const ClusterConfig& config
       c->priority_ = std::make_unique<PriorityOrder>(ShareTree(), m.node_count(), weights);
       options.order = c->priority_.get();
     }
+    c->limits_ = std::make_unique<AccountLimits>();
+    options.limits = c->limits_.get();
     if (c->shares_nodes_) {
       options.node_types = c->node_types_.inventories();
       options.type_of = c->node_types_.type_indexes();

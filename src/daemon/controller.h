@@ -62,6 +62,7 @@
 
 #include "alloc/allocator.h"
 #include "alloc/home_region.h"
+#include "daemon/account_limits.h"
 #include "daemon/agent_link.h"
 #include "daemon/auth.h"
 #include "daemon/config.h"
@@ -323,15 +324,21 @@ class Controller {
   // A stable number for a user's association with an account (Job::association), kept for the
   // controller's life; -1 for a job charged to no account.
   int association_id(const std::string& user, const std::string& account) const;
-  // In rebuild(): the priority order's tree from the store's book, and its usage from the jobs
-  // that ran within 10 half-lives; the running jobs are told by the caller.
+  // In rebuild(): the priority order's tree and the limits from the store's book, and the
+  // order's usage from the jobs that ran within 10 half-lives; the running jobs are told by the
+  // caller (the order) and by the core's restore() (the limits).
   Status reload_priority(Seconds now);
+  // `book`'s tree for `order`, its associations numbered as their jobs carry them (returned:
+  // "user/account" -> number); and the usage of the jobs that ended within 10 half-lives.
+  std::map<std::string, int> give_tree(PriorityOrder& order, const AccountBook& book) const;
+  Status charge_history(PriorityOrder& order, Seconds now);
   std::mutex book_mutex_;
   AccountBook book_;             // book_mutex_
   Seconds book_read_at_ = -1e9;  // book_mutex_
   mutable std::mutex association_mutex_;
   mutable std::map<std::string, int> association_ids_;  // "user/account"; association_mutex_
   std::unique_ptr<PriorityOrder> priority_;             // queue policies; null under a gang policy
+  std::unique_ptr<AccountLimits> limits_;               // queue policies; null under a gang policy
   bool priority_has_users_ = false;  // the order's tree has users (figures to show)
   v1::LaunchRequest launch_request(const StoredJob& job, int attempt,
                                    const std::vector<NodeId>& nodes) const;

@@ -132,24 +132,26 @@ int Controller::association_id(const std::string& user, const std::string& accou
   return at->second;
 }
 
-Status Controller::reload_priority(Seconds now) {
-  if (!priority_) return Ok{};
-  Result<AccountBook> book = current_book(now, true);
-  if (!book) return book.error();
+std::map<std::string, int> Controller::give_tree(PriorityOrder& order,
+                                                 const AccountBook& book) const {
   std::map<std::string, int> user_node;
-  ShareTree tree = book->share_tree(&user_node);
+  ShareTree tree = book.share_tree(&user_node);
   std::vector<int> node_of_association;
+  std::map<std::string, int> ids;
   for (const auto& [key, node] : user_node) {
     size_t slash = key.find('/');
     const int id = association_id(key.substr(0, slash), key.substr(slash + 1));
+    ids[key] = id;
     if (static_cast<int>(node_of_association.size()) <= id)
       node_of_association.resize(static_cast<size_t>(id) + 1, -1);
     node_of_association[static_cast<size_t>(id)] = node;
   }
-  priority_has_users_ = tree.user_count() > 0;
-  priority_->replace_tree(std::move(tree), std::move(node_of_association), false);
-  if (!priority_has_users_) return Ok{};
-  // Usage: what the jobs that ended within the window ran, charged in the order they ended.
+  order.replace_tree(std::move(tree), std::move(node_of_association), false);
+  return ids;
+}
+
+Status Controller::charge_history(PriorityOrder& order, Seconds now) {
+  // What the jobs that ended within the window ran, charged in the order they ended.
   JobQuery ran;
   const Seconds half_life = config_.priority.half_life;
   if (half_life > 0) ran.not_ended_before = now - kHalfLivesKept * half_life;
@@ -164,9 +166,22 @@ Status Controller::reload_priority(Seconds now) {
   std::sort(charged.begin(), charged.end(), [](const StoredJob* a, const StoredJob* b) {
     return a->end_time != b->end_time ? a->end_time < b->end_time : a->id < b->id;
   });
-  for (const StoredJob* job : charged)
-    priority_->ended(core_job(*job), job->start_time, job->end_time);
+  for (const StoredJob* job : charged) order.ended(core_job(*job), job->start_time, job->end_time);
   return Ok{};
+}
+
+Status Controller::reload_priority(Seconds now) {
+  if (!priority_ && !limits_) return Ok{};
+  Result<AccountBook> book = current_book(now, true);
+  if (!book) return book.error();
+  // The limits need the associations numbered; a throwaway order numbers them without fair-share.
+  PriorityOrder numbering(ShareTree(), machine_.node_count());
+  std::map<std::string, int> ids = give_tree(priority_ ? *priority_ : numbering, *book);
+  if (limits_) limits_->set_book(*book, ids);
+  if (!priority_) return Ok{};
+  priority_has_users_ = book->enforced();
+  if (!priority_has_users_) return Ok{};
+  return charge_history(*priority_, now);
 }
 
 Result<v1::AccountChangeReply> Controller::change_accounts(const v1::AccountChangeRequest& request,
@@ -200,18 +215,28 @@ Result<v1::ListAccountsReply> Controller::list_accounts(Seconds now) {
   Result<AccountBook> book = store_.account_book();
   if (!book) return book.error();
   v1::ListAccountsReply reply;
-  // The figures of the usage now (running jobs' so far included), when this controller
-  // schedules with fair-share; the tree's nodes are found by name.
+  // The figures of the usage now (running jobs' so far included): the scheduler's own, or, on
+  // a controller that does not schedule, made from the store the same way (its ended jobs and
+  // the running ones), so that every controller answers alike.
   std::vector<ShareResult> results;
   ShareTree tree;
   {
     auto lock = lock_memory();
-    if (priority_ && scheduler_ && priority_has_users_) {
-      tree = priority_->tree_at(now);
-      results =
-          config_.priority.fair_share == "classic" ? classic_fair_share(tree) : fair_tree(tree);
-    }
+    if (priority_ && scheduler_ && priority_has_users_) tree = priority_->tree_at(now);
   }
+  if (tree.user_count() == 0 && priority_ && book->enforced()) {
+    PriorityOrder order(ShareTree(), machine_.node_count(), priority_->weights());
+    give_tree(order, *book);
+    if (Status charged = charge_history(order, now); !charged) return charged.error();
+    JobQuery holding;
+    holding.states = {JobState::kRunning, JobState::kSuspended, JobState::kCompleting};
+    Result<std::vector<StoredJob>> running = store_.list_jobs(holding);
+    if (!running) return running.error();
+    for (const StoredJob& job : *running) order.started(core_job(job), job.start_time);
+    tree = order.tree_at(now);
+  }
+  if (tree.user_count() > 0)
+    results = config_.priority.fair_share == "classic" ? classic_fair_share(tree) : fair_tree(tree);
   reply.set_figures(!results.empty());
   for (const Account& a : book->accounts()) {
     v1::AccountInfo* info = reply.add_accounts();

@@ -165,13 +165,12 @@ std::vector<PendingNote> Controller::pending_notes(Seconds now) {
   const size_t tested = batch_->jobs_tested();
   for (size_t i = 0; i < tested; ++i) {
     const Job* job = queue[i];
-    std::string_view reason = first ? "Resources" : "Priority";
-    std::string shaped;
-    if (first && job->request.has_shape()) {
-      shaped = "Resources (no free " + format_shape(job->request.shape) + " box yet)";
-      reason = shaped;
-    }
-    first = false;
+    // A job an account's limit holds back is not shown to the policy (sched/start_limits.h).
+    std::string limited = limits_ ? limits_->held_back(*job) : "";
+    std::string reason = !limited.empty() ? limited : first ? "Resources" : "Priority";
+    if (first && limited.empty() && job->request.has_shape())
+      reason = "Resources (no free " + format_shape(job->request.shape) + " box yet)";
+    if (limited.empty()) first = false;
     Seconds expected_start = 0;
     if (auto p = promised.find(job->id); p != promised.end())
       expected_start = std::max(now, p->second);

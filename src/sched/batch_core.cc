@@ -108,6 +108,7 @@ Status BatchCore::ended(JobId job, Seconds now) {
   Stored* stored = running(job);
   if (!stored) return fail("job " + std::to_string(job) + " is not running");
   if (options_.order) options_.order->ended(stored->job, running_[stored->running_at].start, now);
+  if (options_.limits) options_.limits->ended(stored->job);
   free_ |= running_[stored->running_at].nodes;
   if (!down_.empty()) free_ -= down_;  // a node that went down while held stays out
   give_back_grants(stored->job, running_[stored->running_at]);
@@ -146,6 +147,7 @@ Status BatchCore::add_running(const Job& job, const RunningJob& r) {
   Stored& stored = store(job);
   stored.running_at = running_.size();
   if (options_.order) options_.order->started(job, r.start);
+  if (options_.limits) options_.limits->started(job, placed.node_count);
   running_.push_back(std::move(placed));
   free_ -= r.nodes;
   refresh_free();
@@ -159,6 +161,7 @@ Status BatchCore::unstart(JobId job) {
     const Seconds start = running_[stored->running_at].start;
     options_.order->ended(stored->job, start, start);  // taken back: it used nothing
   }
+  if (options_.limits) options_.limits->ended(stored->job);
   free_ |= running_[stored->running_at].nodes;
   if (!down_.empty()) free_ -= down_;
   give_back_grants(stored->job, running_[stored->running_at]);
@@ -220,14 +223,21 @@ int BatchCore::schedule_once(Seconds now) {
   // starts is in that head, so the rest of the queue is touched only to close the gaps.
   const size_t tested = jobs_tested();
   if (sharing_) sharing_->begin_round(free_);
-  Schedule decided = policy_.schedule(
-      {now, std::span<const Job* const>(queue_.data(), tested), running_, free_, reservations_},
-      allocator_);
+  const size_t shown = show_head(tested);
+  Schedule decided =
+      policy_.schedule({now,
+                        options_.limits ? std::span<const Job* const>(visible_.data(), shown)
+                                        : std::span<const Job* const>(queue_.data(), tested),
+                        running_, free_, reservations_},
+                       allocator_);
   int shared = 0;
   if (!decided.starts.empty()) {
     started_.assign(tested, false);
     for (StartDecision& d : decided.starts) {
+      if (options_.limits) d.queue_index = visible_at_[d.queue_index];
       const Job& job = *queue_[d.queue_index];
+      // Two starts of one pass may together pass a limit that each alone keeps: the later waits.
+      if (options_.limits && !options_.limits->held_back(job).empty()) continue;
       RunningJob running{job.id,
                          now,
                          now + job.time_limit,
@@ -240,6 +250,7 @@ int BatchCore::schedule_once(Seconds now) {
       if (job.request.demand && !job.request.demand->whole) ++shared;
       jobs_.at(job.id)->running_at = running_.size();
       if (options_.order) options_.order->started(job, now);
+      if (options_.limits) options_.limits->started(job, running.nodes.count());
       result_.decisions.push_back({CoreDecision::Kind::kStart, job.id, std::move(d.placement.nodes),
                                    d.placement.box, running.grants});
       running_.push_back(std::move(running));
@@ -253,6 +264,18 @@ int BatchCore::schedule_once(Seconds now) {
   }
   reservations_ = std::move(decided.reservations);
   return shared;
+}
+
+size_t BatchCore::show_head(size_t tested) {
+  if (!options_.limits) return tested;
+  visible_.clear();
+  visible_at_.clear();
+  for (size_t i = 0; i < tested; ++i) {
+    if (!options_.limits->held_back(*queue_[i]).empty()) continue;
+    visible_.push_back(queue_[i]);
+    visible_at_.push_back(i);
+  }
+  return visible_.size();
 }
 
 std::optional<Seconds> BatchCore::next_wakeup() const {
@@ -319,6 +342,11 @@ Status BatchCore::restore(const CoreSnapshot& s) {
   }
   reservations_ = s.reservations;
   last_pass_ = s.last_pass;
+  if (options_.limits) {
+    options_.limits->clear();
+    for (const RunningJob& r : running_)
+      options_.limits->started(jobs_.at(r.id)->job, r.nodes.count());
+  }
   return Ok{};
 }
 

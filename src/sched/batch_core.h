@@ -26,6 +26,7 @@
 #include "alloc/node_sharing.h"
 #include "sched/core.h"
 #include "sched/queue_order.h"
+#include "sched/start_limits.h"
 
 namespace trellis {
 
@@ -40,6 +41,8 @@ struct BatchOptions {
   // Sorts the queue before each pass and hears of every end (sched/queue_order.h); not owned.
   // Null: arrival order.
   QueueOrder* order = nullptr;
+  // Limits on what groups of jobs hold at once (sched/start_limits.h); not owned. Null: none.
+  StartLimits* limits = nullptr;
 };
 
 class BatchCore final : public SchedulingCore {
@@ -103,6 +106,11 @@ class BatchCore final : public SchedulingCore {
   void refresh_free();
   // One call of the policy, its starts applied; how many started on shared nodes.
   int schedule_once(Seconds now);
+  // The head of the queue the policy is shown: the first jobs_tested(), less those the limits
+  // hold back (visible_; visible_at_ maps each back to its place in queue_).
+  size_t show_head(size_t tested);
+  std::vector<const Job*> visible_;
+  std::vector<size_t> visible_at_;
   // Keeps a copy of `job` in a free slot of job_store_ and indexes it; the job's id must be new.
   Stored& store(const Job& job);
   void forget(Stored& stored);  // frees the job's slot

@@ -1,0 +1,105 @@
+#include "daemon/account_limits.h"
+
+namespace trellis {
+namespace {
+
+int nodes_asked(const Job& job) {
+  if (!job.request.has_shape()) return job.request.nodes;
+  int product = 1;
+  for (int extent : job.request.shape) product *= extent;
+  return product;
+}
+
+}  // namespace
+
+void AccountLimits::set_book(const AccountBook& book,
+                             const std::map<std::string, int>& association_ids) {
+  groups_.clear();
+  assocs_.clear();
+  running_nodes_.clear();
+  any_ = false;
+  std::map<std::string, int> account_group;
+  for (const Account& a : book.accounts()) {
+    account_group[a.name] = static_cast<int>(groups_.size());
+    groups_.push_back(Group{"account " + a.name, a.limits.grp_tres.count("node")});
+    any_ = any_ || a.limits.grp_tres.count("node") || a.limits.max_jobs;
+  }
+  for (const auto& [key, id] : association_ids) {
+    const size_t slash = key.find('/');
+    const std::string user = key.substr(0, slash), account = key.substr(slash + 1);
+    const Association* association = book.find_association(user, account);
+    if (!association || id < 0) continue;
+    if (static_cast<int>(assocs_.size()) <= id) assocs_.resize(static_cast<size_t>(id) + 1);
+    Assoc& out = assocs_[static_cast<size_t>(id)];
+    out.groups.push_back(static_cast<int>(groups_.size()));
+    groups_.push_back(Group{"user " + user + " in account " + account,
+                            association->limits.grp_tres.count("node")});
+    any_ = any_ || association->limits.grp_tres.count("node") || association->limits.max_jobs;
+    if (association->limits.max_jobs) {
+      out.max_jobs = association->limits.max_jobs;
+      out.max_jobs_of = "user " + user + " in account " + account;
+    }
+    // Its account and every account above it (check() keeps the parents acyclic).
+    for (const Account* at = book.find_account(account); at; at = book.find_account(at->parent)) {
+      out.groups.push_back(account_group.at(at->name));
+      if (!out.max_jobs && at->limits.max_jobs) {
+        out.max_jobs = at->limits.max_jobs;
+        out.max_jobs_of = "account " + at->name;
+      }
+      if (at->name == "root") break;
+    }
+  }
+}
+
+int AccountLimits::assoc_index(const Job& job) const {
+  if (job.association < 0 || job.association >= static_cast<int>(assocs_.size())) return -1;
+  return assocs_[static_cast<size_t>(job.association)].groups.empty() ? -1 : job.association;
+}
+
+std::string AccountLimits::held_back(const Job& job) const {
+  if (!any_) return "";
+  const int index = assoc_index(job);
+  if (index < 0) return "";
+  const Assoc* a = &assocs_[static_cast<size_t>(index)];
+  const int64_t asked = nodes_asked(job);
+  for (int g : a->groups) {
+    const Group& group = groups_[static_cast<size_t>(g)];
+    if (group.node_limit && group.held + asked > *group.node_limit)
+      return "AssocGrpNodeLimit (" + group.what + " holds " + std::to_string(group.held) +
+             " of its " + std::to_string(*group.node_limit) +
+             " nodes, GrpTRES=node=" + std::to_string(*group.node_limit) + "; the job asks for " +
+             std::to_string(asked) + ")";
+  }
+  if (a->max_jobs && a->running >= *a->max_jobs)
+    return "AssocMaxJobsLimit (" + std::to_string(a->running) + " jobs of " + a->max_jobs_of +
+           " run, MaxJobs=" + std::to_string(*a->max_jobs) + ")";
+  return "";
+}
+
+void AccountLimits::started(const Job& job, int nodes) {
+  const int index = assoc_index(job);
+  if (index < 0 || running_nodes_.count(job.id)) return;
+  Assoc& a = assocs_[static_cast<size_t>(index)];
+  running_nodes_[job.id] = nodes;
+  for (int g : a.groups) groups_[static_cast<size_t>(g)].held += nodes;
+  ++a.running;
+}
+
+void AccountLimits::ended(const Job& job) {
+  auto at = running_nodes_.find(job.id);
+  if (at == running_nodes_.end()) return;
+  if (const int index = assoc_index(job); index >= 0) {
+    Assoc& a = assocs_[static_cast<size_t>(index)];
+    for (int g : a.groups) groups_[static_cast<size_t>(g)].held -= at->second;
+    --a.running;
+  }
+  running_nodes_.erase(at);
+}
+
+void AccountLimits::clear() {
+  running_nodes_.clear();
+  for (Group& g : groups_) g.held = 0;
+  for (Assoc& a : assocs_) a.running = 0;
+}
+
+}  // namespace trellis
