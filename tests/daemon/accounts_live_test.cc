@@ -244,6 +244,8 @@ TEST(AccountsLiveTest, SubmissionsAreChargedToAnAccountTheirUserBelongsTo) {
   EXPECT_EQ(slurm_as(cluster, "sbatch -A physics -o /dev/null --wrap true", "nobody").status, 0);
 }
 
+// On SQLite one controller; on PostgreSQL two sharing the store (the first killed -9 is the
+// scheduler: the other takes over while it is down).
 class FairShareLiveTest : public ::testing::TestWithParam<test::Engine> {
  protected:
   void SetUp() override {
@@ -251,11 +253,39 @@ class FairShareLiveTest : public ::testing::TestWithParam<test::Engine> {
       std::string url;
       test::fresh_postgres_database(url);
       if (url.empty()) return;  // skipped, or failed
-      store_option_ = " --store " + url;
+      store_option_ = " --store " + url + " --controllers 2";
     }
+  }
+  bool skipped() const { return GetParam() == test::Engine::kPostgres && store_option_.empty(); }
+  // Kills the first controller with -9 and starts it again on its port, as a supervisor would.
+  std::unique_ptr<ChildProcess> kill_and_restart(const LiveCluster& cluster) const {
+    const std::string port = test::read_text(cluster.dir() / "trellisd.port");
+    ::kill(cluster.pid_of("trellisd"), SIGKILL);
+    auto restarted = std::make_unique<ChildProcess>(
+        std::vector<std::string>{TRELLISD_BINARY, "--conf", cluster.dir() / "trellis.toml",
+                                 "--listen", "127.0.0.1:" + port.substr(0, port.find('\n'))},
+        cluster.dir() / "trellisd-restarted.log");
+    std::ofstream(cluster.dir() / "trellisd.pid") << restarted->pid() << "\n";
+    return restarted;
   }
   std::string store_option_;
 };
+
+// Every job of the cluster, as a controller lists them (retried while one comes back up).
+v1::ListJobsReply all_jobs(ControllerClient& client) {
+  v1::ListJobsRequest request;
+  request.set_all_states(true);
+  v1::ListJobsReply reply;
+  EXPECT_TRUE(eventually([&] {
+    reply.Clear();
+    return client
+        .call([&](v1::Controller::Stub& stub, grpc::ClientContext& c) {
+          return stub.ListJobs(&c, request, &reply);
+        })
+        .ok();
+  }));
+  return reply;
+}
 
 // Usage of `account`'s user association, as sshare -a -P shows it (RawUsage).
 double raw_usage(const LiveCluster& cluster, const std::string& account) {
@@ -270,7 +300,7 @@ double raw_usage(const LiveCluster& cluster, const std::string& account) {
 }
 
 TEST_P(FairShareLiveTest, AnotherUsersJobRunsBeforeTheHundredOfAUserOverItsShare) {
-  if (GetParam() == test::Engine::kPostgres && store_option_.empty()) return;
+  if (skipped()) return;
   // Usage halves every 3 seconds, so that decay shows within the test.
   LiveCluster cluster("--machine flat:4 --emulate --priority-half-life 3" + store_option_);
   ASSERT_EQ(cluster.up().status, 0) << cluster.up().output;
@@ -283,21 +313,7 @@ TEST_P(FairShareLiveTest, AnotherUsersJobRunsBeforeTheHundredOfAUserOverItsShare
                                 "--wrap 'sleep 2'");
   ASSERT_EQ(hundred.status, 0) << hundred.output;
   ControllerClient client = cluster.client();
-  // Every job, as the controller lists them (retried while a restarted controller comes up).
-  auto jobs = [&] {
-    v1::ListJobsRequest request;
-    request.set_all_states(true);
-    v1::ListJobsReply reply;
-    EXPECT_TRUE(eventually([&] {
-      reply.Clear();
-      return client
-          .call([&](v1::Controller::Stub& stub, grpc::ClientContext& c) {
-            return stub.ListJobs(&c, request, &reply);
-          })
-          .ok();
-    }));
-    return reply;
-  };
+  auto jobs = [&] { return all_jobs(client); };
   auto running = [&](const v1::ListJobsReply& reply) {
     int n = 0;
     for (const v1::JobInfo& j : reply.jobs()) n += j.state() == v1::RUNNING;
@@ -308,11 +324,7 @@ TEST_P(FairShareLiveTest, AnotherUsersJobRunsBeforeTheHundredOfAUserOverItsShare
   ASSERT_TRUE(eventually([&] { return raw_usage(cluster, "alpha") > 0; }));
 
   // The controller is killed -9 and started again: usage and the queue come back from the store.
-  ::kill(cluster.pid_of("trellisd"), SIGKILL);
-  auto restarted = std::make_unique<ChildProcess>(
-      std::vector<std::string>{TRELLISD_BINARY, "--conf", cluster.dir() / "trellis.toml"},
-      cluster.dir() / "trellisd-restarted.log");
-  std::ofstream(cluster.dir() / "trellisd.pid") << restarted->pid() << "\n";
+  std::unique_ptr<ChildProcess> restarted = kill_and_restart(cluster);
   ASSERT_TRUE(eventually([&] { return raw_usage(cluster, "alpha") > 0; }))
       << slurm_as(cluster, "sshare -a").output;
 
@@ -320,9 +332,6 @@ TEST_P(FairShareLiveTest, AnotherUsersJobRunsBeforeTheHundredOfAUserOverItsShare
   CommandRun one = slurm_as(cluster, "sbatch --parsable -o /dev/null --wrap 'sleep 2'", "nobody");
   ASSERT_EQ(one.status, 0) << one.output;
   const int64_t b = std::stoll(one.output);
-  // sprio shows it ahead: B's fair-share factor is 1, A's below.
-  CommandRun sprio = slurm_as(cluster, "sprio -l -h");
-  EXPECT_NE(sprio.output.find("nobody"), std::string::npos) << sprio.output;
   v1::JobInfo b_job;
   ASSERT_TRUE(eventually(
       [&] {
@@ -354,6 +363,80 @@ TEST_P(FairShareLiveTest, AnotherUsersJobRunsBeforeTheHundredOfAUserOverItsShare
   EXPECT_GT(then, 0);
   EXPECT_LT(later, then);
   EXPECT_GT(later, 0);
+}
+
+// The jobs of `user` as (start, end, nodes), from their own timestamps.
+struct Ran {
+  double start, end;
+  int nodes;
+};
+std::vector<Ran> ran_by(const v1::ListJobsReply& reply, const std::string& user) {
+  std::vector<Ran> out;
+  for (const v1::JobInfo& j : reply.jobs())
+    if (j.user() == user && j.start_time() > 0)
+      out.push_back(
+          {j.start_time(), j.end_time() > 0 ? j.end_time() : 1e300, std::max(1, j.spec().nodes())});
+  return out;
+}
+// The most nodes held at once (a start at the instant of another's end does not overlap it).
+int most_held(std::vector<Ran> ran) {
+  std::vector<std::pair<double, int>> edges;
+  for (const Ran& r : ran) edges.push_back({r.start, r.nodes}), edges.push_back({r.end, -r.nodes});
+  std::sort(edges.begin(), edges.end());  // ends (negative) before starts at one instant
+  int held = 0, most = 0;
+  for (const auto& [at, delta] : edges) most = std::max(most, held += delta);
+  return most;
+}
+
+TEST_P(FairShareLiveTest, AnAccountWithGrpTresNode4NeverRunsMoreThan4Nodes) {
+  if (skipped()) return;
+  LiveCluster cluster("--machine flat:8 --emulate" + store_option_);
+  ASSERT_EQ(cluster.up().status, 0) << cluster.up().output;
+  for (const std::string& change : {"add account alpha GrpTRES=node=4", "add account beta",
+                                    "add user root Account=alpha", "add user nobody Account=beta"})
+    ASSERT_EQ(slurm_as(cluster, "sacctmgr -i " + change).status, 0) << change;
+  // Twelve jobs of 2 nodes for alpha: at most two at once; beta's jobs use the other nodes.
+  CommandRun alpha = slurm_as(cluster,
+                              "sbatch --parsable --array=1-12 -N 2 -o /dev/null "
+                              "--wrap 'sleep 2'");
+  ASSERT_EQ(alpha.status, 0) << alpha.output;
+  CommandRun beta = slurm_as(
+      cluster, "sbatch --parsable --array=1-4 -N 1 -o /dev/null --wrap 'sleep 2'", "nobody");
+  ASSERT_EQ(beta.status, 0) << beta.output;
+  // alpha's waiting jobs say why, in squeue's reason and in show job's words.
+  ASSERT_TRUE(eventually([&] {
+    return slurm_as(cluster, "squeue -h -u root -t PD -o %R").output.find("(AssocGrpNodeLimit)") !=
+           std::string::npos;
+  })) << slurm_as(cluster, "squeue").output;
+  ControllerClient client = cluster.client();
+  bool explained = false;
+  const v1::ListJobsReply listed = all_jobs(client);
+  for (const v1::JobInfo& j : listed.jobs())
+    explained = explained || j.reason().find(
+                                 "AssocGrpNodeLimit (account alpha holds 4 of its 4 "
+                                 "nodes, GrpTRES=node=4; the job asks for 2)") == 0;
+  EXPECT_TRUE(explained);
+  // Killed -9 in the middle: the restarted controller counts what runs before it starts more.
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  std::unique_ptr<ChildProcess> restarted = kill_and_restart(cluster);
+  auto active = [&] {
+    int n = 0;
+    const v1::ListJobsReply now = all_jobs(client);
+    for (const v1::JobInfo& j : now.jobs())
+      n += j.state() == v1::PENDING || j.state() == v1::RUNNING || j.state() == v1::COMPLETING;
+    return n;
+  };
+  ASSERT_TRUE(eventually([&] { return active() == 0; }, std::chrono::seconds(120)));
+  const v1::ListJobsReply done = all_jobs(client);
+  EXPECT_EQ(ran_by(done, "root").size(), 12u);
+  EXPECT_LE(most_held(ran_by(done, "root")), 4);
+  EXPECT_EQ(most_held(ran_by(done, "root")), 4);  // the limit, not less
+  // beta was not held back by alpha's limit: its four jobs ran beside alpha's first two.
+  double beta_last_start = 0;
+  for (const Ran& r : ran_by(done, "nobody")) beta_last_start = std::max(beta_last_start, r.start);
+  double alpha_last_start = 0;
+  for (const Ran& r : ran_by(done, "root")) alpha_last_start = std::max(alpha_last_start, r.start);
+  EXPECT_LT(beta_last_start, alpha_last_start);
 }
 
 INSTANTIATE_TEST_SUITE_P(Engines, FairShareLiveTest,

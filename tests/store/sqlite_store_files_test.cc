@@ -123,10 +123,10 @@ TEST_F(SqliteStoreTest, AStoreFromTheSchemaBeforeIsMigratedByAWriterAndKeepsItsJ
   EXPECT_EQ(job.seconds_frozen, 0);
   EXPECT_EQ(job.hold, "");
   EXPECT_EQ(job.node_failures, 0);
-  EXPECT_EQ(job.owner, "");                     // whichever controller schedules
-  EXPECT_EQ(job.resources, ResourceRequest{});  // one core per task, nothing more
-  EXPECT_TRUE(job.grants.empty());              // whole nodes (version 10)
-  EXPECT_EQ(job.account, "");                   // no account (version 12)
+  EXPECT_EQ(job.owner, "");                                    // whichever controller schedules
+  EXPECT_EQ(job.resources, ResourceRequest{});                 // one core per task, nothing more
+  EXPECT_TRUE(job.grants.empty());                             // whole nodes (version 10)
+  EXPECT_EQ(job.account, "");                                  // no account (version 12)
   EXPECT_EQ(value_of(store_->account_book()), AccountBook());  // the root account alone
   EXPECT_OK(store_->record_frozen_time(a, job.attempt, 12.5));
   EXPECT_EQ(get(a).seconds_frozen, 12.5);
