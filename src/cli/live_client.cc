@@ -59,6 +59,16 @@ Result<v1::ListNodesReply> list_nodes(LiveClient& client, const v1::ListNodesReq
   return reply;
 }
 
+Result<v1::ListAccountsReply> list_accounts(LiveClient& client) {
+  v1::ListAccountsReply reply;
+  grpc::Status status =
+      client.controllers->call([&](v1::Controller::Stub& stub, grpc::ClientContext& context) {
+        return stub.ListAccounts(&context, v1::ListAccountsRequest(), &reply);
+      });
+  if (!status.ok()) return from_grpc(status, "listing the accounts");
+  return reply;
+}
+
 Result<std::string> store_to_read(const std::string& conf, const std::string& store_flag) {
   if (!store_flag.empty()) return store_flag;
   Result<std::string> path = find_cluster_config(conf);

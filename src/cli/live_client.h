@@ -25,6 +25,8 @@ Result<LiveClient> connect_to_cluster(const std::string& conf);
 // says what was being listed.
 Result<v1::ListJobsReply> list_jobs(LiveClient& client, const v1::ListJobsRequest& request);
 Result<v1::ListNodesReply> list_nodes(LiveClient& client, const v1::ListNodesRequest& request);
+// The site's accounts, users and associations with their fair-share figures (sacctmgr, sshare).
+Result<v1::ListAccountsReply> list_accounts(LiveClient& client);
 
 // The store the read path opens (showmesh, web): `store_flag` when given, else the store of the
 // cluster found through `conf` ("" = TRELLIS_CONF).

@@ -320,7 +320,8 @@ class Controller {
   Result<std::string> job_account(const std::string& user, const std::string& asked, int uid,
                                   int adding, Seconds now);
   static constexpr Seconds kBookAge = 1;
-  Result<AccountBook> current_book(Seconds now, bool fresh);
+  // The book as read at most kBookAge ago (`fresh`: read now), shared: a submission copies nothing.
+  Result<std::shared_ptr<const AccountBook>> current_book(Seconds now, bool fresh);
   // A stable number for a user's association with an account (Job::association), kept for the
   // controller's life; -1 for a job charged to no account.
   int association_id(const std::string& user, const std::string& account) const;
@@ -333,8 +334,8 @@ class Controller {
   std::map<std::string, int> give_tree(PriorityOrder& order, const AccountBook& book) const;
   Status charge_history(PriorityOrder& order, Seconds now);
   std::mutex book_mutex_;
-  AccountBook book_;             // book_mutex_
-  Seconds book_read_at_ = -1e9;  // book_mutex_
+  std::shared_ptr<const AccountBook> book_;  // book_mutex_; null until first read
+  Seconds book_read_at_ = -1e9;              // book_mutex_
   mutable std::mutex association_mutex_;
   mutable std::map<std::string, int> association_ids_;  // "user/account"; association_mutex_
   std::unique_ptr<PriorityOrder> priority_;             // queue policies; null under a gang policy

@@ -65,40 +65,42 @@ Result<AccountChange> change_of(const v1::AccountChangeRequest& request) {
 
 }  // namespace
 
-Result<AccountBook> Controller::current_book(Seconds now, bool fresh) {
+Result<std::shared_ptr<const AccountBook>> Controller::current_book(Seconds now, bool fresh) {
   {
     std::lock_guard lock(book_mutex_);
-    if (!fresh && now - book_read_at_ < kBookAge) return book_;
+    if (!fresh && book_ && now - book_read_at_ < kBookAge) return book_;
   }
   Result<AccountBook> book = store_.account_book();
   if (!book) return book.error();
+  auto shared = std::make_shared<const AccountBook>(std::move(*book));
   std::lock_guard lock(book_mutex_);
-  book_ = *book;
+  book_ = shared;
   book_read_at_ = now;
-  return book;
+  return shared;
 }
 
 Result<std::string> Controller::job_account(const std::string& user, const std::string& asked,
                                             int uid, int adding, Seconds now) {
-  Result<AccountBook> book = current_book(now, false);
+  Result<std::shared_ptr<const AccountBook>> book = current_book(now, false);
   if (!book) return book.error();
-  Result<std::string> account = book->job_account(user, asked);
+  Result<std::string> account = (*book)->job_account(user, asked);
   if (!account) {
     // A user or association added a moment ago, perhaps through another controller.
     book = current_book(now, true);
     if (!book) return book.error();
-    account = book->job_account(user, asked);
+    account = (*book)->job_account(user, asked);
   }
   if (!account || account->empty()) return account;
   // MaxSubmitJobs: the association's own, else the nearest of its accounts' (Slurm's order).
   std::optional<int64_t> most;
   std::string whose;
-  if (const Association* a = book->find_association(user, *account); a && a->limits.max_submit) {
+  const AccountBook& accounts = **book;
+  if (const Association* a = accounts.find_association(user, *account); a && a->limits.max_submit) {
     most = a->limits.max_submit;
     whose = "user " + user + " in account " + *account;
   }
-  for (const Account* at = book->find_account(*account); at && !most;
-       at = book->find_account(at->parent)) {
+  for (const Account* at = accounts.find_account(*account); at && !most;
+       at = accounts.find_account(at->parent)) {
     if (at->limits.max_submit) {
       most = at->limits.max_submit;
       whose = "account " + at->name;
@@ -172,8 +174,9 @@ Status Controller::charge_history(PriorityOrder& order, Seconds now) {
 
 Status Controller::reload_priority(Seconds now) {
   if (!priority_ && !limits_) return Ok{};
-  Result<AccountBook> book = current_book(now, true);
-  if (!book) return book.error();
+  Result<std::shared_ptr<const AccountBook>> read = current_book(now, true);
+  if (!read) return read.error();
+  const AccountBook* book = read->get();
   // The limits need the associations numbered; a throwaway order numbers them without fair-share.
   PriorityOrder numbering(ShareTree(), machine_.node_count());
   std::map<std::string, int> ids = give_tree(priority_ ? *priority_ : numbering, *book);
@@ -188,9 +191,9 @@ Result<v1::AccountChangeReply> Controller::change_accounts(const v1::AccountChan
                                                            const Caller& caller, Seconds now) {
   const std::string who = user_name(caller.uid);
   if (!is_admin(caller)) {
-    Result<AccountBook> book = current_book(now, true);
+    Result<std::shared_ptr<const AccountBook>> book = current_book(now, true);
     if (!book) return book.error();
-    const AccountUser* user = book->find_user(who);
+    const AccountUser* user = (*book)->find_user(who);
     if (!user || user->admin != AdminLevel::kAdministrator)
       return fail(Error::Code::kPermissionDenied,
                   "user " + who +

@@ -274,12 +274,9 @@ int show(const AccountCommand& command, const Options& options, std::string_view
                                       "default QOS)"));
   Result<LiveClient> client = connect_to_cluster("");
   if (!client) return report_error(program, client.error());
-  v1::ListAccountsReply reply;
-  grpc::Status status =
-      client->controllers->call([&](v1::Controller::Stub& stub, grpc::ClientContext& context) {
-        return stub.ListAccounts(&context, v1::ListAccountsRequest(), &reply);
-      });
-  if (!status.ok()) return report_error(program, from_grpc(status, "listing the accounts"));
+  Result<v1::ListAccountsReply> listed = list_accounts(*client);
+  if (!listed) return report_error(program, listed.error());
+  const v1::ListAccountsReply& reply = *listed;
   accounts_by_name().clear();
   for (const v1::AccountInfo& a : reply.accounts()) accounts_by_name()[a.name()] = &a;
   std::vector<std::string> format = command.format;

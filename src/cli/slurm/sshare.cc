@@ -15,7 +15,6 @@
 #include "cli/slurm/account_tree.h"
 #include "cli/slurm/slurm_command.h"
 #include "cli/slurm/slurm_help.h"
-#include "daemon/grpc_status.h"
 #include "daemon/user_names.h"
 
 namespace trellis::cli::slurm {
@@ -71,12 +70,9 @@ int sshare_main(const std::vector<std::string>& args) {
     return report_error("sshare", fail("unexpected argument '" + parsed->rest.front() + "'"));
   Result<LiveClient> client = connect_to_cluster("");
   if (!client) return report_error("sshare", client.error());
-  v1::ListAccountsReply reply;
-  grpc::Status status =
-      client->controllers->call([&](v1::Controller::Stub& stub, grpc::ClientContext& context) {
-        return stub.ListAccounts(&context, v1::ListAccountsRequest(), &reply);
-      });
-  if (!status.ok()) return report_error("sshare", from_grpc(status, "listing the accounts"));
+  Result<v1::ListAccountsReply> listed = list_accounts(*client);
+  if (!listed) return report_error("sshare", listed.error());
+  const v1::ListAccountsReply& reply = *listed;
   // Without -a or -u: the caller's own associations (and every account), as sshare shows them.
   const std::string me = user_name(static_cast<int>(getuid()));
   const double root_usage = reply.accounts_size() > 0 ? reply.accounts(0).figures().raw_usage() : 0;
