@@ -11,9 +11,9 @@
 
 #include "cli/live_client.h"
 #include "cli/slurm/slurm_command.h"
-#include "cli/slurm_time.h"
 #include "core/batch_directives.h"
 #include "core/resource_request.h"
+#include "core/slurm_time.h"
 #include "core/task_layout.h"
 #include "daemon/grpc_status.h"
 #include "daemon/job_spec.h"

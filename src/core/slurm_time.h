@@ -8,7 +8,7 @@
 #include "core/job.h"
 #include "core/result.h"
 
-namespace trellis::cli {
+namespace trellis {
 
 // sbatch --time: "minutes", "minutes:seconds", "hours:minutes:seconds", "days-hours",
 // "days-hours:minutes", "days-hours:minutes:seconds". Returns seconds.
@@ -16,4 +16,4 @@ Result<Seconds> parse_slurm_time(std::string_view text);
 // squeue's TIME column: "0:05", "12:34", "1:02:03", "2-03:04:05".
 std::string format_slurm_time(Seconds seconds);
 
-}  // namespace trellis::cli
+}  // namespace trellis

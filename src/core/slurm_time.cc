@@ -1,10 +1,10 @@
-#include "cli/slurm_time.h"
+#include "core/slurm_time.h"
 
 #include <charconv>
 #include <cstdio>
 #include <vector>
 
-namespace trellis::cli {
+namespace trellis {
 namespace {
 
 Result<long> field(std::string_view text, std::string_view whole) {
@@ -72,4 +72,4 @@ std::string format_slurm_time(Seconds seconds) {
   return text;
 }
 
-}  // namespace trellis::cli
+}  // namespace trellis
