@@ -43,7 +43,8 @@ seed_text() {  # seed_text TARGET TEXT...
 }
 seed fuzz_swf "$here"/data/workloads/*.swf
 seed_text fuzz_tres 'cpu=64,mem=256G,node=4,gres/gpu=8' 'node=-1,billing=10'
-seed_text fuzz_sacctmgr $'add account science\nadd account physics Parent=science Fairshare=40\nadd user alice Account=physics,science DefaultAccount=physics\nmodify user alice where account=physics set Fairshare=7 GrpTRES=node=4\ndelete user alice where account=science\nmodify account science set parent=physics\ndelete account science\n'
+seed_text fuzz_sacctmgr $'add account science\nadd account physics Parent=science Fairshare=40\nadd user alice Account=physics,science DefaultAccount=physics\nmodify user alice where account=physics set Fairshare=7 GrpTRES=node=4\ndelete user alice where account=science\nmodify account science set parent=physics\ndelete account science\n' \
+  $'add account physics\nadd user alice Account=physics\nadd qos high Priority=100\nmodify qos high set MaxJobsPerUser=2 MaxSubmitJobsPerUser=3 MaxTRESPerUser=node=2 GrpTRES=node=4 MaxWall=01:00:00 UsageFactor=2 Flags=DenyOnLimit\nmodify user alice set qos+=high defaultqos=high\nmodify account physics set qos+=high\nmodify user alice set qos-=high\ndelete qos high\n'
 seed_text fuzz_shares $'# site shares\ng12 40\nu7 2\ng13 60  # the rest\n' $'u1 0\nu2 1e9\n'
 # A gzip-compressed trace too: the target decompresses what starts with gzip's magic.
 head -c 4096 "$here"/data/workloads/lublin_256.swf | gzip -c > "$build/corpus/fuzz_swf/seed-gz"

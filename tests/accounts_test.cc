@@ -164,12 +164,13 @@ TEST(AccountBook, TheShareTreeHoldsEveryAccountAndAssociation) {
 TEST(AccountBook, RowsFromAStoreAreChecked) {
   AccountBook book = physics_and_chem();
   Result<AccountBook> same =
-      AccountBook::from_rows(book.accounts(), book.users(), book.associations());
+      AccountBook::from_rows(book.accounts(), book.users(), book.associations(), book.qos());
   ASSERT_TRUE(same) << same.error().message;
   EXPECT_EQ(*same, book);
   std::vector<Association> broken = book.associations();
   broken.push_back(Association{.user = "bob", .account = "gone"});
-  Result<AccountBook> bad = AccountBook::from_rows(book.accounts(), book.users(), broken);
+  Result<AccountBook> bad =
+      AccountBook::from_rows(book.accounts(), book.users(), broken, book.qos());
   ASSERT_FALSE(bad);
   EXPECT_NE(bad.error().message.find("account gone"), std::string::npos) << bad.error().message;
 }

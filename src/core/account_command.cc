@@ -34,10 +34,13 @@ std::string abbreviates(const std::string& word, const std::vector<std::string>&
 // Keys of the fields a change may set, and of the conditions a modify or delete may give.
 const std::vector<std::string>& field_keys() {
   static const std::vector<std::string> keys = {
-      "account",     "accounts",     "adminlevel", "cluster",   "clusters",      "defaultaccount",
-      "description", "fairshare",    "grptres",    "maxjobs",   "maxsubmitjobs", "name",
-      "names",       "organization", "parent",     "partition", "shares",        "user",
-      "users",       "format",       "maxsubmit"};
+      "account", "accounts", "adminlevel", "cluster", "clusters", "defaultaccount", "description",
+      "fairshare", "grptres", "maxjobs", "maxsubmitjobs", "name", "names", "organization", "parent",
+      "partition", "shares", "user", "users", "format", "maxsubmit",
+      // QOS, and the QOS lists of accounts and users
+      "qos", "defaultqos", "priority", "usagefactor", "maxjobsperuser", "maxsubmitjobsperuser",
+      "maxtresperuser", "maxwall", "flags", "gracetime", "preempt", "preemptmode",
+      "preemptexempttime"};
   return keys;
 }
 
@@ -64,11 +67,13 @@ Result<AccountCommand> parse_account_command(const std::vector<std::string>& wor
                                                         : AccountCommand::kQos;
   } else {
     command.action = AccountCommand::kChange;
-    if (entity == "qos" || entity.starts_with("association"))
-      return fail(verb + " " + entity + ": Trellis changes accounts and users (" + entity +
-                  " is not supported yet)");
-    command.change.entity =
-        entity.starts_with("account") ? AccountChange::kAccount : AccountChange::kUser;
+    if (entity.starts_with("association"))
+      return fail(verb + " " + entity +
+                  ": change an association through its user (sacctmgr modify user NAME where "
+                  "account=A set ...)");
+    command.change.entity = entity.starts_with("account") ? AccountChange::kAccount
+                            : entity == "qos"             ? AccountChange::kQos
+                                                          : AccountChange::kUser;
     command.change.verb = verb == "add" || verb == "create"      ? AccountChange::kAdd
                           : verb == "modify" || verb == "update" ? AccountChange::kModify
                                                                  : AccountChange::kDelete;
@@ -107,12 +112,22 @@ Result<AccountCommand> parse_account_command(const std::vector<std::string>& wor
     }
     std::string key = lower(word.substr(0, eq));
     const std::string value = word.substr(eq + 1);
-    // "+=" and "-=" (qos+=x) change lists Trellis does not keep.
-    if (!key.empty() && (key.back() == '+' || key.back() == '-'))
-      return fail("'" + word + "': adding to or taking from a list is not supported");
+    // "+=" and "-=" add to or take from a list (qos+=high, flags-=denyonlimit): the operator
+    // stays on the key.
+    std::string op;
+    if (!key.empty() && (key.back() == '+' || key.back() == '-')) {
+      op = key.substr(key.size() - 1);
+      key.pop_back();
+    }
     if (key.empty()) return fail("'" + word + "' has no key before '='");
     std::string known = abbreviates(key, field_keys());
     if (!known.empty()) key = known;
+    if (!op.empty()) {
+      if (show || !in_set || (key != "qos" && key != "flags"))
+        return fail("'" + word +
+                    "': only QOS and Flags are lists to add to (+=) or take from (-=)");
+      key += op;
+    }
     if (key == "cluster" || key == "clusters") continue;  // one cluster
     if (show) {
       if (key == "format") {

@@ -2,16 +2,18 @@
 // what, and with which fields. `sacctmgr` and `trellis account` (cli/slurm/sacctmgr.cc) map their
 // options onto it and send the change (core/accounts.h) to the cluster.
 //
-//   add|create   account|user NAME[,NAME] [KEY=VALUE ...]
-//   modify|update account|user [NAME ...] [where KEY=VALUE ...] set KEY=VALUE ...
-//   delete|remove account|user [NAME ...] [where KEY=VALUE ...]
+//   add|create   account|user|qos NAME[,NAME] [KEY=VALUE ...]
+//   modify|update account|user|qos [NAME ...] [where KEY=VALUE ...] set KEY=VALUE ...
+//   delete|remove account|user|qos [NAME ...] [where KEY=VALUE ...]
 //   show|list    account|user|association|qos [KEY=VALUE ...] [format=A,B%20,...] [tree]
 //                [withassoc]
 //
 // Verbs, entities and keys are any case and may be abbreviated as far as they stay unique
 // ("assoc", "acc"), as sacctmgr takes them; a bare word names an account or user; name=,
 // names=, user= (for users) and account= (for accounts) before `set` name them too. cluster= is
-// accepted and ignored (one cluster). Errors name the word ("unknown entity 'acount'").
+// accepted and ignored (one cluster). After `set`, QOS+=NAME and QOS-=NAME (and Flags+=, Flags-=)
+// add to or take from a list; the change keeps them as keys "qos+" and "qos-". Errors name the
+// word ("unknown entity 'acount'").
 #pragma once
 
 #include <string>

@@ -120,7 +120,8 @@ Result<std::optional<std::vector<std::string>>> where_accounts(const AccountChan
 
 bool is_share_or_limit(const std::string& key) {
   return key == "fairshare" || key == "shares" || key == "grptres" || key == "maxjobs" ||
-         key == "maxsubmitjobs" || key == "maxsubmit";
+         key == "maxsubmitjobs" || key == "maxsubmit" || key == "qos" || key == "qos+" ||
+         key == "qos-" || key == "defaultqos";
 }
 
 Error unknown_field(const std::string& key, std::string_view entity, std::string_view fields) {
@@ -181,7 +182,9 @@ std::string describe(const AccountChange& change) {
   std::string out = change.verb == AccountChange::kAdd      ? "add"
                     : change.verb == AccountChange::kModify ? "modify"
                                                             : "delete";
-  out += change.entity == AccountChange::kAccount ? " account" : " user";
+  out += change.entity == AccountChange::kAccount ? " account"
+         : change.entity == AccountChange::kUser  ? " user"
+                                                  : " qos";
   for (const std::string& name : change.names) out += " " + name;
   if (!change.where.empty()) out += " where";
   for (const auto& [key, value] : change.where) out += " " + key + "=" + value;
@@ -248,8 +251,17 @@ Result<AssocLimits> decode_limits(std::string_view text) {
 }
 
 AccountBook::AccountBook() {
-  accounts_.push_back(
-      Account{.name = "root", .description = "default root account", .organization = "root"});
+  accounts_.push_back(Account{.name = "root",
+                              .parent = "",
+                              .shares = 1,
+                              .description = "default root account",
+                              .organization = "root",
+                              .limits = {},
+                              .qos = {}});
+  Qos normal;
+  normal.name = "normal";
+  normal.description = "Normal QOS default";
+  qos_.push_back(std::move(normal));
 }
 
 const Account* AccountBook::find_account(const std::string& name) const {
@@ -273,7 +285,8 @@ const Association* AccountBook::find_association(const std::string& user,
 
 Result<std::string> AccountBook::apply(const AccountChange& change) {
   AccountBook before = *this;
-  Result<std::string> done = change.verb == AccountChange::kAdd      ? add(change)
+  Result<std::string> done = change.entity == AccountChange::kQos    ? change_qos(change)
+                             : change.verb == AccountChange::kAdd    ? add(change)
                              : change.verb == AccountChange::kModify ? modify(change)
                                                                      : remove(change);
   if (done) {
@@ -302,13 +315,16 @@ Result<std::string> AccountBook::add(const AccountChange& change) {
       } else if (!is_share_or_limit(key)) {
         return unknown_field(key, "an account",
                              "Parent, Fairshare, Description, Organization, GrpTRES, MaxJobs, "
-                             "MaxSubmitJobs");
+                             "MaxSubmitJobs, QOS");
       }
     }
     if (Status s = apply_share_and_limits(change.set, model.shares, model.limits); !s)
       return s.error();
     if (!find_account(model.parent))
       return fail("parent account " + model.parent + " does not exist");
+    if (Status s = apply_qos_keys(change.set, allowed_qos("", model.parent), model.qos, nullptr);
+        !s)
+      return s.error();
     out = " Adding Account(s)\n";
     std::string associations;
     for (const std::string& name : *names) {
@@ -353,7 +369,7 @@ Result<std::string> AccountBook::add(const AccountChange& change) {
     } else if (!is_share_or_limit(key)) {
       return unknown_field(key, "a user",
                            "Account, DefaultAccount, AdminLevel, Fairshare, GrpTRES, MaxJobs, "
-                           "MaxSubmitJobs");
+                           "MaxSubmitJobs, QOS");
     }
   }
   if (accounts.empty() && !default_account.empty()) accounts = {default_account};
@@ -386,6 +402,10 @@ Result<std::string> AccountBook::add(const AccountChange& change) {
       Association association = model;
       association.user = name;
       association.account = account;
+      if (Status s = apply_qos_keys(change.set, allowed_qos("", account), association.qos,
+                                    &association.default_qos);
+          !s)
+        return s.error();
       associations_.push_back(association);
       associations += user_account_line(name, account);
       ++added;
@@ -429,17 +449,46 @@ Result<std::string> AccountBook::modify(const AccountChange& change) {
         } else if (!is_share_or_limit(key)) {
           return unknown_field(key, "an account",
                                "Parent, Fairshare, Description, Organization, GrpTRES, MaxJobs, "
-                               "MaxSubmitJobs");
+                               "MaxSubmitJobs, QOS");
         }
       }
       if (Status s = apply_share_and_limits(change.set, account->shares, account->limits); !s)
         return s.error();
+      const std::vector<std::string> inherited =
+          name == "root" ? std::vector<std::string>{"normal"} : allowed_qos("", account->parent);
+      if (Status s = apply_qos_keys(change.set, inherited, account->qos, nullptr); !s)
+        return s.error();
       out += "  C = " + padded(kCluster, 10) + " A = " + name + " of " + account->parent + "\n";
+      // QOS+= and QOS-= reach the lists of the associations and accounts below that have their
+      // own (the others inherit the change), as sacctmgr copies them down.
+      std::set<std::pair<std::string, std::string>> qos_changed;
+      if (change.set.count("qos+") || change.set.count("qos-")) {
+        std::map<std::string, std::string> list_change;
+        for (const char* key : {"qos+", "qos-"})
+          if (auto at = change.set.find(key); at != change.set.end()) list_change[key] = at->second;
+        auto below = [&](const std::string& account_name) {
+          size_t steps = 0;  // bounded, as a cycle of parents is refused only after
+          for (const Account* at = find_account(account_name); at && steps <= accounts_.size();
+               at = at->name == "root" ? nullptr : find_account(at->parent), ++steps)
+            if (at->name == name) return true;
+          return false;
+        };
+        for (Account& a : accounts_)
+          if (a.name != name && !a.qos.empty() && below(a.name))
+            if (Status s = apply_qos_keys(list_change, a.qos, a.qos, nullptr); !s) return s.error();
+        for (Association& a : associations_) {
+          if (a.qos.empty() || !below(a.account)) continue;
+          const std::vector<std::string> was = a.qos;
+          if (Status s = apply_qos_keys(list_change, a.qos, a.qos, nullptr); !s) return s.error();
+          if (a.qos != was) qos_changed.emplace(a.account, a.user);
+        }
+      }
       // Limits on jobs per user reach the account's users (as sacctmgr copies them down).
-      if (change.set.count("maxjobs") || change.set.count("maxsubmitjobs") ||
-          change.set.count("maxsubmit"))
-        for (auto a = associations_.rbegin(); a != associations_.rend(); ++a)
-          if (a->account == name) out += cluster_account_user_line(name, a->user);
+      const bool per_user = change.set.count("maxjobs") || change.set.count("maxsubmitjobs") ||
+                            change.set.count("maxsubmit");
+      for (auto a = associations_.rbegin(); a != associations_.rend(); ++a)
+        if ((per_user && a->account == name) || qos_changed.count({a->account, a->user}))
+          out += cluster_account_user_line(a->account, a->user);
     }
     return out;
   }
@@ -466,7 +515,7 @@ Result<std::string> AccountBook::modify(const AccountChange& change) {
       } else if (!is_share_or_limit(key)) {
         return unknown_field(key, "a user",
                              "DefaultAccount, AdminLevel, Fairshare, GrpTRES, MaxJobs, "
-                             "MaxSubmitJobs");
+                             "MaxSubmitJobs, QOS");
       }
     }
     int matched = 0;
@@ -477,6 +526,9 @@ Result<std::string> AccountBook::modify(const AccountChange& change) {
         continue;
       ++matched;
       if (Status s = apply_share_and_limits(change.set, a.shares, a.limits); !s) return s.error();
+      if (Status s = apply_qos_keys(change.set, allowed_qos("", a.account), a.qos, &a.default_qos);
+          !s)
+        return s.error();
       out += cluster_account_user_line(a.account, name);
     }
     if (only_accounts && matched == 0)
@@ -573,7 +625,7 @@ Status AccountBook::check() const {
     if (a.shares < 0 || a.shares > kMaxShares)
       return fail("user " + a.user + " has " + std::to_string(a.shares) + " shares");
   }
-  return Ok{};
+  return check_qos();
 }
 
 Result<std::string> AccountBook::job_account(const std::string& user,
@@ -625,7 +677,8 @@ ShareTree AccountBook::share_tree(std::map<std::string, int>* user_node) const {
 
 Result<AccountBook> AccountBook::from_rows(std::vector<Account> accounts,
                                            std::vector<AccountUser> users,
-                                           std::vector<Association> associations) {
+                                           std::vector<Association> associations,
+                                           std::vector<Qos> qos) {
   AccountBook book;
   // root first, whatever order the rows came in
   std::stable_partition(accounts.begin(), accounts.end(),
@@ -633,6 +686,9 @@ Result<AccountBook> AccountBook::from_rows(std::vector<Account> accounts,
   if (!accounts.empty()) book.accounts_ = std::move(accounts);
   book.users_ = std::move(users);
   book.associations_ = std::move(associations);
+  // normal first, whatever order the rows came in
+  std::stable_partition(qos.begin(), qos.end(), [](const Qos& q) { return q.name == "normal"; });
+  if (!qos.empty()) book.qos_ = std::move(qos);
   if (Status s = book.check(); !s) return fail("the store's accounts: " + s.error().message);
   return book;
 }

@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "core/fair_share.h"
+#include "core/qos.h"
 #include "core/result.h"
 #include "core/tres.h"
 
@@ -51,6 +52,8 @@ struct Account {
   std::string description;
   std::string organization;
   AssocLimits limits;
+  // The QOS its users may use: its own list, or (empty) its parent's; root's empty = "normal".
+  std::vector<std::string> qos;
   bool operator==(const Account&) const = default;
 };
 
@@ -69,15 +72,18 @@ struct Association {
   std::string account;
   int64_t shares = 1;
   AssocLimits limits;
+  std::vector<std::string> qos;  // the QOS it may use; empty = its account's (allowed_qos())
+  std::string default_qos;       // its jobs' QOS when they name none; "" = normal (or the first)
   bool operator==(const Association&) const = default;
 };
 
 // One sacctmgr command's change, as its front end reads it: `add account physics
 // Parent=root Fairshare=40`, `modify user alice where account=chem set Fairshare=3`,
-// `delete user bob where account=chem`. Keys of `where` and `set` in lower case.
+// `delete user bob where account=chem`, `add qos high`. Keys of `where` and `set` in lower case;
+// a list changed in place keeps its operator on the key ("qos+" for qos+=high, "qos-").
 struct AccountChange {
   enum Verb { kAdd, kModify, kDelete };
-  enum Entity { kAccount, kUser };
+  enum Entity { kAccount, kUser, kQos };
   Verb verb = kAdd;
   Entity entity = kAccount;
   std::vector<std::string> names;  // the accounts or users it acts on
@@ -89,7 +95,7 @@ std::string describe(const AccountChange& change);
 
 class AccountBook {
  public:
-  AccountBook();  // the root account alone
+  AccountBook();  // the root account and the QOS normal alone
 
   const std::vector<Account>& accounts() const { return accounts_; }
   const std::vector<AccountUser>& users() const { return users_; }
@@ -97,6 +103,11 @@ class AccountBook {
   const Account* find_account(const std::string& name) const;
   const AccountUser* find_user(const std::string& name) const;
   const Association* find_association(const std::string& user, const std::string& account) const;
+  const std::vector<Qos>& qos() const { return qos_; }  // "normal" first
+  const Qos* find_qos(const std::string& name) const;
+  // The QOS an association (or, with user "", an account) may use: its own list, else the
+  // nearest account's up to root, else "normal"; sorted by name.
+  std::vector<std::string> allowed_qos(const std::string& user, const std::string& account) const;
   // Accounts are in use (some user exists): every submitter needs an association.
   bool enforced() const { return !users_.empty(); }
 
@@ -107,6 +118,11 @@ class AccountBook {
   // The account a job of `user` asking for `asked` ("" = the default) is charged to: "" when
   // accounts are not in use; an error naming the account or user otherwise.
   Result<std::string> job_account(const std::string& user, const std::string& asked) const;
+  // The QOS a job of `user` charged to `account` (job_account()) asking for `asked` ("" = the
+  // association's default) runs in: an error naming the QOS when it does not exist or the
+  // association may not use it. With accounts not in use, any QOS that exists.
+  Result<std::string> job_qos(const std::string& user, const std::string& account,
+                              const std::string& asked) const;
 
   // The fair-share tree: accounts under their parents, then each association as a user node
   // under its account, all with their shares. `user_node` (if given) maps "user/account" to the
@@ -116,7 +132,7 @@ class AccountBook {
   // Rebuilds a book from stored rows, checking the rules (a store edited by hand).
   static Result<AccountBook> from_rows(std::vector<Account> accounts,
                                        std::vector<AccountUser> users,
-                                       std::vector<Association> associations);
+                                       std::vector<Association> associations, std::vector<Qos> qos);
 
   bool operator==(const AccountBook&) const = default;
 
@@ -125,10 +141,19 @@ class AccountBook {
   Result<std::string> add(const AccountChange& change);
   Result<std::string> modify(const AccountChange& change);
   Result<std::string> remove(const AccountChange& change);
+  // QOS (accounts_qos.cc): the QOS themselves, and the QOS lists of accounts and associations.
+  Result<std::string> change_qos(const AccountChange& change);
+  Status check_qos() const;
+  // Applies set's qos=, qos+=, qos-= to `own` (whose inherited list is `inherited`) and
+  // defaultqos= to `default_qos` (nullptr: not allowed here).
+  Status apply_qos_keys(const std::map<std::string, std::string>& set,
+                        const std::vector<std::string>& inherited, std::vector<std::string>& own,
+                        std::string* default_qos) const;
 
   std::vector<Account> accounts_;  // root first, then in the order added
   std::vector<AccountUser> users_;
   std::vector<Association> associations_;
+  std::vector<Qos> qos_;  // "normal" first, then in the order added
 };
 
 // Checks a name as sacctmgr stores it (lower case); `what` names the field in errors.

@@ -28,6 +28,9 @@ struct Job {
   // The account and user it charges: a node of the fair-share tree of accounts
   // (core/fair_share.h) that a priority order ranks (sched/priority_order.h); -1 for none.
   int association = -1;
+  // Its QOS (core/qos.h): an index into the site's QOS that the priority order and the limits
+  // were given (PriorityOrder::set_qos, AccountLimits); -1 for none.
+  int qos = -1;
   std::string name;
 };
 

@@ -1,5 +1,7 @@
 #include "daemon/account_limits.h"
 
+#include "core/qos.h"
+
 namespace trellis {
 namespace {
 
@@ -13,11 +15,26 @@ int nodes_asked(const Job& job) {
 }  // namespace
 
 void AccountLimits::set_book(const AccountBook& book,
-                             const std::map<std::string, int>& association_ids) {
+                             const std::map<std::string, int>& association_ids,
+                             const std::map<std::string, int>& qos_ids) {
   groups_.clear();
   assocs_.clear();
+  qos_.clear();
   running_nodes_.clear();
   any_ = false;
+  for (const auto& [name, id] : qos_ids) {
+    const Qos* qos = book.find_qos(name);
+    if (!qos || id < 0) continue;
+    if (static_cast<int>(qos_.size()) <= id) qos_.resize(static_cast<size_t>(id) + 1);
+    QosLimits& out = qos_[static_cast<size_t>(id)];
+    out = QosLimits();
+    out.name = name;
+    out.max_wall = qos->max_wall;
+    out.grp_nodes = qos->grp_tres.count("node");
+    out.max_nodes_per_user = qos->max_tres_per_user.count("node");
+    out.max_jobs_per_user = qos->max_jobs_per_user;
+    any_ = any_ || out.max_wall || out.grp_nodes || out.max_nodes_per_user || out.max_jobs_per_user;
+  }
   std::map<std::string, int> account_group;
   for (const Account& a : book.accounts()) {
     account_group[a.name] = static_cast<int>(groups_.size());
@@ -56,8 +73,41 @@ int AccountLimits::assoc_index(const Job& job) const {
   return assocs_[static_cast<size_t>(job.association)].groups.empty() ? -1 : job.association;
 }
 
+const AccountLimits::QosLimits* AccountLimits::qos_of(const Job& job) const {
+  if (job.qos < 0 || job.qos >= static_cast<int>(qos_.size())) return nullptr;
+  const QosLimits& q = qos_[static_cast<size_t>(job.qos)];
+  return q.name.empty() ? nullptr : &q;
+}
+
+std::string AccountLimits::qos_held_back(const Job& job, const QosLimits& q) const {
+  const int64_t asked = nodes_asked(job);
+  if (q.max_wall && (job.time_limit <= 0 || job.time_limit > static_cast<Seconds>(*q.max_wall)))
+    return "QOSMaxWallDurationPerJobLimit (the job's time limit " +
+           (job.time_limit <= 0 ? std::string("UNLIMITED")
+                                : format_wall(static_cast<int64_t>(job.time_limit))) +
+           " is longer than MaxWall=" + format_wall(*q.max_wall) + " of qos " + q.name + ")";
+  if (q.grp_nodes && q.held + asked > *q.grp_nodes)
+    return "QOSGrpNodeLimit (qos " + q.name + " holds " + std::to_string(q.held) + " of its " +
+           std::to_string(*q.grp_nodes) + " nodes, GrpTRES=node=" + std::to_string(*q.grp_nodes) +
+           "; the job asks for " + std::to_string(asked) + ")";
+  QosLimits::PerUser mine;
+  if (auto at = q.by_user.find(job.user); at != q.by_user.end()) mine = at->second;
+  if (q.max_nodes_per_user && mine.nodes + asked > *q.max_nodes_per_user)
+    return "QOSMaxNodePerUserLimit (the user's jobs in qos " + q.name + " hold " +
+           std::to_string(mine.nodes) + " of " + std::to_string(*q.max_nodes_per_user) +
+           " nodes, MaxTRESPerUser=node=" + std::to_string(*q.max_nodes_per_user) +
+           "; the job asks for " + std::to_string(asked) + ")";
+  if (q.max_jobs_per_user && mine.jobs >= *q.max_jobs_per_user)
+    return "QOSMaxJobsPerUserLimit (" + std::to_string(mine.jobs) +
+           " jobs of the user run in qos " + q.name +
+           ", MaxJobsPerUser=" + std::to_string(*q.max_jobs_per_user) + ")";
+  return "";
+}
+
 std::string AccountLimits::held_back(const Job& job) const {
   if (!any_) return "";
+  if (const QosLimits* q = qos_of(job))
+    if (std::string reason = qos_held_back(job, *q); !reason.empty()) return reason;
   const int index = assoc_index(job);
   if (index < 0) return "";
   const Assoc* a = &assocs_[static_cast<size_t>(index)];
@@ -78,9 +128,18 @@ std::string AccountLimits::held_back(const Job& job) const {
 
 void AccountLimits::started(const Job& job, int nodes) {
   const int index = assoc_index(job);
-  if (index < 0 || running_nodes_.count(job.id)) return;
-  Assoc& a = assocs_[static_cast<size_t>(index)];
+  const QosLimits* qos = qos_of(job);
+  if ((index < 0 && !qos) || running_nodes_.count(job.id)) return;
   running_nodes_[job.id] = nodes;
+  if (qos) {
+    QosLimits& q = qos_[static_cast<size_t>(job.qos)];
+    q.held += nodes;
+    QosLimits::PerUser& mine = q.by_user[job.user];
+    mine.nodes += nodes;
+    ++mine.jobs;
+  }
+  if (index < 0) return;
+  Assoc& a = assocs_[static_cast<size_t>(index)];
   for (int g : a.groups) groups_[static_cast<size_t>(g)].held += nodes;
   ++a.running;
 }
@@ -88,6 +147,14 @@ void AccountLimits::started(const Job& job, int nodes) {
 void AccountLimits::ended(const Job& job) {
   auto at = running_nodes_.find(job.id);
   if (at == running_nodes_.end()) return;
+  if (qos_of(job)) {
+    QosLimits& q = qos_[static_cast<size_t>(job.qos)];
+    q.held -= at->second;
+    QosLimits::PerUser& mine = q.by_user[job.user];
+    mine.nodes -= at->second;
+    --mine.jobs;
+    if (mine.jobs <= 0) q.by_user.erase(job.user);
+  }
   if (const int index = assoc_index(job); index >= 0) {
     Assoc& a = assocs_[static_cast<size_t>(index)];
     for (int g : a.groups) groups_[static_cast<size_t>(g)].held -= at->second;
@@ -100,6 +167,10 @@ void AccountLimits::clear() {
   running_nodes_.clear();
   for (Group& g : groups_) g.held = 0;
   for (Assoc& a : assocs_) a.running = 0;
+  for (QosLimits& q : qos_) {
+    q.held = 0;
+    q.by_user.clear();
+  }
 }
 
 }  // namespace trellis

@@ -227,8 +227,8 @@ Result<ClusterConfig> parse_cluster_config(std::string_view text, std::string_vi
   if (config.controllers.empty()) config.controllers.push_back(c.listen);
   PrioritySettings& p = config.priority;
   TableReader priority(root["priority"].as_table(), std::string(origin) + ": [priority]");
-  TRELLIS_TRY(priority.no_unknown_keys(
-      {"fair_share", "half_life", "weight_age", "weight_fairshare", "weight_jobsize", "max_age"}));
+  TRELLIS_TRY(priority.no_unknown_keys({"fair_share", "half_life", "weight_age", "weight_fairshare",
+                                        "weight_jobsize", "weight_qos", "max_age"}));
   TRELLIS_TRY(priority.string("fair_share", p.fair_share));
   if (p.fair_share != "fairtree" && p.fair_share != "classic" && p.fair_share != "none")
     return priority.wrong("fair_share",
@@ -237,6 +237,7 @@ Result<ClusterConfig> parse_cluster_config(std::string_view text, std::string_vi
   TRELLIS_TRY(priority.number("weight_age", p.weight_age, 0));
   TRELLIS_TRY(priority.number("weight_fairshare", p.weight_fairshare, 0));
   TRELLIS_TRY(priority.number("weight_jobsize", p.weight_jobsize, 0));
+  TRELLIS_TRY(priority.number("weight_qos", p.weight_qos, 0));
   TRELLIS_TRY(priority.number("max_age", p.max_age, 0));
   if (const toml::node* partitions = root.get("partition")) {
     const toml::array* list = partitions->as_array();
@@ -364,6 +365,7 @@ std::string format_cluster_config(const ClusterConfig& config) {
                                {"weight_age", config.priority.weight_age},
                                {"weight_fairshare", config.priority.weight_fairshare},
                                {"weight_jobsize", config.priority.weight_jobsize},
+                               {"weight_qos", config.priority.weight_qos},
                                {"max_age", config.priority.max_age}}},
   };
   if (!config.partitions.empty()) {

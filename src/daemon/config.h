@@ -70,6 +70,7 @@
 //   weight_age = 1000                    # PriorityWeightAge
 //   weight_fairshare = 10000             # PriorityWeightFairshare
 //   weight_jobsize = 0                   # PriorityWeightJobSize
+//   weight_qos = 0                       # PriorityWeightQOS (QOS Priority counts once set)
 //   max_age = 604800                     # seconds of waiting that give the whole age weight
 //
 //   [[nodetype]]                         # what nodes have (Slurm's NodeName lines); none: nodes
@@ -135,6 +136,7 @@ struct PrioritySettings {
   double weight_age = 1000;
   double weight_fairshare = 10000;
   double weight_jobsize = 0;
+  double weight_qos = 0;
   Seconds max_age = 7 * 86400;
 };
 

@@ -132,6 +132,7 @@ Result<std::unique_ptr<Controller>> Controller::open(const ClusterConfig& config
       PriorityWeights weights{.age = p.weight_age,
                               .fair_share = p.weight_fairshare,
                               .job_size = p.weight_jobsize,
+                              .qos = p.weight_qos,
                               .max_age = p.max_age,
                               .half_life = p.half_life,
                               .classic = p.fair_share == "classic"};
@@ -196,6 +197,7 @@ Job Controller::core_job(const StoredJob& s) const {
   job.group = s.gid;
   job.name = s.name;
   job.association = association_id(s.user, s.account);
+  job.qos = qos_id(s.qos);
   if (auto nodes = partition_nodes_.find(s.partition); nodes != partition_nodes_.end())
     job.request.allowed = nodes->second;
   if (shares_nodes_) {

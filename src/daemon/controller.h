@@ -313,12 +313,17 @@ class Controller {
   bool is_admin(const Caller& caller) const;
   bool is_agent(const Caller& caller) const;
   // --- Accounts (controller_accounts.cc).
-  // The account a job of `user` asking for `asked` is charged to (AccountBook::job_account),
-  // checked against the book as read at most kBookAge ago; a refusal is checked again against
-  // a fresh read, so that a user just added is never refused. Also checks the association's
-  // MaxSubmitJobs against the `adding` jobs (an array's tasks) submitted. Without mutex_.
-  Result<std::string> job_account(const std::string& user, const std::string& asked, int uid,
-                                  int adding, Seconds now);
+  // Sets the account `job` (of job.user, job.uid) is charged to and the QOS it runs in
+  // (AccountBook::job_account, job_qos), checked against the book as read at most kBookAge ago;
+  // a refusal is checked again against a fresh read, so that a user or QOS just added is never
+  // refused. Then the limits a submission meets, in Slurm's order: the QOS's MaxWall (a job
+  // that did not ask for a time limit, `asked_time` false, gets it) and, with DenyOnLimit, its
+  // Max node limits; the QOS's MaxSubmitJobsPerUser and the association's MaxSubmitJobs against
+  // the `adding` jobs (an array's tasks) submitted. Without mutex_.
+  Status charge_job(StoredJob& job, const std::string& asked_account, const std::string& asked_qos,
+                    bool asked_time, int adding, Seconds now);
+  // A stable number for a QOS (Job::qos), kept for the controller's life; -1 for "".
+  int qos_id(const std::string& name) const;
   static constexpr Seconds kBookAge = 1;
   // The book as read at most kBookAge ago (`fresh`: read now), shared: a submission copies nothing.
   Result<std::shared_ptr<const AccountBook>> current_book(Seconds now, bool fresh);
@@ -333,11 +338,16 @@ class Controller {
   // "user/account" -> number); and the usage of the jobs that ended within 10 half-lives.
   std::map<std::string, int> give_tree(PriorityOrder& order, const AccountBook& book) const;
   Status charge_history(PriorityOrder& order, Seconds now);
+  // The priority order's terms of `book`'s QOS (Priority, UsageFactor) by their numbers
+  // (qos_id()), and those numbers by name in `ids`.
+  std::vector<PriorityOrder::QosTerms> qos_terms(const AccountBook& book,
+                                                 std::map<std::string, int>& ids) const;
   std::mutex book_mutex_;
   std::shared_ptr<const AccountBook> book_;  // book_mutex_; null until first read
   Seconds book_read_at_ = -1e9;              // book_mutex_
   mutable std::mutex association_mutex_;
   mutable std::map<std::string, int> association_ids_;  // "user/account"; association_mutex_
+  mutable std::map<std::string, int> qos_ids_;          // QOS name; association_mutex_
   std::unique_ptr<PriorityOrder> priority_;             // queue policies; null under a gang policy
   std::unique_ptr<AccountLimits> limits_;               // queue policies; null under a gang policy
   bool priority_has_users_ = false;  // the order's tree has users (figures to show)

@@ -23,6 +23,12 @@ v1::ShareFigures figures_of(const ShareResult& result, double usage) {
   return out;
 }
 
+std::string joined(const std::vector<std::string>& names) {
+  std::string out;
+  for (const std::string& name : names) out += (out.empty() ? "" : ",") + name;
+  return out;
+}
+
 Result<AccountChange> change_of(const v1::AccountChangeRequest& request) {
   AccountChange change;
   if (request.verb() == "add") {
@@ -38,8 +44,10 @@ Result<AccountChange> change_of(const v1::AccountChangeRequest& request) {
     change.entity = AccountChange::kAccount;
   } else if (request.entity() == "user") {
     change.entity = AccountChange::kUser;
+  } else if (request.entity() == "qos") {
+    change.entity = AccountChange::kQos;
   } else {
-    return fail("entity: '" + request.entity() + "' is not account or user");
+    return fail("entity: '" + request.entity() + "' is not account, user or qos");
   }
   // Bounds, so that a request cannot fill the store.
   constexpr int kMostNames = 1000;
@@ -79,27 +87,68 @@ Result<std::shared_ptr<const AccountBook>> Controller::current_book(Seconds now,
   return shared;
 }
 
-Result<std::string> Controller::job_account(const std::string& user, const std::string& asked,
-                                            int uid, int adding, Seconds now) {
+Status Controller::charge_job(StoredJob& job, const std::string& asked_account,
+                              const std::string& asked_qos, bool asked_time, int adding,
+                              Seconds now) {
   Result<std::shared_ptr<const AccountBook>> book = current_book(now, false);
   if (!book) return book.error();
-  Result<std::string> account = (*book)->job_account(user, asked);
-  if (!account) {
-    // A user or association added a moment ago, perhaps through another controller.
+  auto charge = [&](const AccountBook& b) -> Result<std::pair<std::string, std::string>> {
+    Result<std::string> account = b.job_account(job.user, asked_account);
+    if (!account) return account.error();
+    Result<std::string> qos = b.job_qos(job.user, *account, asked_qos);
+    if (!qos) return qos.error();
+    return std::make_pair(*account, *qos);
+  };
+  Result<std::pair<std::string, std::string>> charged = charge(**book);
+  if (!charged) {
+    // A user, association or QOS added a moment ago, perhaps through another controller.
     book = current_book(now, true);
     if (!book) return book.error();
-    account = (*book)->job_account(user, asked);
+    charged = charge(**book);
   }
-  if (!account || account->empty()) return account;
-  // MaxSubmitJobs: the association's own, else the nearest of its accounts' (Slurm's order).
+  if (!charged) return charged.error();
+  const AccountBook& accounts = **book;
+  job.account = charged->first;
+  job.qos = charged->second;
+  const Qos* qos = accounts.find_qos(job.qos);
+  if (!qos) return Ok{};  // job_qos() found it; unreachable
+  const std::string violates =
+      "Job violates accounting/QOS policy (job submit limit, user's size and/or time limits): ";
+  // MaxWall: a job that names no time limit gets the QOS's; a longer one waits (or, with
+  // DenyOnLimit, is refused), as Slurm's.
+  if (qos->max_wall) {
+    const Seconds most = static_cast<Seconds>(*qos->max_wall);
+    if (!asked_time)
+      job.time_limit = job.time_limit > 0 ? std::min(job.time_limit, most) : most;
+    else if (qos->deny_on_limit && (job.time_limit <= 0 || job.time_limit > most))
+      return fail(Error::Code::kDoesNotFitNow, violates + "the time limit is longer than MaxWall=" +
+                                                   format_wall(*qos->max_wall) + " of qos " +
+                                                   qos->name + " (QOSMaxWallDurationPerJobLimit)");
+  }
+  if (qos->deny_on_limit) {
+    const int64_t nodes = job.request.nodes;  // a shape's volume when it asks for one
+    for (const auto& [tres, limit] : {std::pair{&qos->max_tres_per_user, "MaxTRESPerUser"},
+                                      std::pair{&qos->grp_tres, "GrpTRES"}}) {
+      std::optional<int64_t> most = tres->count("node");
+      if (most && nodes > *most)
+        return fail(Error::Code::kDoesNotFitNow,
+                    violates + "the job asks for " + std::to_string(nodes) + " nodes and " + limit +
+                        " of qos " + qos->name + " is node=" + std::to_string(*most) +
+                        (std::string(limit) == "GrpTRES" ? " (QOSGrpNodeLimit)"
+                                                         : " (QOSMaxNodePerUserLimit)"));
+    }
+  }
+  if (job.account.empty() && !qos->max_submit_per_user) return Ok{};
+  // MaxSubmitJobs: the association's own, else the nearest of its accounts' (Slurm's order);
+  // MaxSubmitJobsPerUser of the QOS, checked first (the QOS's limits come first in Slurm's).
   std::optional<int64_t> most;
   std::string whose;
-  const AccountBook& accounts = **book;
-  if (const Association* a = accounts.find_association(user, *account); a && a->limits.max_submit) {
+  if (const Association* a = accounts.find_association(job.user, job.account);
+      a && a->limits.max_submit) {
     most = a->limits.max_submit;
-    whose = "user " + user + " in account " + *account;
+    whose = "user " + job.user + " in account " + job.account;
   }
-  for (const Account* at = accounts.find_account(*account); at && !most;
+  for (const Account* at = accounts.find_account(job.account); at && !most;
        at = accounts.find_account(at->parent)) {
     if (at->limits.max_submit) {
       most = at->limits.max_submit;
@@ -107,23 +156,39 @@ Result<std::string> Controller::job_account(const std::string& user, const std::
     }
     if (at->name == "root") break;
   }
-  if (!most) return account;
+  if (!most && !qos->max_submit_per_user) return Ok{};
   JobQuery active;
   active.only_active = true;
-  active.uid = uid;
+  active.uid = job.uid;
   Result<std::vector<StoredJob>> jobs = store_.list_jobs(active);
   if (!jobs) return jobs.error();
+  if (qos->max_submit_per_user) {
+    const int64_t held = std::count_if(jobs->begin(), jobs->end(),
+                                       [&](const StoredJob& j) { return j.qos == job.qos; });
+    if (held + adding > *qos->max_submit_per_user)
+      return fail(Error::Code::kDoesNotFitNow,
+                  violates + "user " + job.user + " has " + std::to_string(held) +
+                      " job(s) pending or running in qos " + qos->name +
+                      ", and its MaxSubmitJobsPerUser is " +
+                      std::to_string(*qos->max_submit_per_user) + " (QOSMaxSubmitJobPerUserLimit)");
+  }
+  if (!most) return Ok{};
   const int64_t held = std::count_if(jobs->begin(), jobs->end(),
-                                     [&](const StoredJob& j) { return j.account == *account; });
+                                     [&](const StoredJob& j) { return j.account == job.account; });
   if (held + adding > *most)
     return fail(Error::Code::kDoesNotFitNow,
-                "Job violates accounting/QOS policy (job submit limit, user's size and/or time "
-                "limits): user " +
-                    user + " has " + std::to_string(held) +
-                    " job(s) pending or running in account " + *account +
+                violates + "user " + job.user + " has " + std::to_string(held) +
+                    " job(s) pending or running in account " + job.account +
                     ", and MaxSubmitJobs of " + whose + " is " + std::to_string(*most) +
                     " (AssocMaxSubmitJobLimit)");
-  return account;
+  return Ok{};
+}
+
+int Controller::qos_id(const std::string& name) const {
+  if (name.empty()) return -1;
+  std::lock_guard lock(association_mutex_);
+  auto [at, added] = qos_ids_.emplace(name, static_cast<int>(qos_ids_.size()));
+  return at->second;
 }
 
 int Controller::association_id(const std::string& user, const std::string& account) const {
@@ -150,6 +215,18 @@ std::map<std::string, int> Controller::give_tree(PriorityOrder& order,
   }
   order.replace_tree(std::move(tree), std::move(node_of_association), false);
   return ids;
+}
+
+std::vector<PriorityOrder::QosTerms> Controller::qos_terms(const AccountBook& book,
+                                                           std::map<std::string, int>& ids) const {
+  std::vector<PriorityOrder::QosTerms> terms;
+  for (const Qos& q : book.qos()) {
+    const int id = qos_id(q.name);
+    ids[q.name] = id;
+    if (static_cast<int>(terms.size()) <= id) terms.resize(static_cast<size_t>(id) + 1);
+    terms[static_cast<size_t>(id)] = {static_cast<double>(q.priority), q.usage_factor};
+  }
+  return terms;
 }
 
 Status Controller::charge_history(PriorityOrder& order, Seconds now) {
@@ -180,8 +257,11 @@ Status Controller::reload_priority(Seconds now) {
   // The limits need the associations numbered; a throwaway order numbers them without fair-share.
   PriorityOrder numbering(ShareTree(), machine_.node_count());
   std::map<std::string, int> ids = give_tree(priority_ ? *priority_ : numbering, *book);
-  if (limits_) limits_->set_book(*book, ids);
+  std::map<std::string, int> qos_ids;
+  std::vector<PriorityOrder::QosTerms> terms = qos_terms(*book, qos_ids);
+  if (limits_) limits_->set_book(*book, ids, qos_ids);
   if (!priority_) return Ok{};
+  priority_->set_qos(std::move(terms));
   priority_has_users_ = book->enforced();
   if (!priority_has_users_) return Ok{};
   return charge_history(*priority_, now);
@@ -230,6 +310,8 @@ Result<v1::ListAccountsReply> Controller::list_accounts(Seconds now) {
   if (tree.user_count() == 0 && priority_ && book->enforced()) {
     PriorityOrder order(ShareTree(), machine_.node_count(), priority_->weights());
     give_tree(order, *book);
+    std::map<std::string, int> qos_ids;
+    order.set_qos(qos_terms(*book, qos_ids));
     if (Status charged = charge_history(order, now); !charged) return charged.error();
     JobQuery holding;
     holding.states = {JobState::kRunning, JobState::kSuspended, JobState::kCompleting};
@@ -249,10 +331,17 @@ Result<v1::ListAccountsReply> Controller::list_accounts(Seconds now) {
     info->set_description(a.description);
     info->set_organization(a.organization);
     info->set_limits(encode_limits(a.limits));
+    info->set_qos(joined(book->allowed_qos("", a.name)));
     int node = a.name == "root" ? ShareTree::kRoot : tree.find_account(a.name);
     if (!results.empty() && node >= 0)
       *info->mutable_figures() =
           figures_of(results[static_cast<size_t>(node)], tree.subtree_usage(node));
+  }
+  for (const Qos& q : book->qos()) {
+    v1::QosInfo* info = reply.add_qos();
+    info->set_name(q.name);
+    info->set_description(q.description);
+    info->set_settings(encode_qos_settings(q));
   }
   for (const AccountUser& u : book->users()) {
     v1::AccountUserInfo* info = reply.add_users();
@@ -266,6 +355,8 @@ Result<v1::ListAccountsReply> Controller::list_accounts(Seconds now) {
     info->set_account(a.account);
     info->set_shares(a.shares);
     info->set_limits(encode_limits(a.limits));
+    info->set_qos(joined(book->allowed_qos(a.user, a.account)));
+    info->set_default_qos(a.default_qos);
     int account = tree.find_account(a.account);
     int node = account >= 0 ? tree.find_user(account, a.user) : -1;
     if (!results.empty() && node >= 0)

@@ -85,14 +85,10 @@ Result<JobId> Controller::submit(const v1::JobSpec& spec, const Caller& caller, 
   job.gid = caller.gid;
   job.user = user_name(caller.uid);
   const int adding = array.tasks.empty() ? 1 : static_cast<int>(array.tasks.size());
-  Result<std::string> account = job_account(job.user, spec.account(), caller.uid, adding, now);
-  if (!account) return account.error();
-  job.account = std::move(*account);
-  if (!spec.qos().empty()) {
-    Result<std::string> qos = account_name(spec.qos(), "qos");
-    if (!qos) return qos.error();
-    job.qos = std::move(*qos);
-  }
+  if (Status charged =
+          charge_job(job, spec.account(), spec.qos(), spec.time_limit() > 0, adding, now);
+      !charged)
+    return charged.error();
   // Under concurrent allocation this controller places the jobs it was given.
   if (concurrent_) job.owner = identity_;
   // An array (stored in one transaction of its own) and a job with a dependency (whose jobs are
@@ -645,6 +641,7 @@ Result<v1::ListJobsReply> Controller::list_jobs(const v1::ListJobsRequest& reque
       info->set_age_factor(f.age);
       info->set_fairshare_factor(f.fair_share);
       info->set_jobsize_factor(f.job_size);
+      info->set_qos_factor(f.qos);
     }
     // A job asked for by its id (show job) comes with its steps, as every job for accounting.
     if ((request.accounting() && with_steps.contains(job.id)) ||

@@ -51,19 +51,32 @@ void PriorityOrder::replace_tree(ShareTree tree, std::vector<int> node_of_associ
   shares_.clear();
 }
 
+void PriorityOrder::set_qos(std::vector<QosTerms> by_qos) {
+  qos_ = std::move(by_qos);
+  highest_qos_priority_ = 0;
+  for (const QosTerms& q : qos_)
+    highest_qos_priority_ = std::max(highest_qos_priority_, q.priority);
+}
+
+double PriorityOrder::usage_factor(int qos) const {
+  return qos >= 0 && qos < static_cast<int>(qos_.size())
+             ? qos_[static_cast<size_t>(qos)].usage_factor
+             : 1.0;
+}
+
 ShareTree PriorityOrder::tree_at(Seconds now) const {
   ShareTree tree = tree_;
   if (usage_time_set_ && now > usage_time_ && weights_.half_life > 0)
     tree.scale_usage(decayed_usage(1, now - usage_time_, weights_.half_life));
   for (const auto& [id, r] : running_)
     if (int user = user_node(r.association); user >= 0)
-      tree.add_usage(user, r.nodes * std::max(0.0, now - r.start));
+      tree.add_usage(user, r.rate * std::max(0.0, now - r.start));
   return tree;
 }
 
 void PriorityOrder::started(const Job& job, Seconds start) {
   if (user_node(job.association) < 0) return;
-  running_[job.id] = Running{job.association, job.request.nodes, start};
+  running_[job.id] = Running{job.association, job.request.nodes * usage_factor(job.qos), start};
 }
 
 void PriorityOrder::ended(const Job& job, Seconds start, Seconds end) {
@@ -72,7 +85,7 @@ void PriorityOrder::ended(const Job& job, Seconds start, Seconds end) {
   if (user < 0) return;
   decay_to(end);
   // Charged as of its end; an end told late (before usage_time_) is decayed by what it missed.
-  const double used = job.request.nodes * std::max(0.0, end - start);
+  const double used = job.request.nodes * usage_factor(job.qos) * std::max(0.0, end - start);
   tree_.add_usage(user, decayed_usage(used, usage_time_ - end, weights_.half_life));
 }
 
@@ -84,12 +97,15 @@ PriorityOrder::Factors PriorityOrder::factors(const Job& job, Seconds now) const
                      ? shares_[static_cast<size_t>(user)].factor
                      : 0;
   f.job_size = std::min(1.0, static_cast<double>(job.request.nodes) / machine_nodes_);
+  if (highest_qos_priority_ > 0 && job.qos >= 0 && job.qos < static_cast<int>(qos_.size()))
+    f.qos = qos_[static_cast<size_t>(job.qos)].priority / highest_qos_priority_;
   return f;
 }
 
 double PriorityOrder::priority(const Job& job, Seconds now) const {
   const Factors f = factors(job, now);
-  return weights_.age * f.age + weights_.fair_share * f.fair_share + weights_.job_size * f.job_size;
+  return weights_.age * f.age + weights_.fair_share * f.fair_share +
+         weights_.job_size * f.job_size + weights_.qos * f.qos;
 }
 
 void PriorityOrder::order(std::vector<const Job*>& queue, Seconds now, size_t head) {
@@ -98,12 +114,13 @@ void PriorityOrder::order(std::vector<const Job*>& queue, Seconds now, size_t he
   // charged whole when it ends.
   for (const auto& [id, r] : running_)
     if (int user = user_node(r.association); user >= 0)
-      tree_.add_usage(user, r.nodes * std::max(0.0, now - r.start));
+      tree_.add_usage(user, r.rate * std::max(0.0, now - r.start));
   shares_ = weights_.classic ? classic_fair_share(tree_, weights_.dampening) : fair_tree(tree_);
   for (const auto& [id, r] : running_)
     if (int user = user_node(r.association); user >= 0)
-      tree_.add_usage(user, -r.nodes * std::max(0.0, now - r.start));
-  if (tree_.user_count() == 0) return;  // arrival order (see the header)
+      tree_.add_usage(user, -r.rate * std::max(0.0, now - r.start));
+  // arrival order (see the header), unless QOS priorities count
+  if (tree_.user_count() == 0 && (weights_.qos == 0 || highest_qos_priority_ == 0)) return;
   keyed_.clear();
   keyed_.reserve(queue.size());
   for (const Job* job : queue) keyed_.emplace_back(priority(*job, now), job);

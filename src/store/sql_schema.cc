@@ -254,7 +254,23 @@ ALTER TABLE jobs ADD COLUMN account TEXT NOT NULL DEFAULT '';
 ALTER TABLE jobs ADD COLUMN qos TEXT NOT NULL DEFAULT '';
 )sql";
 
-constexpr std::array<Migration, 12> kMigrations{{{1, kSchemaV1},
+// Version 13: the site's QOS (core/qos.h), "normal" from the start, each with its settings as
+// sacctmgr text ("priority=100 maxjobsperuser=2"), read back by the same parser; the QOS each
+// account and association may use (a comma list; '' = its parent's) and an association's
+// default QOS.
+constexpr const char* kSchemaV13 = R"sql(
+CREATE TABLE qos (
+  name TEXT PRIMARY KEY,
+  description TEXT NOT NULL DEFAULT '',
+  settings TEXT NOT NULL DEFAULT ''
+);
+INSERT INTO qos (name, description, settings) VALUES ('normal', 'Normal QOS default', '');
+ALTER TABLE accounts ADD COLUMN qos TEXT NOT NULL DEFAULT '';
+ALTER TABLE associations ADD COLUMN qos TEXT NOT NULL DEFAULT '';
+ALTER TABLE associations ADD COLUMN default_qos TEXT NOT NULL DEFAULT '';
+)sql";
+
+constexpr std::array<Migration, 13> kMigrations{{{1, kSchemaV1},
                                                  {2, kSchemaV2},
                                                  {3, kSchemaV3},
                                                  {4, kSchemaV4},
@@ -265,7 +281,8 @@ constexpr std::array<Migration, 12> kMigrations{{{1, kSchemaV1},
                                                  {9, kSchemaV9},
                                                  {10, kSchemaV10},
                                                  {11, kSchemaV11},
-                                                 {12, kSchemaV12}}};
+                                                 {12, kSchemaV12},
+                                                 {13, kSchemaV13}}};
 static_assert(kMigrations.back().version == kStoreSchemaVersion,
               "the last migration step must bring a store to kStoreSchemaVersion");
 

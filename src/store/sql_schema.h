@@ -12,7 +12,7 @@
 namespace trellis {
 
 // The schema version this build writes and reads.
-inline constexpr int kStoreSchemaVersion = 12;
+inline constexpr int kStoreSchemaVersion = 13;
 
 namespace sql {
 

@@ -59,7 +59,7 @@ TEST(AccountLimits, NoPolicyLetsAnAccountPassItsNodesOrAUserItsJobs) {
     auto policy = PolicyRegistry::builtin().create(name, machine, {});
     ASSERT_TRUE(allocator && policy);
     AccountLimits limits;
-    limits.set_book(limited_book(), kIds);
+    limits.set_book(limited_book(), kIds, {});
     ASSERT_TRUE(limits.any());
     BatchCore core(machine, **allocator, **policy, BatchOptions{.limits = &limits});
     std::mt19937 rng(3);
@@ -128,6 +128,94 @@ TEST(AccountLimits, NoPolicyLetsAnAccountPassItsNodesOrAUserItsJobs) {
   }
 }
 
+// A QOS with GrpTRES=node=5, MaxTRESPerUser=node=3, MaxJobsPerUser=2 and MaxWall=4: under
+// every queue policy, random jobs of three users, some in it and some not: its jobs never hold
+// more than 5 nodes together, one user's never more than 3 nodes or 2 jobs, a job over MaxWall
+// never starts, and each limit is reached.
+TEST(AccountLimits, NoPolicyLetsAQosPassItsLimits) {
+  const Machine machine = *Machine::parse("flat:16");
+  AccountBook book;
+  ASSERT_TRUE(book.apply({.verb = AccountChange::kAdd,
+                          .entity = AccountChange::kQos,
+                          .names = {"capped"},
+                          .set = {{"grptres", "node=5"},
+                                  {"maxtresperuser", "node=3"},
+                                  {"maxjobsperuser", "2"},
+                                  {"maxwall", "4:00"}}}));  // 4 minutes
+  const std::map<std::string, int> qos_ids = {{"normal", 0}, {"capped", 1}};
+  for (const char* name : {"fcfs", "easy", "conservative"}) {
+    auto allocator = AllocatorRegistry::builtin().create("first-available", machine, {});
+    auto policy = PolicyRegistry::builtin().create(name, machine, {});
+    ASSERT_TRUE(allocator && policy);
+    AccountLimits limits;
+    limits.set_book(book, {}, qos_ids);
+    ASSERT_TRUE(limits.any());
+    BatchCore core(machine, **allocator, **policy, BatchOptions{.limits = &limits});
+    std::mt19937 rng(11);
+    std::uniform_int_distribution<int> size(1, 3), length(60, 300), who(0, 2), which(0, 2);
+    std::map<JobId, Job> jobs;
+    std::multimap<Seconds, JobId> ends;
+    JobId next = 1;
+    int most_group = 0, most_user_nodes = 0, most_user_jobs = 0, normal_ran = 0;
+    std::map<std::string, int> reasons;
+    for (Seconds now = 0; now < 3000; now += 10) {
+      while (!ends.empty() && ends.begin()->first <= now) {
+        ASSERT_TRUE(core.ended(ends.begin()->second, now));
+        ends.erase(ends.begin());
+      }
+      for (int k = 0; k < 2 && now < 2000; ++k) {
+        Job job;
+        job.id = next++;
+        job.submit = now;
+        job.request.nodes = size(rng);
+        job.time_limit = length(rng);  // some over MaxWall (240 s)
+        job.user = 1000 + who(rng);
+        job.qos = which(rng) == 0 ? 0 : 1;
+        jobs[job.id] = job;
+        ASSERT_TRUE(core.submit(job, now));
+      }
+      for (const CoreDecision& d : core.pass(now).decisions) {
+        ASSERT_EQ(d.kind, CoreDecision::Kind::kStart);
+        const Job& started = jobs.at(d.job);
+        ends.emplace(now + started.time_limit, d.job);
+        if (started.qos == 1) ASSERT_LE(started.time_limit, 240) << name;
+        normal_ran += started.qos == 0;
+      }
+      int group = 0;
+      std::map<int, int> user_nodes, user_jobs;
+      for (const RunningJob& r : core.running()) {
+        const Job& job = jobs.at(r.id);
+        if (job.qos != 1) continue;
+        group += r.nodes.count();
+        user_nodes[job.user] += r.nodes.count();
+        ++user_jobs[job.user];
+      }
+      ASSERT_LE(group, 5) << name << " at " << now;
+      most_group = std::max(most_group, group);
+      for (const auto& [user, n] : user_nodes) {
+        ASSERT_LE(n, 3) << name << " user " << user << " at " << now;
+        ASSERT_LE(user_jobs[user], 2) << name << " user " << user << " at " << now;
+        most_user_nodes = std::max(most_user_nodes, n);
+        most_user_jobs = std::max(most_user_jobs, user_jobs[user]);
+      }
+      for (const Job* queued : core.queue()) {
+        std::string why = limits.held_back(*queued);
+        if (queued->qos == 0) EXPECT_EQ(why, "") << name;  // normal has no limit
+        if (!why.empty()) ++reasons[why.substr(0, why.find(' '))];
+      }
+    }
+    EXPECT_EQ(most_group, 5) << name;
+    EXPECT_EQ(most_user_nodes, 3) << name;
+    EXPECT_EQ(most_user_jobs, 2) << name;
+    EXPECT_GT(normal_ran, 50) << name;
+    EXPECT_GT(reasons["QOSMaxWallDurationPerJobLimit"], 0) << name;
+    EXPECT_GT(reasons["QOSGrpNodeLimit"] + reasons["QOSMaxNodePerUserLimit"] +
+                  reasons["QOSMaxJobsPerUserLimit"],
+              0)
+        << name;
+  }
+}
+
 TEST(AccountLimits, WithoutLimitsNothingIsHeldBack) {
   AccountBook book;
   ASSERT_TRUE(book.apply(
@@ -137,7 +225,7 @@ TEST(AccountLimits, WithoutLimitsNothingIsHeldBack) {
                           .names = {"alice"},
                           .set = {{"account", "physics"}}}));
   AccountLimits limits;
-  limits.set_book(book, {{"alice/physics", 0}});
+  limits.set_book(book, {{"alice/physics", 0}}, {{"normal", 0}});
   EXPECT_FALSE(limits.any());
   Job job;
   job.id = 1;

@@ -119,6 +119,10 @@ TEST(SacctmgrGoldenTest, ChangesAndListingsPrintAsSlurmDoesAndBadOnesChangeNothi
        "33c_assoc_tree_-p.txt"},
       {"sacctmgr -n -P show assoc format=Account,User,Fairshare,GrpTRES,MaxSubmit tree",
        "33d_assoc_tree_-n_-P.txt"},
+      {"sacctmgr list qos", "34a_qos_default.txt"},
+      {"sacctmgr -P list qos", "34b_qos_-P.txt"},
+      {"sacctmgr -p list qos", "34c_qos_-p.txt"},
+      {"sacctmgr -n -P list qos", "34d_qos_-n_-P.txt"},
   };
   for (const auto& [command, file] : listings) {
     CommandRun r = slurm(command);

@@ -85,7 +85,7 @@ TEST_F(SqliteStoreTest, AStoreFromTheSchemaBeforeIsMigratedByAWriterAndKeepsItsJ
   {
     // Version 2 as it was: no seconds_frozen column (version 3), no hold or node_failures
     // (version 4), nor schema 5's job model, nor tasks and steps (version 6), nor a pending job's
-    // owner (version 7).
+    // owner (version 7), nor the later versions' columns and tables (up to 13's QOS).
     RawDb raw(path_);
     ASSERT_EQ(raw.exec("ALTER TABLE jobs DROP COLUMN seconds_frozen"), SQLITE_OK);
     ASSERT_EQ(raw.exec("ALTER TABLE jobs DROP COLUMN hold"), SQLITE_OK);
@@ -105,7 +105,7 @@ TEST_F(SqliteStoreTest, AStoreFromTheSchemaBeforeIsMigratedByAWriterAndKeepsItsJ
     ASSERT_EQ(raw.exec("ALTER TABLE jobs DROP COLUMN resources"), SQLITE_OK);
     ASSERT_EQ(raw.exec("ALTER TABLE jobs DROP COLUMN grants"), SQLITE_OK);
     ASSERT_EQ(raw.exec("DROP TABLE task_usage"), SQLITE_OK);
-    for (const char* table : {"accounts", "account_users", "associations"})
+    for (const char* table : {"accounts", "account_users", "associations", "qos"})
       ASSERT_EQ(raw.exec(std::string("DROP TABLE ") + table), SQLITE_OK);
     ASSERT_EQ(raw.exec("ALTER TABLE jobs DROP COLUMN account"), SQLITE_OK);
     ASSERT_EQ(raw.exec("ALTER TABLE jobs DROP COLUMN qos"), SQLITE_OK);
@@ -127,7 +127,7 @@ TEST_F(SqliteStoreTest, AStoreFromTheSchemaBeforeIsMigratedByAWriterAndKeepsItsJ
   EXPECT_EQ(job.resources, ResourceRequest{});                 // one core per task, nothing more
   EXPECT_TRUE(job.grants.empty());                             // whole nodes (version 10)
   EXPECT_EQ(job.account, "");                                  // no account (version 12)
-  EXPECT_EQ(value_of(store_->account_book()), AccountBook());  // the root account alone
+  EXPECT_EQ(value_of(store_->account_book()), AccountBook());  // root and normal alone
   EXPECT_OK(store_->record_frozen_time(a, job.attempt, 12.5));
   EXPECT_EQ(get(a).seconds_frozen, 12.5);
   // A report for another attempt changes nothing; a negative time is refused.

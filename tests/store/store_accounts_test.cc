@@ -57,6 +57,50 @@ TEST_P(StoreTest, AccountChangesAreKeptWholeAndSeenByAnotherController) {
   EXPECT_EQ(chem->limits.max_jobs, 2);
   EXPECT_EQ(seen.find_association("alice", "physics")->shares, 1);
 
+  // QOS (schema 13): a QOS with its settings, an account's and an association's QOS lists and a
+  // default QOS come back the same through the other handle; deleting one clears its row.
+  EXPECT_OK(
+      store_->change_accounts(account_change(AccountChange::kAdd, AccountChange::kQos, {"high"},
+                                             {{"priority", "100"},
+                                              {"maxwall", "1:00:00"},
+                                              {"usagefactor", "2"},
+                                              {"flags", "DenyOnLimit"},
+                                              {"description", "urgent work"}}),
+                              13));
+  EXPECT_OK(store_->change_accounts(
+      account_change(AccountChange::kAdd, AccountChange::kQos, {"spare"}), 13));
+  EXPECT_OK(store_->change_accounts(account_change(AccountChange::kModify, AccountChange::kAccount,
+                                                   {"chem"}, {{"qos+", "spare"}}),
+                                    13));
+  EXPECT_OK(store_->change_accounts(
+      account_change(AccountChange::kModify, AccountChange::kUser, {"alice"},
+                     {{"qos+", "high"}, {"defaultqos", "high"}}, {{"account", "physics"}}),
+      13));
+  AccountBook with_qos = value_of(other->account_book());
+  EXPECT_EQ(with_qos, value_of(store_->account_book()));
+  ASSERT_NE(with_qos.find_qos("high"), nullptr);
+  EXPECT_EQ(with_qos.find_qos("high")->priority, 100);
+  EXPECT_EQ(with_qos.find_qos("high")->max_wall, 3600);
+  EXPECT_EQ(with_qos.find_qos("high")->description, "urgent work");
+  EXPECT_TRUE(with_qos.find_qos("high")->deny_on_limit);
+  EXPECT_EQ(with_qos.allowed_qos("alice", "physics"), (std::vector<std::string>{"high", "normal"}));
+  EXPECT_EQ(with_qos.allowed_qos("alice", "chem"), (std::vector<std::string>{"normal", "spare"}));
+  EXPECT_EQ(with_qos.find_association("alice", "physics")->default_qos, "high");
+  EXPECT_OK(store_->change_accounts(
+      account_change(AccountChange::kModify, AccountChange::kAccount, {"chem"}, {{"qos", "-1"}}),
+      13));
+  EXPECT_OK(store_->change_accounts(
+      account_change(AccountChange::kDelete, AccountChange::kQos, {"spare"}), 13));
+  EXPECT_EQ(value_of(other->account_book()).find_qos("spare"), nullptr);
+  EXPECT_OK(store_->change_accounts(
+      account_change(AccountChange::kModify, AccountChange::kUser, {"alice"},
+                     {{"qos", "-1"}, {"defaultqos", "-1"}}, {{"account", "physics"}}),
+      13));
+  EXPECT_OK(store_->change_accounts(
+      account_change(AccountChange::kDelete, AccountChange::kQos, {"high"}), 13));
+  here = value_of(store_->account_book());
+  EXPECT_EQ(value_of(other->account_book()), here);
+
   // A refused change (from the other handle) changes nothing and logs nothing.
   std::vector<std::string> before = event_kinds();
   Result<std::string> refused = other->change_accounts(
@@ -87,7 +131,7 @@ TEST_P(StoreTest, AccountChangesAreKeptWholeAndSeenByAnotherController) {
   EXPECT_EQ(after.find_account("physics"), nullptr);
   EXPECT_NE(after.find_account("chem"), nullptr);
   std::vector<std::string> kinds = event_kinds();
-  EXPECT_EQ(std::count(kinds.begin(), kinds.end(), "accounts"), 7);
+  EXPECT_EQ(std::count(kinds.begin(), kinds.end(), "accounts"), 15);  // 7, and 8 of QOS
 }
 
 TEST_P(StoreTest, AJobKeepsTheAccountAndQosItWasChargedTo) {

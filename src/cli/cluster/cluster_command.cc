@@ -197,6 +197,7 @@ struct UpArgs {
   double heartbeat = 1.0;
   double kill_grace = 2.0;
   double half_life = 7 * 86400;  // [priority] half_life
+  double weight_qos = 0;         // [priority] weight_qos
   double slice = 0.1;            // gang policies
   int tree_fanout = 16;
   int max_requeue = 3;
@@ -343,6 +344,7 @@ int run_up(const UpArgs& args) {
   config.controller.heartbeat_interval = args.heartbeat;
   config.controller.kill_grace = args.kill_grace;
   config.priority.half_life = args.half_life;
+  config.priority.weight_qos = args.weight_qos;
   config.controller.slice = args.slice;
   config.controller.tree_fanout = args.tree_fanout;
   config.controller.max_requeue = args.max_requeue;
@@ -620,6 +622,10 @@ void add_cluster_command(CLI::App& app, int& status) {
               "once): for machines of many thousands of nodes on one host");
   u->add_option("--priority-half-life", up->half_life,
                 "Seconds in which fair-share usage decays by half (default 604800: 7 days)")
+      ->check(CLI::Range(0.0, 1e9));
+  u->add_option("--priority-weight-qos", up->weight_qos,
+                "Weight of a job's QOS Priority in its priority (PriorityWeightQOS; default 0: "
+                "QOS Priority counts for nothing until it is set)")
       ->check(CLI::Range(0.0, 1e9));
   u->add_option("--kill-grace", up->kill_grace, "Seconds from SIGTERM to SIGKILL (default 2)")
       ->check(CLI::Range(0.0, 3600.0));

@@ -43,7 +43,13 @@ constexpr const char* kNotes =
     "  modify account NAME set KEY=VALUE ...\n"
     "  modify user NAME [where Account=A] set KEY=VALUE ...\n"
     "  delete account NAME | delete user NAME [where Account=A]\n"
-    "  show|list account|user|association [NAME] [format=F1,F2%W,...] [tree] [withassoc]\n"
+    "  add|create qos NAME [Priority=N] [Description=D] [limits, as modify]\n"
+    "  modify qos NAME set [Priority=N] [UsageFactor=F] [MaxJobsPerUser=N]\n"
+    "                      [MaxSubmitJobsPerUser=N] [MaxTRESPerUser=node=N] [GrpTRES=node=N]\n"
+    "                      [MaxWall=[D-]HH:MM:SS] [Flags=DenyOnLimit|-1]\n"
+    "  delete qos NAME\n"
+    "  modify user|account NAME set QOS=A,B | QOS+=A | QOS-=A [DefaultQOS=A (users)]\n"
+    "  show|list account|user|association|qos [NAME] [format=F1,F2%W,...] [tree] [withassoc]\n"
     "Changes are made at once (as with -i): there is no confirmation prompt.\n";
 
 struct Options {
@@ -51,11 +57,12 @@ struct Options {
        with_assoc = false;
 };
 
-// One row of a listing: an account, a user, or an association (with its account).
+// One row of a listing: an account, a user, an association (with its account), or a QOS.
 struct Row {
   const v1::AccountInfo* account = nullptr;
   const v1::AccountUserInfo* user = nullptr;
   const v1::AssociationInfo* association = nullptr;
+  const Qos* qos = nullptr;
   int depth = 0;  // tree=: how far below root
 };
 
@@ -135,8 +142,12 @@ const std::vector<Column>& columns() {
        [](const Row& r) { return inherited_limit(r, "maxsubmitjobs"); }},
       {"maxwall", "MaxWall", 11, [](const Row&) { return std::string(); }},
       {"maxtresmins", "MaxTRESMins", 13, [](const Row&) { return std::string(); }},
-      {"qos", "QOS", 20, [](const Row&) { return std::string("normal"); }},
-      {"defqos", "Def QOS", 9, [](const Row&) { return std::string(); }},
+      {"qos", "QOS", 20,
+       [](const Row& r) {
+         return r.association ? r.association->qos() : r.account ? r.account->qos() : "";
+       }},
+      {"defaultqos", "Def QOS", 9,
+       [](const Row& r) { return r.association ? r.association->default_qos() : ""; }},
       {"grptresrunmins", "GrpTRESRunMins", 13, [](const Row&) { return std::string(); }},
       {"description", "Descr", 20,
        [](const Row& r) { return r.account ? r.account->description() : ""; }},
@@ -151,9 +162,54 @@ const std::vector<Column>& columns() {
   return all;
 }
 
+std::string optional_count(const std::optional<int64_t>& n) {
+  return n ? std::to_string(*n) : "";
+}
+
+// `sacctmgr show qos`'s columns, in its default order.
+const std::vector<Column>& qos_columns() {
+  auto empty = [](const Row&) { return std::string(); };
+  static const std::vector<Column> all = {
+      {"name", "Name", 10, [](const Row& r) { return r.qos->name; }},
+      {"priority", "Priority", 10, [](const Row& r) { return std::to_string(r.qos->priority); }},
+      {"gracetime", "GraceTime", 10, [](const Row&) { return std::string("00:00:00"); }},
+      {"preempt", "Preempt", 10, empty},
+      {"preemptexempttime", "PreemptExemptTime", 19, empty},
+      {"preemptmode", "PreemptMode", 11, [](const Row&) { return std::string("cluster"); }},
+      // 20 wide when format= names it, 40 in the default listing (as sacctmgr's)
+      {"flags", "Flags", 20, [](const Row& r) { return format_qos_flags(*r.qos); }},
+      {"usagethreshold", "UsageThres", 10, empty},
+      {"usagefactor", "UsageFactor", 11,
+       [](const Row& r) { return format_usage_factor(r.qos->usage_factor); }},
+      {"grptres", "GrpTRES", 13, [](const Row& r) { return format_tres(r.qos->grp_tres); }},
+      {"grptresmins", "GrpTRESMins", 13, empty},
+      {"grptresrunmins", "GrpTRESRunMins", 13, empty},
+      {"grpjobs", "GrpJobs", 7, empty},
+      {"grpsubmitjobs", "GrpSubmit", 9, empty},
+      {"grpwall", "GrpWall", 11, empty},
+      {"maxtresperjob", "MaxTRES", 13, empty},
+      {"maxtrespernode", "MaxTRESPerNode", 14, empty},
+      {"maxtresmins", "MaxTRESMins", 13, empty},
+      {"maxwalldurationperjob", "MaxWall", 11,
+       [](const Row& r) { return r.qos->max_wall ? format_wall(*r.qos->max_wall) : ""; }},
+      {"maxtresperuser", "MaxTRESPU", 13,
+       [](const Row& r) { return format_tres(r.qos->max_tres_per_user); }},
+      {"maxjobsperuser", "MaxJobsPU", 9,
+       [](const Row& r) { return optional_count(r.qos->max_jobs_per_user); }},
+      {"maxsubmitjobsperuser", "MaxSubmitPU", 11,
+       [](const Row& r) { return optional_count(r.qos->max_submit_per_user); }},
+      {"maxtresperaccount", "MaxTRESPA", 13, empty},
+      {"maxjobsperaccount", "MaxJobsPA", 9, empty},
+      {"maxsubmitjobsperaccount", "MaxSubmitPA", 11, empty},
+      {"mintresperjob", "MinTRES", 13, empty},
+      {"description", "Descr", 20, [](const Row& r) { return r.qos->description; }},
+  };
+  return all;
+}
+
 // A format= field: a column's name (any case, a unique prefix, or one of sacctmgr's other
 // spellings), with an optional %WIDTH.
-Result<Column> column_named(const std::string& field) {
+Result<Column> column_named(const std::string& field, bool qos) {
   std::string name = field.substr(0, field.find('%'));
   std::transform(name.begin(), name.end(), name.begin(),
                  [](unsigned char c) { return std::tolower(c); });
@@ -163,9 +219,27 @@ Result<Column> column_named(const std::string& field) {
   if (name == "defaultacct" || name == "defacct") name = "defaultaccount";
   if (name == "admin") name = "adminlevel";
   if (name == "parent") name = "parentname";
-  if (name == "maxsubmitjobs") name = "maxsubmit";
+  if (qos) {
+    // show qos's headers are names too (format=MaxJobsPU,MaxWall)
+    static const std::map<std::string, std::string> headers = {
+        {"maxjobspu", "maxjobsperuser"},
+        {"maxsubmitpu", "maxsubmitjobsperuser"},
+        {"maxtrespu", "maxtresperuser"},
+        {"maxwall", "maxwalldurationperjob"},
+        {"maxtres", "maxtresperjob"},
+        {"maxjobspa", "maxjobsperaccount"},
+        {"maxsubmitpa", "maxsubmitjobsperaccount"},
+        {"maxtrespa", "maxtresperaccount"},
+        {"mintres", "mintresperjob"},
+        {"grpsubmit", "grpsubmitjobs"},
+        {"usagethres", "usagethreshold"},
+        {"grptresrunmin", "grptresrunmins"}};
+    if (auto at = headers.find(name); at != headers.end()) name = at->second;
+  } else if (name == "maxsubmitjobs") {
+    name = "maxsubmit";
+  }
   const Column* found = nullptr;
-  for (const Column& c : columns()) {
+  for (const Column& c : qos ? qos_columns() : columns()) {
     if (c.name == name) {
       found = &c;
       break;
@@ -268,10 +342,6 @@ std::vector<Row> association_rows(const v1::ListAccountsReply& reply) {
 }
 
 int show(const AccountCommand& command, const Options& options, std::string_view program) {
-  if (command.shown == AccountCommand::kQos)
-    return report_error(program, fail(Error::Code::kInternal,
-                                      "QOS are not supported by Trellis yet (every job has the "
-                                      "default QOS)"));
   Result<LiveClient> client = connect_to_cluster("");
   if (!client) return report_error(program, client.error());
   Result<v1::ListAccountsReply> listed = list_accounts(*client);
@@ -282,6 +352,8 @@ int show(const AccountCommand& command, const Options& options, std::string_view
   std::vector<std::string> format = command.format;
   std::vector<Row> rows;
   const bool with_assoc = command.with_assoc || options.with_assoc;
+  std::vector<Qos> qos;  // read back from the reply's settings
+  qos.reserve(static_cast<size_t>(reply.qos_size()));
   switch (command.shown) {
     case AccountCommand::kAccounts:
       if (format.empty()) format = {"Account", "Descr", "Org"};
@@ -318,7 +390,7 @@ int show(const AccountCommand& command, const Options& options, std::string_view
         format = {"Cluster",     "Account",     "User",    "Partition",      "Share",
                   "Priority",    "GrpJobs",     "GrpTRES", "GrpSubmit",      "GrpWall",
                   "GrpTRESMins", "MaxJobs",     "MaxTRES", "MaxTRESPerNode", "MaxSubmit",
-                  "MaxWall",     "MaxTRESMins", "QOS",     "DefQOS",         "GrpTRESRunMins"};
+                  "MaxWall",     "MaxTRESMins", "QOS",     "DefaultQOS",     "GrpTRESRunMins"};
       for (const Row& row : association_rows(reply)) {
         const std::string user = row.association ? row.association->user() : "";
         if (!matches(command.filters, "name", row.account->name()) &&
@@ -330,11 +402,24 @@ int show(const AccountCommand& command, const Options& options, std::string_view
       }
       break;
     case AccountCommand::kQos:
+      if (format.empty())
+        for (const Column& c : qos_columns())
+          if (c.name != "description") format.push_back(c.name == "flags" ? "flags%40" : c.name);
+      for (const v1::QosInfo& info : reply.qos()) {
+        Qos q;
+        q.name = info.name();
+        q.description = info.description();
+        if (Status s = decode_qos_settings(info.settings(), q); !s)
+          return report_error(program, s.error());
+        qos.push_back(std::move(q));
+      }
+      for (const Qos& q : qos)
+        if (matches(command.filters, "name", q.name)) rows.push_back(Row{.qos = &q});
       break;
   }
   std::vector<Column> shown;
   for (const std::string& field : format) {
-    Result<Column> column = column_named(field);
+    Result<Column> column = column_named(field, command.shown == AccountCommand::kQos);
     if (!column) return report_error(program, column.error());
     shown.push_back(*column);
   }
@@ -372,7 +457,9 @@ int account_command_main(const std::vector<std::string>& args, std::string_view 
   request.set_verb(change.verb == AccountChange::kAdd      ? "add"
                    : change.verb == AccountChange::kModify ? "modify"
                                                            : "delete");
-  request.set_entity(change.entity == AccountChange::kAccount ? "account" : "user");
+  request.set_entity(change.entity == AccountChange::kAccount ? "account"
+                     : change.entity == AccountChange::kUser  ? "user"
+                                                              : "qos");
   for (const std::string& name : change.names) request.add_names(name);
   for (const auto& [key, value] : change.where) (*request.mutable_where())[key] = value;
   for (const auto& [key, value] : change.set) (*request.mutable_set())[key] = value;

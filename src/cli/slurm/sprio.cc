@@ -76,6 +76,7 @@ int sprio_main(const std::vector<std::string>& args) {
   const bool age = long_form || weights.weight_age > 0;
   const bool fair = long_form || weights.weight_fairshare > 0;
   const bool size = long_form || weights.weight_jobsize > 0;
+  const bool qos = long_form || weights.weight_qos > 0;
   std::string head = right("JOBID", 15) + " " + left("PARTITION", 9);
   if (long_form) head += " " + right("USER", 8);
   if (norm && !long_form) {
@@ -83,6 +84,7 @@ int sprio_main(const std::vector<std::string>& args) {
     if (age) head += " " + left("AGE", 10);
     if (fair) head += " " + left("FAIRSHARE", 10);
     if (size) head += " " + left("JOBSIZE", 10);
+    if (qos) head += " " + left("QOS", 10);
   } else {
     head += " " + right("PRIORITY", 10) + " " + right("SITE", 10);
     if (age) head += " " + right("AGE", 10);
@@ -92,6 +94,8 @@ int sprio_main(const std::vector<std::string>& args) {
     if (long_form)
       head += " " + right("PARTITION", 10) + " " + right("QOS", 10) + " " + right("NICE", 11) +
               " " + right("TRES", 20);
+    else if (qos)
+      head += " " + right("QOS", 10);
   }
   if (!noheader) std::cout << head << "\n";
   if (weights_only) {
@@ -100,6 +104,7 @@ int sprio_main(const std::vector<std::string>& args) {
     if (age) line += " " + right(whole(weights.weight_age), 10);
     if (fair) line += " " + right(whole(weights.weight_fairshare), 10);
     if (size) line += " " + right(whole(weights.weight_jobsize), 10);
+    if (qos) line += " " + right(whole(weights.weight_qos), 10);
     std::cout << line << "\n";
     return 0;
   }
@@ -119,15 +124,19 @@ int sprio_main(const std::vector<std::string>& args) {
       if (age) line += " " + left(decimals(job.age_factor(), 7), 10);
       if (fair) line += " " + left(decimals(job.fairshare_factor(), 7), 10);
       if (size) line += " " + left(decimals(job.jobsize_factor(), 7), 10);
+      if (qos) line += " " + left(decimals(job.qos_factor(), 7), 10);
     } else {
       line += " " + right(whole(job.priority()), 10) + " " + right("0", 10);
       if (age) line += " " + right(whole(weights.weight_age * job.age_factor()), 10);
       if (long_form) line += " " + right("0", 10);
       if (fair) line += " " + right(whole(weights.weight_fairshare * job.fairshare_factor()), 10);
       if (size) line += " " + right(whole(weights.weight_jobsize * job.jobsize_factor()), 10);
+      const std::string qos_points = right(whole(weights.weight_qos * job.qos_factor()), 10);
       if (long_form)
-        line += " " + right("0", 10) + " " + right("0", 10) + " " + right("0", 11) + " " +
-                right("", 20);
+        line +=
+            " " + right("0", 10) + " " + qos_points + " " + right("0", 11) + " " + right("", 20);
+      else if (qos)
+        line += " " + qos_points;
     }
     std::cout << line << "\n";
   }
