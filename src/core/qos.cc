@@ -152,17 +152,7 @@ Status decode_qos_settings(std::string_view text, Qos& qos) {
 }
 
 std::string format_wall(int64_t seconds) {
-  const int64_t days = seconds / 86400, hours = seconds / 3600 % 24, minutes = seconds / 60 % 60,
-                secs = seconds % 60;
-  char text[64];
-  if (days > 0)
-    std::snprintf(text, sizeof text, "%lld-%02lld:%02lld:%02lld", static_cast<long long>(days),
-                  static_cast<long long>(hours), static_cast<long long>(minutes),
-                  static_cast<long long>(secs));
-  else
-    std::snprintf(text, sizeof text, "%02lld:%02lld:%02lld", static_cast<long long>(hours),
-                  static_cast<long long>(minutes), static_cast<long long>(secs));
-  return text;
+  return format_elapsed(static_cast<Seconds>(seconds));
 }
 
 std::string format_usage_factor(double factor) {

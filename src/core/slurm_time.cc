@@ -58,18 +58,34 @@ Result<Seconds> parse_slurm_time(std::string_view text) {
   return static_cast<Seconds>(days * 86400 + seconds);
 }
 
-std::string format_slurm_time(Seconds seconds) {
-  long total = seconds < 0 ? 0 : static_cast<long>(seconds);
-  long days = total / 86400, hours = total / 3600 % 24, minutes = total / 60 % 60,
-       secs = total % 60;
+namespace {
+
+// Days, then hours, minutes and seconds as "%02ld:%02ld:%02ld" (squeue drops the leading zero
+// fields: `short_form`); a negative length is 0.
+std::string format_length(Seconds seconds, bool short_form) {
+  const long total = seconds < 0 ? 0 : static_cast<long>(seconds);
+  const long days = total / 86400, hours = total / 3600 % 24, minutes = total / 60 % 60,
+             secs = total % 60;
   char text[48];
   if (days > 0)
     std::snprintf(text, sizeof text, "%ld-%02ld:%02ld:%02ld", days, hours, minutes, secs);
+  else if (!short_form)
+    std::snprintf(text, sizeof text, "%02ld:%02ld:%02ld", hours, minutes, secs);
   else if (hours > 0)
     std::snprintf(text, sizeof text, "%ld:%02ld:%02ld", hours, minutes, secs);
   else
     std::snprintf(text, sizeof text, "%ld:%02ld", minutes, secs);
   return text;
+}
+
+}  // namespace
+
+std::string format_slurm_time(Seconds seconds) {
+  return format_length(seconds, true);
+}
+
+std::string format_elapsed(Seconds seconds) {
+  return format_length(seconds, false);
 }
 
 }  // namespace trellis

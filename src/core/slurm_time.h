@@ -15,5 +15,7 @@ namespace trellis {
 Result<Seconds> parse_slurm_time(std::string_view text);
 // squeue's TIME column: "0:05", "12:34", "1:02:03", "2-03:04:05".
 std::string format_slurm_time(Seconds seconds);
+// sacct's Elapsed and sacctmgr's MaxWall: "00:00:05", "01:02:03", "2-03:04:05".
+std::string format_elapsed(Seconds seconds);
 
 }  // namespace trellis

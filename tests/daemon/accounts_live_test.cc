@@ -13,41 +13,23 @@
 #include <sstream>
 #include <thread>
 
-#include "../build_paths.h"
-#include "../cli_run.h"
-#include "../store_engines.h"
-#include "daemon/controller_client.h"
-#include "daemon/process.h"
-#include "daemon_test_support.h"
-#include "live_cluster.h"
+#include "accounts_live_support.h"
 
 namespace trellis {
 namespace {
 
 using test::CommandRun;
+using testing::all_jobs;
 using testing::ChildProcess;
 using testing::eventually;
 using testing::LiveCluster;
+using testing::slurm_as;
 
 namespace fs = std::filesystem;
 
 std::string recorded(const std::string& name) {
   return test::read_text(fs::path(TRELLIS_SOURCE_DIR) / "tests/golden/slurm/recorded-accounts" /
                          name);
-}
-
-// A Slurm command against `cluster`, in its directory; `as` runs it as that user (setpriv).
-// stdout only when `stdout_only` (stderr dropped), else both.
-CommandRun slurm_as(const LiveCluster& cluster, const std::string& command,
-                    const std::string& as = "", bool stdout_only = false) {
-  std::string bin = (fs::path(TRELLIS_BINARY).parent_path() / "slurm-bin").string();
-  std::string prefix =
-      as.empty() ? "" : "setpriv --reuid=" + as + " --regid=nogroup --clear-groups ";
-  std::string line = "cd " + cluster.dir().path() +
-                     " && TRELLIS_CONF=" + (cluster.dir() / "trellis.toml") + " " + prefix + bin +
-                     "/" + command;
-  if (stdout_only) line = "{ " + line + "; } 2>/dev/null";
-  return test::run_command(line);
 }
 
 std::vector<std::string> lines_in(const std::string& text) {
@@ -248,48 +230,7 @@ TEST(AccountsLiveTest, SubmissionsAreChargedToAnAccountTheirUserBelongsTo) {
   EXPECT_EQ(slurm_as(cluster, "sbatch -A physics -o /dev/null --wrap true", "nobody").status, 0);
 }
 
-// On SQLite one controller; on PostgreSQL two sharing the store (the first killed -9 is the
-// scheduler: the other takes over while it is down).
-class FairShareLiveTest : public ::testing::TestWithParam<test::Engine> {
- protected:
-  void SetUp() override {
-    if (GetParam() == test::Engine::kPostgres) {
-      std::string url;
-      test::fresh_postgres_database(url);
-      if (url.empty()) return;  // skipped, or failed
-      store_option_ = " --store " + url + " --controllers 2";
-    }
-  }
-  bool skipped() const { return GetParam() == test::Engine::kPostgres && store_option_.empty(); }
-  // Kills the first controller with -9 and starts it again on its port, as a supervisor would.
-  std::unique_ptr<ChildProcess> kill_and_restart(const LiveCluster& cluster) const {
-    const std::string port = test::read_text(cluster.dir() / "trellisd.port");
-    ::kill(cluster.pid_of("trellisd"), SIGKILL);
-    auto restarted = std::make_unique<ChildProcess>(
-        std::vector<std::string>{TRELLISD_BINARY, "--conf", cluster.dir() / "trellis.toml",
-                                 "--listen", "127.0.0.1:" + port.substr(0, port.find('\n'))},
-        cluster.dir() / "trellisd-restarted.log");
-    std::ofstream(cluster.dir() / "trellisd.pid") << restarted->pid() << "\n";
-    return restarted;
-  }
-  std::string store_option_;
-};
-
-// Every job of the cluster, as a controller lists them (retried while one comes back up).
-v1::ListJobsReply all_jobs(ControllerClient& client) {
-  v1::ListJobsRequest request;
-  request.set_all_states(true);
-  v1::ListJobsReply reply;
-  EXPECT_TRUE(eventually([&] {
-    reply.Clear();
-    return client
-        .call([&](v1::Controller::Stub& stub, grpc::ClientContext& c) {
-          return stub.ListJobs(&c, request, &reply);
-        })
-        .ok();
-  }));
-  return reply;
-}
+using FairShareLiveTest = testing::EnginesLiveTest;
 
 // Usage of `account`'s user association, as sshare -a -P shows it (RawUsage).
 double raw_usage(const LiveCluster& cluster, const std::string& account) {

@@ -11,13 +11,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "../build_paths.h"
-#include "../cli_run.h"
-#include "../store_engines.h"
-#include "daemon/controller_client.h"
-#include "daemon/process.h"
-#include "daemon_test_support.h"
-#include "live_cluster.h"
+#include "accounts_live_support.h"
 
 namespace trellis {
 namespace {
@@ -29,29 +23,10 @@ using testing::LiveCluster;
 
 namespace fs = std::filesystem;
 
-// A Slurm command against `cluster`; `as` runs it as that user (setpriv). stdout and stderr.
-CommandRun qos_slurm(const LiveCluster& cluster, const std::string& command,
-                     const std::string& as = "") {
-  std::string bin = (fs::path(TRELLIS_BINARY).parent_path() / "slurm-bin").string();
-  std::string prefix =
-      as.empty() ? "" : "setpriv --reuid=" + as + " --regid=nogroup --clear-groups ";
-  return test::run_command("cd " + cluster.dir().path() + " && TRELLIS_CONF=" +
-                           (cluster.dir() / "trellis.toml") + " " + prefix + bin + "/" + command);
-}
-
-v1::ListJobsReply every_job(ControllerClient& client) {
-  v1::ListJobsRequest request;
-  request.set_all_states(true);
-  v1::ListJobsReply reply;
-  EXPECT_TRUE(eventually([&] {
-    reply.Clear();
-    return client
-        .call([&](v1::Controller::Stub& stub, grpc::ClientContext& c) {
-          return stub.ListJobs(&c, request, &reply);
-        })
-        .ok();
-  }));
-  return reply;
+// A Slurm command against `cluster`; `as` runs it as that user. stdout and stderr.
+test::CommandRun qos_slurm(const LiveCluster& cluster, const std::string& command,
+                           const std::string& as = "") {
+  return testing::slurm_as(cluster, command, as);
 }
 
 // The most jobs of `user` running at once, by their own timestamps (an end at the instant of a
@@ -139,29 +114,7 @@ TEST(SacctmgrQosGoldenTest, QosChangesAndListingsPrintAsSlurmDoes) {
   EXPECT_NE(sacctmgr("list assoc format=Account,DefQOS").status, 0);
 }
 
-class QosLiveTest : public ::testing::TestWithParam<test::Engine> {
- protected:
-  void SetUp() override {
-    if (GetParam() == test::Engine::kPostgres) {
-      std::string url;
-      test::fresh_postgres_database(url);
-      if (url.empty()) return;  // skipped, or failed
-      store_option_ = " --store " + url + " --controllers 2";
-    }
-  }
-  bool skipped() const { return GetParam() == test::Engine::kPostgres && store_option_.empty(); }
-  std::unique_ptr<ChildProcess> kill_and_restart(const LiveCluster& cluster) const {
-    const std::string port = test::read_text(cluster.dir() / "trellisd.port");
-    ::kill(cluster.pid_of("trellisd"), SIGKILL);
-    auto restarted = std::make_unique<ChildProcess>(
-        std::vector<std::string>{TRELLISD_BINARY, "--conf", cluster.dir() / "trellis.toml",
-                                 "--listen", "127.0.0.1:" + port.substr(0, port.find('\n'))},
-        cluster.dir() / "trellisd-restarted.log");
-    std::ofstream(cluster.dir() / "trellisd.pid") << restarted->pid() << "\n";
-    return restarted;
-  }
-  std::string store_option_;
-};
+using QosLiveTest = testing::EnginesLiveTest;
 
 TEST_P(QosLiveTest, HighQosJobsGoFirstOneAtATimeAndTheFourthIsRefused) {
   if (skipped()) return;
@@ -220,13 +173,13 @@ TEST_P(QosLiveTest, HighQosJobsGoFirstOneAtATimeAndTheFourthIsRefused) {
   ControllerClient client = cluster.client();
   ASSERT_TRUE(eventually(
       [&] {
-        const v1::ListJobsReply jobs = every_job(client);
+        const v1::ListJobsReply jobs = testing::all_jobs(client);
         int ended = 0;
         for (const v1::JobInfo& j : jobs.jobs()) ended += j.user() == "nobody" && j.end_time() > 0;
         return ended == 3;
       },
       std::chrono::seconds(90)));
-  const v1::ListJobsReply done = every_job(client);
+  const v1::ListJobsReply done = testing::all_jobs(client);
   EXPECT_EQ(most_at_once(done, "nobody"), 1);
   // The high jobs went ahead of root's queue: when the last of them started, most of root's
   // forty had not (in arrival order all forty would have gone first).
@@ -255,7 +208,8 @@ TEST_P(QosLiveTest, MaxWallGivesATimeLimitAndDenyOnLimitRefusesALongerOne) {
     ASSERT_EQ(qos_slurm(cluster, "sacctmgr -i " + change).status, 0) << change;
   ControllerClient client = cluster.client();
   auto time_limit_of = [&](int64_t id) {
-    const v1::ListJobsReply reply = every_job(client);  // (a temporary's jobs() would dangle)
+    const v1::ListJobsReply reply =
+        testing::all_jobs(client);  // (a temporary's jobs() would dangle)
     for (const v1::JobInfo& j : reply.jobs())
       if (j.id() == id) return j.spec().time_limit();
     return -1.0;

@@ -12,6 +12,7 @@
 #include <ctime>
 
 #include "core/node_grant.h"
+#include "core/slurm_time.h"
 
 namespace trellis::cli::slurm {
 namespace {
@@ -71,29 +72,11 @@ std::string date(Seconds epoch) {
 }
 
 std::string elapsed(Seconds seconds) {
-  long total = std::max(0L, static_cast<long>(seconds));
-  long days = total / 86400, hours = total / 3600 % 24, minutes = total / 60 % 60,
-       secs = total % 60;
-  char text[48];
-  if (days > 0)
-    std::snprintf(text, sizeof text, "%ld-%02ld:%02ld:%02ld", days, hours, minutes, secs);
-  else
-    std::snprintf(text, sizeof text, "%02ld:%02ld:%02ld", hours, minutes, secs);
-  return text;
+  return format_elapsed(seconds);
 }
 
 std::string squeue_time(Seconds seconds) {
-  long total = std::max(0L, static_cast<long>(seconds));
-  long days = total / 86400, hours = total / 3600 % 24, minutes = total / 60 % 60,
-       secs = total % 60;
-  char text[48];
-  if (days > 0)
-    std::snprintf(text, sizeof text, "%ld-%02ld:%02ld:%02ld", days, hours, minutes, secs);
-  else if (hours > 0)
-    std::snprintf(text, sizeof text, "%ld:%02ld:%02ld", hours, minutes, secs);
-  else
-    std::snprintf(text, sizeof text, "%ld:%02ld", minutes, secs);
-  return text;
+  return format_slurm_time(seconds);
 }
 
 std::string time_limit(Seconds seconds, std::string (*format)(Seconds)) {
