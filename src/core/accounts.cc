@@ -120,8 +120,8 @@ Result<std::optional<std::vector<std::string>>> where_accounts(const AccountChan
 
 bool is_share_or_limit(const std::string& key) {
   return key == "fairshare" || key == "shares" || key == "grptres" || key == "maxjobs" ||
-         key == "maxsubmitjobs" || key == "maxsubmit" || key == "qos" || key == "qos+" ||
-         key == "qos-" || key == "defaultqos";
+         key == "maxsubmitjobs" || key == "maxsubmit" || key == "maxwall" || key == "qos" ||
+         key == "qos+" || key == "qos-" || key == "defaultqos";
 }
 
 Error unknown_field(const std::string& key, std::string_view entity, std::string_view fields) {
@@ -158,7 +158,8 @@ std::string limit_lines(const std::map<std::string, std::string>& set) {
       {"grptres", "GrpTRES"},
       {"maxjobs", "MaxJobs"},
       {"maxsubmitjobs", "MaxSubmitJobs"},
-      {"maxsubmit", "MaxSubmitJobs"}};
+      {"maxsubmit", "MaxSubmitJobs"},
+      {"maxwall", "MaxWall"}};
   for (const auto& [key, name] : named)
     if (auto at = set.find(key); at != set.end()) out += setting_line(name, at->second);
   return out;
@@ -214,6 +215,12 @@ Result<bool> apply_limit(const std::string& key, const std::string& value, Assoc
     limits.grp_tres = merge_tres(limits.grp_tres, *tres);
     return true;
   }
+  if (key == "maxwall" || key == "maxwalldurationperjob") {
+    Result<std::optional<int64_t>> wall = parse_wall(value, "MaxWall");
+    if (!wall) return wall.error();
+    limits.max_wall = *wall;
+    return true;
+  }
   std::optional<int64_t>* field = key == "maxjobs"         ? &limits.max_jobs
                                   : key == "maxsubmitjobs" ? &limits.max_submit
                                   : key == "maxsubmit"     ? &limits.max_submit
@@ -234,6 +241,7 @@ std::string encode_limits(const AssocLimits& limits) {
   if (!limits.grp_tres.empty()) add("grptres=" + format_tres(limits.grp_tres));
   if (limits.max_jobs) add("maxjobs=" + std::to_string(*limits.max_jobs));
   if (limits.max_submit) add("maxsubmitjobs=" + std::to_string(*limits.max_submit));
+  if (limits.max_wall) add("maxwall=" + format_wall(*limits.max_wall));
   return out;
 }
 
@@ -315,7 +323,7 @@ Result<std::string> AccountBook::add(const AccountChange& change) {
       } else if (!is_share_or_limit(key)) {
         return unknown_field(key, "an account",
                              "Parent, Fairshare, Description, Organization, GrpTRES, MaxJobs, "
-                             "MaxSubmitJobs, QOS");
+                             "MaxSubmitJobs, MaxWall, QOS");
       }
     }
     if (Status s = apply_share_and_limits(change.set, model.shares, model.limits); !s)
@@ -369,7 +377,7 @@ Result<std::string> AccountBook::add(const AccountChange& change) {
     } else if (!is_share_or_limit(key)) {
       return unknown_field(key, "a user",
                            "Account, DefaultAccount, AdminLevel, Fairshare, GrpTRES, MaxJobs, "
-                           "MaxSubmitJobs, QOS");
+                           "MaxSubmitJobs, MaxWall, QOS");
     }
   }
   if (accounts.empty() && !default_account.empty()) accounts = {default_account};
@@ -449,7 +457,7 @@ Result<std::string> AccountBook::modify(const AccountChange& change) {
         } else if (!is_share_or_limit(key)) {
           return unknown_field(key, "an account",
                                "Parent, Fairshare, Description, Organization, GrpTRES, MaxJobs, "
-                               "MaxSubmitJobs, QOS");
+                               "MaxSubmitJobs, MaxWall, QOS");
         }
       }
       if (Status s = apply_share_and_limits(change.set, account->shares, account->limits); !s)
@@ -515,7 +523,7 @@ Result<std::string> AccountBook::modify(const AccountChange& change) {
       } else if (!is_share_or_limit(key)) {
         return unknown_field(key, "a user",
                              "DefaultAccount, AdminLevel, Fairshare, GrpTRES, MaxJobs, "
-                             "MaxSubmitJobs, QOS");
+                             "MaxSubmitJobs, MaxWall, QOS");
       }
     }
     int matched = 0;

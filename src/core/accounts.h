@@ -41,7 +41,8 @@ struct AssocLimits {
   Tres grp_tres;                      // GrpTRES: held at once by all its jobs (node=4)
   std::optional<int64_t> max_jobs;    // MaxJobs: running at once, per user
   std::optional<int64_t> max_submit;  // MaxSubmitJobs: pending or running, per user
-  bool empty() const { return grp_tres.empty() && !max_jobs && !max_submit; }
+  std::optional<int64_t> max_wall;    // MaxWall: seconds, a job's time limit (the QOS's first)
+  bool empty() const { return grp_tres.empty() && !max_jobs && !max_submit && !max_wall; }
   bool operator==(const AssocLimits&) const = default;
 };
 
@@ -158,10 +159,11 @@ class AccountBook {
 
 // Checks a name as sacctmgr stores it (lower case); `what` names the field in errors.
 Result<std::string> account_name(std::string_view text, std::string_view what);
-// Parses one limit of sacctmgr (GrpTRES, MaxJobs, MaxSubmitJobs; key in lower case) into
+// Parses one limit of sacctmgr (GrpTRES, MaxJobs, MaxSubmitJobs, MaxWall; key in lower case) into
 // `limits`: true when `key` names a limit, false when it does not. -1 clears a limit.
 Result<bool> apply_limit(const std::string& key, const std::string& value, AssocLimits& limits);
-// The limits set, as "grptres=node=4 maxjobs=2 maxsubmitjobs=10" ("" for none), and back: how
+// The limits set, as "grptres=node=4 maxjobs=2 maxsubmitjobs=10 maxwall=01:00:00" ("" for
+// none), and back: how
 // the store keeps them.
 std::string encode_limits(const AssocLimits& limits);
 Result<AssocLimits> decode_limits(std::string_view text);

@@ -12,6 +12,17 @@ int nodes_asked(const Job& job) {
   return product;
 }
 
+// `code` and why, when the job's time limit is longer than MaxWall=`most` of `whose` (or it has
+// none); else "".
+std::string over_wall(const Job& job, int64_t most, const std::string& code,
+                      const std::string& whose) {
+  if (job.time_limit > 0 && job.time_limit <= static_cast<Seconds>(most)) return "";
+  return code + " (the job's time limit " +
+         (job.time_limit <= 0 ? std::string("UNLIMITED")
+                              : format_wall(static_cast<int64_t>(job.time_limit))) +
+         " is longer than MaxWall=" + format_wall(most) + " of " + whose + ")";
+}
+
 }  // namespace
 
 void AccountLimits::set_book(const AccountBook& book,
@@ -39,7 +50,7 @@ void AccountLimits::set_book(const AccountBook& book,
   for (const Account& a : book.accounts()) {
     account_group[a.name] = static_cast<int>(groups_.size());
     groups_.push_back(Group{"account " + a.name, a.limits.grp_tres.count("node")});
-    any_ = any_ || a.limits.grp_tres.count("node") || a.limits.max_jobs;
+    any_ = any_ || a.limits.grp_tres.count("node") || a.limits.max_jobs || a.limits.max_wall;
   }
   for (const auto& [key, id] : association_ids) {
     const size_t slash = key.find('/');
@@ -51,10 +62,15 @@ void AccountLimits::set_book(const AccountBook& book,
     out.groups.push_back(static_cast<int>(groups_.size()));
     groups_.push_back(Group{"user " + user + " in account " + account,
                             association->limits.grp_tres.count("node")});
-    any_ = any_ || association->limits.grp_tres.count("node") || association->limits.max_jobs;
+    any_ = any_ || association->limits.grp_tres.count("node") || association->limits.max_jobs ||
+           association->limits.max_wall;
     if (association->limits.max_jobs) {
       out.max_jobs = association->limits.max_jobs;
       out.max_jobs_of = "user " + user + " in account " + account;
+    }
+    if (association->limits.max_wall) {
+      out.max_wall = association->limits.max_wall;
+      out.max_wall_of = "user " + user + " in account " + account;
     }
     // Its account and every account above it (check() keeps the parents acyclic).
     for (const Account* at = book.find_account(account); at; at = book.find_account(at->parent)) {
@@ -62,6 +78,11 @@ void AccountLimits::set_book(const AccountBook& book,
       if (!out.max_jobs && at->limits.max_jobs) {
         out.max_jobs = at->limits.max_jobs;
         out.max_jobs_of = "account " + at->name;
+      }
+      if (!out.max_wall && at->limits.max_wall) {
+        out.max_wall = at->limits.max_wall;
+        out.max_wall_of = "account " + at->name;
+        any_ = true;
       }
       if (at->name == "root") break;
     }
@@ -81,11 +102,11 @@ const AccountLimits::QosLimits* AccountLimits::qos_of(const Job& job) const {
 
 std::string AccountLimits::qos_held_back(const Job& job, const QosLimits& q) const {
   const int64_t asked = nodes_asked(job);
-  if (q.max_wall && (job.time_limit <= 0 || job.time_limit > static_cast<Seconds>(*q.max_wall)))
-    return "QOSMaxWallDurationPerJobLimit (the job's time limit " +
-           (job.time_limit <= 0 ? std::string("UNLIMITED")
-                                : format_wall(static_cast<int64_t>(job.time_limit))) +
-           " is longer than MaxWall=" + format_wall(*q.max_wall) + " of qos " + q.name + ")";
+  if (q.max_wall)
+    if (std::string why =
+            over_wall(job, *q.max_wall, "QOSMaxWallDurationPerJobLimit", "qos " + q.name);
+        !why.empty())
+      return why;
   if (q.grp_nodes && q.held + asked > *q.grp_nodes)
     return "QOSGrpNodeLimit (qos " + q.name + " holds " + std::to_string(q.held) + " of its " +
            std::to_string(*q.grp_nodes) + " nodes, GrpTRES=node=" + std::to_string(*q.grp_nodes) +
@@ -106,11 +127,17 @@ std::string AccountLimits::qos_held_back(const Job& job, const QosLimits& q) con
 
 std::string AccountLimits::held_back(const Job& job) const {
   if (!any_) return "";
-  if (const QosLimits* q = qos_of(job))
+  const QosLimits* q = qos_of(job);
+  if (q)
     if (std::string reason = qos_held_back(job, *q); !reason.empty()) return reason;
   const int index = assoc_index(job);
   if (index < 0) return "";
   const Assoc* a = &assocs_[static_cast<size_t>(index)];
+  if (a->max_wall && !(q && q->max_wall))  // the QOS's MaxWall comes first, when it has one
+    if (std::string why =
+            over_wall(job, *a->max_wall, "AssocMaxWallDurationPerJobLimit", a->max_wall_of);
+        !why.empty())
+      return why;
   const int64_t asked = nodes_asked(job);
   for (int g : a->groups) {
     const Group& group = groups_[static_cast<size_t>(g)];

@@ -3,7 +3,8 @@
 // MaxWall (a job whose time limit is longer waits), GrpTRES=node=N (all of its jobs),
 // MaxTRESPerUser=node=N and MaxJobsPerUser (one user's jobs in it); then of its association:
 // GrpTRES=node=N of an account (every job charged to it or to an account below it) or of an
-// association, and an association's MaxJobs (its own, else the nearest of its accounts'). A job
+// association, and an association's MaxJobs and MaxWall (its own, else the nearest of its
+// accounts'; MaxWall only when the job's QOS has none, Slurm's precedence). A job
 // that would pass one waits, with Slurm's reason code and the limit in words:
 // "AssocGrpNodeLimit (account physics holds 3 of its 4 nodes, GrpTRES=node=4; the job asks for
 // 2)". Nodes are counted per job (two jobs sharing a node count it twice: stricter than Slurm,
@@ -52,6 +53,8 @@ class AccountLimits final : public StartLimits {
     std::vector<int> groups;  // its own group, then its account's and theirs up to root
     std::optional<int64_t> max_jobs;
     std::string max_jobs_of;  // whose MaxJobs it is
+    std::optional<int64_t> max_wall;
+    std::string max_wall_of;
     int64_t running = 0;
   };
   struct QosLimits {

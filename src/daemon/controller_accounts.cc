@@ -114,13 +114,22 @@ Status Controller::charge_job(StoredJob& job, const std::string& asked_account,
   if (!qos) return Ok{};  // job_qos() found it; unreachable
   const std::string violates =
       "Job violates accounting/QOS policy (job submit limit, user's size and/or time limits): ";
-  // MaxWall: a job that names no time limit gets the QOS's; a longer one waits (or, with
-  // DenyOnLimit, is refused), as Slurm's.
-  if (qos->max_wall) {
+  // MaxWall (the QOS's, else the association's, else the nearest account's: Slurm's order): a
+  // job that names no time limit gets it; a longer one waits (or, with the QOS's DenyOnLimit, is
+  // refused), as Slurm's.
+  std::optional<int64_t> wall = qos->max_wall;
+  if (const Association* a = accounts.find_association(job.user, job.account); !wall && a)
+    wall = a->limits.max_wall;
+  for (const Account* at = accounts.find_account(job.account); !wall && at;
+       at = at->name == "root" ? nullptr : accounts.find_account(at->parent))
+    wall = at->limits.max_wall;
+  if (wall && !asked_time) {
+    const Seconds most = static_cast<Seconds>(*wall);
+    job.time_limit = job.time_limit > 0 ? std::min(job.time_limit, most) : most;
+  }
+  if (qos->max_wall && asked_time) {
     const Seconds most = static_cast<Seconds>(*qos->max_wall);
-    if (!asked_time)
-      job.time_limit = job.time_limit > 0 ? std::min(job.time_limit, most) : most;
-    else if (qos->deny_on_limit && (job.time_limit <= 0 || job.time_limit > most))
+    if (qos->deny_on_limit && (job.time_limit <= 0 || job.time_limit > most))
       return fail(Error::Code::kDoesNotFitNow, violates + "the time limit is longer than MaxWall=" +
                                                    format_wall(*qos->max_wall) + " of qos " +
                                                    qos->name + " (QOSMaxWallDurationPerJobLimit)");

@@ -216,6 +216,61 @@ TEST(AccountLimits, NoPolicyLetsAQosPassItsLimits) {
   }
 }
 
+// MaxWall of an account reaches its users' jobs; a user's own comes first, and the QOS's first
+// of all (Slurm's precedence); a job within it is not held.
+TEST(AccountLimits, MaxWallHoldsALongerJobWithTheLimitsOwner) {
+  AccountBook book;
+  auto apply = [&](AccountChange change) {
+    Result<std::string> done = book.apply(change);
+    ASSERT_TRUE(done) << describe(change) << ": " << done.error().message;
+  };
+  apply({.verb = AccountChange::kAdd,
+         .entity = AccountChange::kAccount,
+         .names = {"physics"},
+         .set = {{"maxwall", "2:00:00"}}});
+  apply({.verb = AccountChange::kAdd,
+         .entity = AccountChange::kUser,
+         .names = {"alice"},
+         .set = {{"account", "physics"}}});
+  apply({.verb = AccountChange::kAdd,
+         .entity = AccountChange::kUser,
+         .names = {"bob"},
+         .set = {{"account", "physics"}, {"maxwall", "30"}}});  // 30 minutes
+  apply({.verb = AccountChange::kAdd,
+         .entity = AccountChange::kQos,
+         .names = {"long"},
+         .set = {{"maxwall", "1-00:00:00"}}});
+  EXPECT_EQ(book.find_account("physics")->limits.max_wall, 7200);
+  Result<AssocLimits> back = decode_limits(encode_limits(book.find_account("physics")->limits));
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->max_wall, 7200);
+  AccountLimits limits;
+  limits.set_book(book, {{"alice/physics", 0}, {"bob/physics", 1}}, {{"normal", 0}, {"long", 1}});
+  ASSERT_TRUE(limits.any());
+  Job job;
+  job.id = 1;
+  job.request.nodes = 1;
+  job.association = 0;
+  job.qos = 0;
+  job.time_limit = 3 * 3600;
+  EXPECT_EQ(limits.held_back(job),
+            "AssocMaxWallDurationPerJobLimit (the job's time limit 03:00:00 is longer than "
+            "MaxWall=02:00:00 of account physics)");
+  job.time_limit = 3600;
+  EXPECT_EQ(limits.held_back(job), "");
+  job.association = 1;  // bob's own 30 minutes
+  EXPECT_EQ(limits.held_back(job),
+            "AssocMaxWallDurationPerJobLimit (the job's time limit 01:00:00 is longer than "
+            "MaxWall=00:30:00 of user bob in account physics)");
+  job.qos = 1;  // the QOS's day comes first
+  job.time_limit = 3 * 3600;
+  EXPECT_EQ(limits.held_back(job), "");
+  job.time_limit = 0;  // no limit at all is over any MaxWall
+  EXPECT_EQ(limits.held_back(job),
+            "QOSMaxWallDurationPerJobLimit (the job's time limit UNLIMITED is longer than "
+            "MaxWall=1-00:00:00 of qos long)");
+}
+
 TEST(AccountLimits, WithoutLimitsNothingIsHeldBack) {
   AccountBook book;
   ASSERT_TRUE(book.apply(

@@ -1,9 +1,10 @@
 // QOS on a live cluster, from where a site's users stand (core/qos.h): a QOS's Priority puts its
 // jobs ahead of the queue, MaxJobsPerUser keeps one user's jobs in it to one at a time (its
 // waiting jobs say so), MaxSubmitJobsPerUser refuses the next submission with the reason, a QOS
-// the user may not use or that does not exist is refused by name, MaxWall gives a job without a
-// time limit its own and (with DenyOnLimit) refuses a longer one; all across a controller killed
-// with -9, on SQLite and on PostgreSQL with two controllers. The second user is `nobody`.
+// the user may not use or that does not exist is refused by name, MaxWall (the QOS's, else the
+// account's) gives a job without a time limit its own and (with DenyOnLimit) refuses a longer one;
+// all across a controller killed with -9, on SQLite and on PostgreSQL with two controllers. The
+// second user is `nobody`.
 #include <gtest/gtest.h>
 #include <signal.h>
 
@@ -214,10 +215,14 @@ TEST_P(QosLiveTest, MaxWallGivesATimeLimitAndDenyOnLimitRefusesALongerOne) {
       if (j.id() == id) return j.spec().time_limit();
     return -1.0;
   };
-  // No time asked: MaxWall's.
+  // No time asked: MaxWall's, the QOS's before the account's.
+  ASSERT_EQ(qos_slurm(cluster, "sacctmgr -i modify account alpha set MaxWall=00:02:00").status, 0);
   CommandRun plain = qos_slurm(cluster, "sbatch --parsable --qos=short -o /dev/null --wrap true");
   ASSERT_EQ(plain.status, 0) << plain.output;
   EXPECT_EQ(time_limit_of(job_id_of(plain)), 60);
+  CommandRun normal = qos_slurm(cluster, "sbatch --parsable -o /dev/null --wrap true");
+  ASSERT_EQ(normal.status, 0) << normal.output;
+  EXPECT_EQ(time_limit_of(job_id_of(normal)), 120);
   // Longer than MaxWall without DenyOnLimit: accepted, and waits with the limit's reason.
   CommandRun longer =
       qos_slurm(cluster, "sbatch --parsable --qos=short -t 5 -o /dev/null --wrap 'sleep 1'");

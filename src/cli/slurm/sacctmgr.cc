@@ -39,6 +39,7 @@ constexpr const char* kNotes =
     "Commands:\n"
     "  add|create account NAME [Parent=P] [Fairshare=N] [Description=D] [Organization=O]\n"
     "                     [GrpTRES=node=N,cpu=N,gres/gpu=N] [MaxJobs=N] [MaxSubmitJobs=N]\n"
+    "                     [MaxWall=[D-]HH:MM:SS]\n"
     "  add|create user NAME Account=A[,B] [DefaultAccount=A] [Fairshare=N] [AdminLevel=L]\n"
     "  modify account NAME set KEY=VALUE ...\n"
     "  modify user NAME [where Account=A] set KEY=VALUE ...\n"
@@ -140,7 +141,7 @@ const std::vector<Column>& columns() {
       {"maxtrespernode", "MaxTRESPerNode", 14, [](const Row&) { return std::string(); }},
       {"maxsubmit", "MaxSubmit", 9,
        [](const Row& r) { return inherited_limit(r, "maxsubmitjobs"); }},
-      {"maxwall", "MaxWall", 11, [](const Row&) { return std::string(); }},
+      {"maxwall", "MaxWall", 11, [](const Row& r) { return inherited_limit(r, "maxwall"); }},
       {"maxtresmins", "MaxTRESMins", 13, [](const Row&) { return std::string(); }},
       {"qos", "QOS", 20,
        [](const Row& r) {

@@ -22,7 +22,9 @@ namespace {
 // ,timeused:.10 ,numnodes:.6 ,reasonlist:0" (src/squeue/squeue.c), the same as this.
 constexpr const char* kDefaultFormat = "%.18i %.9P %.8j %.8u %.2t %.10M %.6D %R";
 constexpr const char* kLongFormat = "%.18i %.9P %.8j %.8u %.8T %.10M %.9l %.6D %R";
-constexpr const char* kCodes = "iAFKjuUgGtTMlLDNRrPVSeEZoaqCcmbQkyB";
+// --start: pending jobs with the start the scheduler's plan expects, soonest first.
+constexpr const char* kStartFormat = "%.18i %.9P %.8j %.8u %.2t %.19S %.6D %20Y %R";
+constexpr const char* kCodes = "iAFKjuUgGtTMlLDNRrPVSeEZoaqCcmbQkyBY";
 // Fields that -O names but -o has no letter for.
 constexpr char kTresPerJob = '1', kTresPerTask = '2', kTresAlloc = '3', kTresPerSocket = '4';
 
@@ -48,6 +50,7 @@ const std::map<std::string, char> kFieldCodes = {{"jobid", 'i'},
                                                  {"partition", 'P'},
                                                  {"submittime", 'V'},
                                                  {"starttime", 'S'},
+                                                 {"schednodes", 'Y'},
                                                  {"endtime", 'e'},
                                                  {"dependency", 'E'},
                                                  {"workdir", 'Z'},
@@ -104,7 +107,7 @@ std::vector<FormatItem> parse_fields(const std::string& text) {
   return items;
 }
 
-enum { kMe = 256, kIgnored, kIgnoredFlag, kUnsupported, kUnsupportedFlag };
+enum { kMe = 256, kIgnored, kIgnoredFlag, kUnsupported, kUnsupportedFlag, kStart };
 
 const std::vector<LongOption> kOptions = {
     {"noheader", no_argument, 'h', nullptr, "no headers on output"},
@@ -132,7 +135,9 @@ const std::vector<LongOption> kOptions = {
     {"sort", required_argument, 'S'},
     {"iterate", required_argument, 'i'},
     {"steps", optional_argument, 's'},
-    {"start", no_argument, kUnsupportedFlag},
+    {"start", no_argument, kStart, nullptr,
+     "pending jobs with their expected start (the backfill plan's; N/A when it has none), "
+     "soonest first"},
     {"nodelist", required_argument, 'w'},
     {"clusters", required_argument, 'M'},
     {"licenses", required_argument, 'L'},
@@ -210,6 +215,10 @@ std::string value_of(char code, const JobRow& row, Seconds now) {
       return "N/A";
     case 'E':
       return job.spec().dependency().empty() ? "(null)" : job.spec().dependency();
+    case 'Y':
+      // The nodes a pending job is planned on: the plan keeps a start, not nodes (as Slurm's
+      // without SchedulerParameters=bf_... nodes, "(null)").
+      return pending ? "(null)" : job.nodelist();
     case 'Z':
       return job.spec().cwd();
     case 'o': {
@@ -299,6 +308,8 @@ std::string header_of(char code) {
       return "SUBMIT_TIME";
     case 'S':
       return "START_TIME";
+    case 'Y':
+      return "SCHEDNODES";
     case 'e':
       return "END_TIME";
     case 'E':
@@ -347,7 +358,7 @@ int squeue_main(const std::vector<std::string>& args) {
   Result<ParsedArgs> parsed =
       parse_options(args, "ho:u:j:t:p:n:alrvO:S:i:s::w:M:L:q:A:R:", kOptions);
   if (!parsed) return report_error("squeue", parsed.error());
-  bool header = true, expand_arrays = false, all_states = false;
+  bool header = true, expand_arrays = false, all_states = false, by_start = false;
   std::string format = kDefaultFormat;
   std::string fields;  // -O, when given: it wins over -o, as in Slurm
   std::set<int> uids;
@@ -364,6 +375,10 @@ int squeue_main(const std::vector<std::string>& args) {
         break;
       case 'l':
         format = kLongFormat;
+        break;
+      case kStart:
+        by_start = true;
+        format = kStartFormat;
         break;
       case 'O':
         fields = o.value;
@@ -426,6 +441,7 @@ int squeue_main(const std::vector<std::string>& args) {
 
   Result<LiveClient> client = connect_to_cluster("");
   if (!client) return report_error("squeue", client.error());
+  if (by_start && states.empty() && !all_states) states.insert(v1::PENDING);
   for (v1::JobState s : states) request.add_states(s);
   request.set_all_states(all_states || request.job_ids_size() > 0);
   Result<v1::ListJobsReply> reply = list_jobs(*client, request);
@@ -443,6 +459,14 @@ int squeue_main(const std::vector<std::string>& args) {
     if (a_pending && a.has_priority() && b.has_priority()) return a.priority() > b.priority();
     return false;
   });
+  if (by_start) {
+    // --start: by expected start, those without one (N/A) last.
+    std::stable_sort(sorted.begin(), sorted.end(), [](const v1::JobInfo& a, const v1::JobInfo& b) {
+      const double at = a.expected_start() > 0 ? a.expected_start() : 1e300;
+      const double bt = b.expected_start() > 0 ? b.expected_start() : 1e300;
+      return at < bt;
+    });
+  }
   for (const v1::JobInfo& job : sorted) {
     if (!uids.empty() && !uids.count(job.uid())) continue;
     if (!partitions.empty() && !partitions.count(job.spec().partition())) continue;
